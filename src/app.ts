@@ -1,0 +1,90 @@
+// buildApp(config): one Fastify instance serving interface A under /risk (and at the root of
+// RISK_HOSTNAME) and interface B at the root. Shared services are created once here and handed
+// to the plugins as options.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { validatorCompiler } from 'fastify-type-provider-zod';
+import type { DestinationStream } from 'pino';
+import type { Config } from './config.ts';
+import { RouteCatalog } from './catalog/route.ts';
+import { ResponseCache } from './http/cache.ts';
+import { errorHandler } from './http/error-handler.ts';
+import { UpstreamClient } from './http/upstream.ts';
+import { riskPlugin } from './risk/routes.ts';
+import { createGoPlus } from './sources/goplus.ts';
+import { VERSION } from './version.ts';
+
+export interface BuildOptions {
+  /** Where logs go (tests capture them); default stdout. */
+  logStream?: DestinationStream;
+}
+
+/** Headers that carry credentials: never logged. */
+export const REDACTED_HEADERS = ['x-api-key', 'authorization', 'payment-signature', 'x-payment', 'cookie'];
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACTED_HEADERS.flatMap((h) => [`req.headers["${h}"]`, `headers["${h}"]`]), censor: '[redacted]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    // Fastify accepts a hop count at run time; its types omit the number form.
+    trustProxy: config.trustProxy as boolean | string[],
+    // Echo a caller's request id when it is sane; otherwise make one.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    rewriteUrl: riskHostRewrite(config.risk.hostname),
+    bodyLimit: 64 * 1024,
+  });
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Responses are built by our own code from validated data; serialise them as they are.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send({ error: `no route for ${req.method} ${req.url.split('?')[0]}` });
+  });
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  const upstream = new UpstreamClient({ ...config.upstream, userAgent: `marketgate/${VERSION} (token risk and market data API)` });
+  const cache = new ResponseCache(config.cache.maxEntries);
+  const catalog = new RouteCatalog();
+  const deps = { upstream, cache };
+  app.decorate('services', { upstream, cache, catalog, config });
+  app.addHook('onClose', async () => upstream.close());
+
+  await app.register(riskPlugin, {
+    prefix: '/risk',
+    catalog,
+    goplus: createGoPlus(deps, { ...config.goplus, ttlS: config.risk.cacheTtlS }),
+    goplusBaseUrl: config.goplus.baseUrl,
+    rateLimitPerMinute: config.risk.rateLimitPerMinute,
+    startedAt: Date.now(),
+  });
+
+  return app;
+}
+
+/** On RISK_HOSTNAME, interface A also answers at the root: /v1/token-risk → /risk/v1/token-risk. */
+function riskHostRewrite(hostname: string | undefined) {
+  return (req: { url?: string; headers: { host?: string } }): string => {
+    const url = req.url ?? '/';
+    if (!hostname) return url;
+    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
+    if (host !== hostname || url === '/risk' || url.startsWith('/risk/') || url.startsWith('/risk?')) return url;
+    return `/risk${url}`;
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: { upstream: UpstreamClient; cache: ResponseCache; catalog: RouteCatalog; config: Config };
+  }
+}

@@ -1,0 +1,43 @@
+// Query-parameter helpers shared by every route: zod pieces with messages that name what is
+// accepted, and a plain description of a route's parameters for the catalog outputs.
+import { z } from 'zod';
+
+/**
+ * A required string parameter whose error says what it accepts. The error handler prefixes
+ * the parameter's name, so messages read "query parameter 'chain' is required: one of …".
+ */
+export function requiredString(accepted: string) {
+  return z.string({ error: (iss) => (iss.input === undefined ? `is required: ${accepted}` : `must be ${accepted}`) });
+}
+
+export interface ParamInfo {
+  name: string;
+  in: 'query';
+  required: boolean;
+  type: string;
+  description: string;
+  default?: unknown;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+}
+
+/** Lists a route's query parameters from its zod schema (the same source OpenAPI uses). */
+export function describeParams(query: z.ZodObject | undefined): ParamInfo[] {
+  if (!query) return [];
+  const json = z.toJSONSchema(query, { io: 'input', unrepresentable: 'any' }) as {
+    properties?: Record<string, Record<string, unknown>>;
+    required?: string[];
+  };
+  return Object.entries(json.properties ?? {}).map(([name, p]) => ({
+    name,
+    in: 'query' as const,
+    required: (json.required ?? []).includes(name) && p.default === undefined,
+    type: String(p.type ?? 'string'),
+    description: String(p.description ?? ''),
+    ...(p.default !== undefined ? { default: p.default } : {}),
+    ...(Array.isArray(p.enum) ? { enum: p.enum } : {}),
+    ...(typeof p.minimum === 'number' ? { minimum: p.minimum } : {}),
+    ...(typeof p.maximum === 'number' ? { maximum: p.maximum } : {}),
+  }));
+}

@@ -1,0 +1,67 @@
+// A bounded TTL cache with request coalescing: concurrent loads of one key share a single
+// upstream call, and a failed load is never stored (the next caller tries again).
+
+export interface Cached<T> {
+  value: T;
+  fetchedAt: Date;
+  /** True when the value came from the cache rather than from a load this call waited on. */
+  cached: boolean;
+}
+
+interface Entry {
+  value: unknown;
+  fetchedAt: Date;
+  expiresAt: number;
+}
+
+export class ResponseCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly inFlight = new Map<string, Promise<{ value: unknown; fetchedAt: Date }>>();
+
+  constructor(private readonly maxEntries: number) {}
+
+  async getOrLoad<T>(key: string, ttlMs: number, load: () => Promise<T>): Promise<Cached<T>> {
+    const hit = this.entries.get(key);
+    if (hit) {
+      if (hit.expiresAt > Date.now()) {
+        // Re-insert so Map order tracks recency (least recently used is first).
+        this.entries.delete(key);
+        this.entries.set(key, hit);
+        return { value: hit.value as T, fetchedAt: hit.fetchedAt, cached: true };
+      }
+      this.entries.delete(key);
+    }
+
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      pending = load().then((value) => ({ value, fetchedAt: new Date() }));
+      this.inFlight.set(key, pending);
+      const settle = () => this.inFlight.delete(key);
+      pending.then(
+        ({ value, fetchedAt }) => {
+          settle();
+          if (ttlMs > 0) this.store(key, { value, fetchedAt, expiresAt: Date.now() + ttlMs });
+        },
+        settle,
+      );
+    }
+    const { value, fetchedAt } = await pending;
+    return { value: value as T, fetchedAt, cached: false };
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  private store(key: string, entry: Entry): void {
+    this.entries.set(key, entry);
+    while (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next().value as string;
+      this.entries.delete(oldest);
+    }
+  }
+}
