@@ -10,8 +10,10 @@ import { RouteCatalog } from './catalog/route.ts';
 import { ResponseCache } from './http/cache.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { UpstreamClient } from './http/upstream.ts';
+import { KeyStore } from './access/keys.ts';
+import { marketPlugin } from './market/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
-import { createGoPlus } from './sources/goplus.ts';
+import { createSources, type Sources } from './sources/index.ts';
 import { VERSION } from './version.ts';
 
 export interface BuildOptions {
@@ -56,17 +58,27 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const upstream = new UpstreamClient({ ...config.upstream, userAgent: `marketgate/${VERSION} (token risk and market data API)` });
   const cache = new ResponseCache(config.cache.maxEntries);
   const catalog = new RouteCatalog();
-  const deps = { upstream, cache };
-  app.decorate('services', { upstream, cache, catalog, config });
+  const sources = createSources({ upstream, cache }, config);
+  app.decorate('services', { upstream, cache, catalog, config, sources });
   app.addHook('onClose', async () => upstream.close());
 
   await app.register(riskPlugin, {
     prefix: '/risk',
     catalog,
-    goplus: createGoPlus(deps, { ...config.goplus, ttlS: config.risk.cacheTtlS }),
+    goplus: sources.goplus,
     goplusBaseUrl: config.goplus.baseUrl,
     rateLimitPerMinute: config.risk.rateLimitPerMinute,
     startedAt: Date.now(),
+  });
+
+  const keys = new KeyStore(config.keys, (err) => app.log.error({ err }, 'API key file could not be read; keeping the previous keys'));
+  keys.watch();
+  app.addHook('onClose', async () => keys.stop());
+  await app.register(marketPlugin, {
+    catalog,
+    sources,
+    config,
+    access: { keys, keyRateLimitPerMinute: config.keys.rateLimitPerMinute, payments: undefined },
   });
 
   return app;
@@ -85,6 +97,6 @@ function riskHostRewrite(hostname: string | undefined) {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    services: { upstream: UpstreamClient; cache: ResponseCache; catalog: RouteCatalog; config: Config };
+    services: { upstream: UpstreamClient; cache: ResponseCache; catalog: RouteCatalog; config: Config; sources: Sources };
   }
 }

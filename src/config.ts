@@ -86,7 +86,49 @@ const envSchema = z.object({
 
   GOPLUS_BASE_URL: httpUrl.default('https://api.gopluslabs.io'),
   GOPLUS_ACCESS_TOKEN: optionalText,
+
+  // interface B: access
+  API_KEYS: optionalText,
+  API_KEYS_FILE: z.string().trim().min(1, 'a file path').default('./data/api-keys.json'),
+  API_KEYS_RELOAD_MS: int(100, 3_600_000).default(2000),
+  KEY_RATE_LIMIT: int(1, 1_000_000).default(120),
+  X402_ENABLED: bool.default(true),
+  X402_NETWORK: z
+    .string()
+    .trim()
+    .refine((v) => v in X402_NETWORKS || /^eip155:\d+$/.test(v), `base, base-sepolia, or a CAIP-2 id eip155:<chain id>`)
+    .default('base'),
+  X402_PRICE: z.string().trim().regex(/^\$\d+(\.\d+)?$/, 'a dollar price such as $0.001').default('$0.001'),
+  X402_PAY_TO: z.string().trim().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address (0x + 40 hex)').optional(),
+  X402_ASSET: z.string().trim().regex(/^0x[0-9a-fA-F]{40}$/, 'an ERC-20 token address (0x + 40 hex)').optional(),
+  X402_FACILITATOR: z
+    .string()
+    .trim()
+    .refine((v) => v === 'coinbase-cdp' || /^https?:\/\/\S+$/.test(v), 'coinbase-cdp or the http(s) URL of an x402 facilitator')
+    .default('coinbase-cdp'),
+  CDP_API_KEY_ID: optionalText,
+  CDP_API_KEY_SECRET: optionalText,
+
+  // interface B: exchange data
+  BINANCE_SPOT_BASE_URL: httpUrl.default('https://api.binance.com'),
+  BINANCE_FUTURES_BASE_URL: httpUrl.default('https://fapi.binance.com'),
+  BYBIT_BASE_URL: httpUrl.default('https://api.bybit.com'),
+  COINBASE_BASE_URL: httpUrl.default('https://api.exchange.coinbase.com'),
+  KRAKEN_BASE_URL: httpUrl.default('https://api.kraken.com'),
+  HYPERLIQUID_BASE_URL: httpUrl.default('https://api.hyperliquid.xyz'),
+  YAHOO_BASE_URL: httpUrl.default('https://query1.finance.yahoo.com'),
+  CACHE_TTL_PRICE_S: int(0, 86_400).default(5),
+  CACHE_TTL_OHLCV_S: int(0, 86_400).default(30),
+  CACHE_TTL_DERIVATIVES_S: int(0, 86_400).default(30),
+  CACHE_TTL_ORDERBOOK_S: int(0, 86_400).default(2),
+  CACHE_TTL_PERPDEX_S: int(0, 86_400).default(10),
 });
+
+/** x402 networks by short name → CAIP-2 id and that network's USDC. */
+export const X402_NETWORKS: Record<string, { caip2: `eip155:${number}`; usdc: `0x${string}` }> = {
+  base: { caip2: 'eip155:8453', usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' },
+  'base-sepolia': { caip2: 'eip155:84532', usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e' },
+};
 
 export type Env = z.output<typeof envSchema>;
 
@@ -107,6 +149,29 @@ export interface Config {
   };
   cache: { maxEntries: number };
   goplus: { baseUrl: string; accessToken: string | undefined };
+  keys: { raw: string[]; file: string; reloadMs: number; rateLimitPerMinute: number };
+  x402: {
+    enabled: boolean;
+    /** CAIP-2 network id, e.g. eip155:8453. */
+    network: `eip155:${number}`;
+    price: string;
+    payTo: `0x${string}` | undefined;
+    /** Token contract; undefined = USDC of a known network (or none for a custom one). */
+    asset: `0x${string}` | undefined;
+    facilitator: 'coinbase-cdp' | string;
+    cdp: { keyId: string | undefined; keySecret: string | undefined };
+  };
+  sources: {
+    binanceSpot: string;
+    binanceFutures: string;
+    bybit: string;
+    coinbase: string;
+    kraken: string;
+    hyperliquid: string;
+    yahoo: string;
+  };
+  /** Cache TTL per kind of data, seconds. */
+  ttl: { price: number; ohlcv: number; derivatives: number; orderbook: number; perpdex: number };
 }
 
 export class ConfigError extends Error {
@@ -130,6 +195,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  const x402Active = e.X402_ENABLED && e.X402_PAY_TO !== undefined;
+  if (x402Active && !X402_NETWORKS[e.X402_NETWORK] && !e.X402_ASSET) {
+    throw new ConfigError(`invalid configuration:\n  X402_ASSET is required when X402_NETWORK=${e.X402_NETWORK} (no default USDC for that network)`);
+  }
+  if (x402Active && e.X402_FACILITATOR === 'coinbase-cdp' && !(e.CDP_API_KEY_ID && e.CDP_API_KEY_SECRET)) {
+    throw new ConfigError(
+      'invalid configuration:\n  X402_FACILITATOR=coinbase-cdp needs CDP_API_KEY_ID and CDP_API_KEY_SECRET (or set X402_FACILITATOR to a facilitator URL)',
+    );
+  }
   const shownHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
     port: e.PORT,
@@ -147,5 +221,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     cache: { maxEntries: e.CACHE_MAX_ENTRIES },
     goplus: { baseUrl: e.GOPLUS_BASE_URL, accessToken: e.GOPLUS_ACCESS_TOKEN },
+    keys: {
+      raw: (e.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
+      file: e.API_KEYS_FILE,
+      reloadMs: e.API_KEYS_RELOAD_MS,
+      rateLimitPerMinute: e.KEY_RATE_LIMIT,
+    },
+    x402: {
+      enabled: e.X402_ENABLED,
+      network: X402_NETWORKS[e.X402_NETWORK]?.caip2 ?? (e.X402_NETWORK as `eip155:${number}`),
+      price: e.X402_PRICE,
+      payTo: e.X402_PAY_TO as `0x${string}` | undefined,
+      asset: (e.X402_ASSET as `0x${string}` | undefined) ?? X402_NETWORKS[e.X402_NETWORK]?.usdc,
+      facilitator: e.X402_FACILITATOR,
+      cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
+    },
+    sources: {
+      binanceSpot: e.BINANCE_SPOT_BASE_URL,
+      binanceFutures: e.BINANCE_FUTURES_BASE_URL,
+      bybit: e.BYBIT_BASE_URL,
+      coinbase: e.COINBASE_BASE_URL,
+      kraken: e.KRAKEN_BASE_URL,
+      hyperliquid: e.HYPERLIQUID_BASE_URL,
+      yahoo: e.YAHOO_BASE_URL,
+    },
+    ttl: {
+      price: e.CACHE_TTL_PRICE_S,
+      ohlcv: e.CACHE_TTL_OHLCV_S,
+      derivatives: e.CACHE_TTL_DERIVATIVES_S,
+      orderbook: e.CACHE_TTL_ORDERBOOK_S,
+      perpdex: e.CACHE_TTL_PERPDEX_S,
+    },
   };
 }

@@ -4,8 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { accessOf, type Access } from '../access/policy.ts';
 
-export type Access = 'free' | 'paid';
 export type InterfaceName = 'risk' | 'market';
 
 /** Where each interface is mounted. Interface A also answers at the root of RISK_HOSTNAME. */
@@ -18,7 +18,6 @@ export interface RouteDef<Q extends z.ZodObject = z.ZodObject> {
   description: string;
   /** Group shown in the docs. */
   tag: string;
-  access: Access;
   query?: Q;
   /** Schema of `data` inside the success envelope (documentation; responses are not re-validated). */
   data: z.ZodType;
@@ -36,6 +35,8 @@ export interface CatalogEntry {
   interface: InterfaceName;
   /** Full path as served, base included. */
   url: string;
+  /** From the access policy table (src/access/policy.ts). */
+  access: Access;
   def: RouteDef;
 }
 
@@ -44,7 +45,8 @@ export class RouteCatalog {
   readonly entries: CatalogEntry[] = [];
 
   add(iface: InterfaceName, def: RouteDef): CatalogEntry {
-    const entry = { interface: iface, url: INTERFACE_BASE[iface] + def.path, def };
+    const url = INTERFACE_BASE[iface] + def.path;
+    const entry = { interface: iface, url, access: accessOf(url), def };
     this.entries.push(entry);
     return entry;
   }
@@ -91,7 +93,7 @@ export function envelopeSchema(data: z.ZodType) {
 export function mountRoutes(app: FastifyInstance, catalog: RouteCatalog, iface: InterfaceName, defs: RouteDef[]): void {
   for (const def of defs) {
     const entry = catalog.add(iface, def);
-    const errors = def.access === 'paid' ? [400, 401, 402, 404, 429, 502, 503] : [400, 404, 429, 502, 503];
+    const errors = entry.access === 'paid' ? [400, 401, 402, 404, 429, 502, 503] : [400, 404, 429, 502, 503];
     app.withTypeProvider<ZodTypeProvider>().route({
       method: 'GET',
       url: def.path,

@@ -79,7 +79,6 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, opt
     summary: 'Liveness of the token risk service',
     description: 'Answers 200 while the process serves requests.',
     tag: 'Token risk',
-    access: 'free',
     data: z.object({ status: z.literal('ok'), service: z.string(), version: z.string(), uptime_s: z.number() }),
     handler: async () =>
       envelope({ status: 'ok' as const, service: 'marketgate token risk', version: VERSION, uptime_s: Math.round((Date.now() - opts.startedAt) / 1000) }, []),
@@ -90,7 +89,6 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, opt
     summary: 'Token risk service catalog',
     description: 'Endpoints with their parameters, supported chains, the upstream provider, the rate limit and the disclaimer.',
     tag: 'Token risk',
-    access: 'free',
     data: z.object({}).loose(),
     handler: async (req) =>
       envelope(
@@ -125,7 +123,6 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, opt
       'Risk score 0-100 (higher = riskier) for a token contract on 11 EVM chains or a Solana mint, computed only from the signals GoPlus gave, ' +
       'with the weighted breakdown, coverage, grouped flags (null = no data) and the provider\'s raw object.',
     tag: 'Token risk',
-    access: 'free',
     query: tokenRiskQuery,
     data: tokenRiskData,
     example: { chain: 'base', address: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913' },
