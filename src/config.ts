@@ -106,6 +106,11 @@ const envSchema = z.object({
     .trim()
     .refine((v) => v === 'coinbase-cdp' || /^https?:\/\/\S+$/.test(v), 'coinbase-cdp or the http(s) URL of an x402 facilitator')
     .default('coinbase-cdp'),
+  X402_ASSET_DECIMALS: int(0, 36).default(6),
+  X402_ASSET_NAME: z.string().trim().min(1, "the token's EIP-712 domain name").optional(),
+  X402_ASSET_VERSION: z.string().trim().min(1, "the token's EIP-712 domain version").default('2'),
+  X402_MAX_TIMEOUT_S: int(10, 3600).default(60),
+  X402_FACILITATOR_TIMEOUT_MS: int(100, 120_000).default(10_000),
   CDP_API_KEY_ID: optionalText,
   CDP_API_KEY_SECRET: optionalText,
 
@@ -125,9 +130,9 @@ const envSchema = z.object({
 });
 
 /** x402 networks by short name → CAIP-2 id and that network's USDC. */
-export const X402_NETWORKS: Record<string, { caip2: `eip155:${number}`; usdc: `0x${string}` }> = {
-  base: { caip2: 'eip155:8453', usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' },
-  'base-sepolia': { caip2: 'eip155:84532', usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e' },
+export const X402_NETWORKS: Record<string, { caip2: `eip155:${number}`; usdc: `0x${string}`; usdcName: string }> = {
+  base: { caip2: 'eip155:8453', usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', usdcName: 'USD Coin' },
+  'base-sepolia': { caip2: 'eip155:84532', usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', usdcName: 'USDC' },
 };
 
 export type Env = z.output<typeof envSchema>;
@@ -156,8 +161,10 @@ export interface Config {
     network: `eip155:${number}`;
     price: string;
     payTo: `0x${string}` | undefined;
-    /** Token contract; undefined = USDC of a known network (or none for a custom one). */
-    asset: `0x${string}` | undefined;
+    /** The token paid in, with what its EIP-712 domain and atomic units need. */
+    asset: { address: `0x${string}`; decimals: number; name: string; version: string } | undefined;
+    maxTimeoutS: number;
+    facilitatorTimeoutMs: number;
     facilitator: 'coinbase-cdp' | string;
     cdp: { keyId: string | undefined; keySecret: string | undefined };
   };
@@ -199,6 +206,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (x402Active && !X402_NETWORKS[e.X402_NETWORK] && !e.X402_ASSET) {
     throw new ConfigError(`invalid configuration:\n  X402_ASSET is required when X402_NETWORK=${e.X402_NETWORK} (no default USDC for that network)`);
   }
+  const knownUsdc = X402_NETWORKS[e.X402_NETWORK]?.usdc.toLowerCase();
+  if (x402Active && e.X402_ASSET && e.X402_ASSET.toLowerCase() !== knownUsdc && !e.X402_ASSET_NAME) {
+    throw new ConfigError("invalid configuration:\n  X402_ASSET_NAME is required with a custom X402_ASSET (the token's EIP-712 domain name)");
+  }
   if (x402Active && e.X402_FACILITATOR === 'coinbase-cdp' && !(e.CDP_API_KEY_ID && e.CDP_API_KEY_SECRET)) {
     throw new ConfigError(
       'invalid configuration:\n  X402_FACILITATOR=coinbase-cdp needs CDP_API_KEY_ID and CDP_API_KEY_SECRET (or set X402_FACILITATOR to a facilitator URL)',
@@ -232,7 +243,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       network: X402_NETWORKS[e.X402_NETWORK]?.caip2 ?? (e.X402_NETWORK as `eip155:${number}`),
       price: e.X402_PRICE,
       payTo: e.X402_PAY_TO as `0x${string}` | undefined,
-      asset: (e.X402_ASSET as `0x${string}` | undefined) ?? X402_NETWORKS[e.X402_NETWORK]?.usdc,
+      asset: resolveAsset(e),
+      maxTimeoutS: e.X402_MAX_TIMEOUT_S,
+      facilitatorTimeoutMs: e.X402_FACILITATOR_TIMEOUT_MS,
       facilitator: e.X402_FACILITATOR,
       cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
     },
@@ -253,4 +266,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perpdex: e.CACHE_TTL_PERPDEX_S,
     },
   };
+}
+
+/** X402_ASSET when set; else the USDC of a known network (USDC: 6 decimals, EIP-712 version 2). */
+function resolveAsset(e: Env): Config['x402']['asset'] {
+  const known = X402_NETWORKS[e.X402_NETWORK];
+  if (e.X402_ASSET) {
+    const isKnownUsdc = known && e.X402_ASSET.toLowerCase() === known.usdc.toLowerCase();
+    return {
+      address: e.X402_ASSET as `0x${string}`,
+      decimals: e.X402_ASSET_DECIMALS,
+      // Checked at load: a token other than a known USDC must name its EIP-712 domain.
+      name: e.X402_ASSET_NAME ?? (isKnownUsdc ? known.usdcName : ''),
+      version: e.X402_ASSET_VERSION,
+    };
+  }
+  return known ? { address: known.usdc, decimals: 6, name: known.usdcName, version: '2' } : undefined;
 }

@@ -2,6 +2,7 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.ts';
+import type { RouteDef } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
 
 export interface TestApp {
@@ -13,6 +14,7 @@ export async function makeApp(
   env: Record<string, string> = {},
   /** Runs before the app is ready, e.g. to add a route only the test needs. */
   before?: (app: FastifyInstance) => void | Promise<void>,
+  extraMarketRoutes?: RouteDef[],
 ): Promise<TestApp> {
   const logs: string[] = [];
   const logStream = new Writable({
@@ -22,7 +24,7 @@ export async function makeApp(
     },
   });
   const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_HEADERS_TIMEOUT_MS: '400', UPSTREAM_BODY_TIMEOUT_MS: '400', ...env });
-  const app = await buildApp(config, { logStream: logStream as never });
+  const app = await buildApp(config, { logStream: logStream as never, extraMarketRoutes });
   await before?.(app);
   await app.ready();
   return { app, logs };

@@ -1,7 +1,7 @@
 // A route is declared once: path, description, zod schemas, price class, example. Everything
 // else (registration, validation, OpenAPI, /v1/status, llms.txt, the agent card, the access
 // policy) is derived from that declaration, so nothing is maintained twice.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { accessOf, type Access } from '../access/policy.ts';
@@ -37,6 +37,8 @@ export interface CatalogEntry {
   url: string;
   /** From the access policy table (src/access/policy.ts). */
   access: Access;
+  /** Price of one call when paid (X402_PRICE), else null. */
+  price: string | null;
   def: RouteDef;
 }
 
@@ -44,9 +46,13 @@ export interface CatalogEntry {
 export class RouteCatalog {
   readonly entries: CatalogEntry[] = [];
 
+  /** `price`: what one paid call costs (X402_PRICE). */
+  constructor(readonly price: string) {}
+
   add(iface: InterfaceName, def: RouteDef): CatalogEntry {
     const url = INTERFACE_BASE[iface] + def.path;
-    const entry = { interface: iface, url, access: accessOf(url), def };
+    const access = accessOf(url);
+    const entry = { interface: iface, url, access, price: access === 'paid' ? this.price : null, def };
     this.entries.push(entry);
     return entry;
   }
@@ -60,19 +66,31 @@ export class RouteCatalog {
   }
 }
 
-const sourceMetaSchema = z.object({
-  provider: z.string(),
-  fetched_at: z.string().describe('ISO-8601 time the provider answered'),
-  cached: z.boolean(),
-  age_s: z.number().describe('Seconds since the provider answered'),
-});
+const sourceMetaSchema = z
+  .object({
+    provider: z.string(),
+    fetched_at: z.string().describe('ISO-8601 time the provider answered'),
+    cached: z.boolean(),
+    age_s: z.number().describe('Seconds since the provider answered'),
+  })
+  .meta({ id: 'SourceMeta', description: 'Where a number came from and how old it is' });
 
 export const errorSchema = z
   .object({
     error: z.string().describe('Human-readable message'),
     source: z.string().optional().describe('Upstream provider that failed, when one did'),
   })
-  .describe('Error');
+  .meta({ id: 'Error', description: 'Error body of every failure' });
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'A parameter is missing, malformed or out of bounds; the message names it and what is accepted',
+  401: 'Missing, unknown or revoked API key (and x402 not configured)',
+  402: 'Payment required: PAYMENT-REQUIRED header (x402 v2) and a JSON body with the price',
+  404: 'Well-formed, but unknown to the source',
+  429: 'Rate limited; see Retry-After',
+  502: 'The upstream provider failed; `source` names it',
+  503: 'Temporarily unavailable (e.g. the payment facilitator); `source` names it',
+};
 
 export function envelopeSchema(data: z.ZodType) {
   return z.object({
@@ -102,12 +120,18 @@ export function mountRoutes(app: FastifyInstance, catalog: RouteCatalog, iface: 
         summary: def.summary,
         description: def.description,
         tags: [def.tag],
+        // Paid: an API key or an x402 payment; free: nothing.
+        security: entry.access === 'paid' ? [{ ApiKeyAuth: [] }, { X402Payment: [] }] : [],
+        'x-access': entry.access,
+        ...(entry.price ? { 'x-price': entry.price } : {}),
         ...(def.query ? { querystring: def.query } : {}),
         response: {
-          200: envelopeSchema(def.data),
-          ...Object.fromEntries(errors.map((code) => [code, errorSchema])),
+          200: { description: 'Success', content: { 'application/json': { schema: envelopeSchema(def.data) } } },
+          ...Object.fromEntries(
+            errors.map((code) => [code, { description: ERROR_DESCRIPTIONS[code], content: { 'application/json': { schema: errorSchema } } }]),
+          ),
         },
-      },
+      } as FastifySchema,
       handler: def.handler as never,
     });
   }

@@ -1,0 +1,45 @@
+// How to authenticate and pay, in one structure that /v1/status, llms.txt and the agent card share.
+import type { Config } from '../config.ts';
+import { facilitatorName } from '../access/x402/facilitator.ts';
+
+export interface AccessSummary {
+  price: string;
+  api_key: { header: 'x-api-key'; how_to_get: string };
+  x402: {
+    enabled: boolean;
+    version: 2;
+    scheme: 'exact';
+    network: string;
+    price: string;
+    asset: string | null;
+    payTo: string | null;
+    facilitator: string | null;
+  };
+}
+
+export function accessSummary(config: Config, x402Active: boolean): AccessSummary {
+  const x = config.x402;
+  return {
+    price: x.price,
+    api_key: { header: 'x-api-key', how_to_get: 'Issued by the operator (npm run keys -- create --label NAME).' },
+    x402: {
+      enabled: x402Active,
+      version: 2,
+      scheme: 'exact',
+      network: x.network,
+      price: x.price,
+      asset: x.asset?.address ?? null,
+      payTo: x.payTo ?? null,
+      facilitator: x402Active ? facilitatorName(x) : null,
+    },
+  };
+}
+
+export function accessText(a: AccessSummary): string {
+  const pay = a.x402.enabled
+    ? `or pay per call with x402 (protocol v2, scheme "exact"): ${a.price} in the token ${a.x402.asset} on ${a.x402.network}, to ${a.x402.payTo}. ` +
+      'Call a paid endpoint without credentials to receive HTTP 402 with a PAYMENT-REQUIRED header (base64 JSON) and a JSON body stating the price; ' +
+      'retry with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does this). A successful paid call returns PAYMENT-RESPONSE; a failed call is never charged.'
+    : `x402 pay-per-call (${a.price}) is not configured on this server, so paid endpoints need an API key.`;
+  return `Free endpoints need nothing. Paid endpoints accept an API key in the x-api-key header (no payment is taken when a key is sent), ${pay}`;
+}

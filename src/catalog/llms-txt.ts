@@ -1,0 +1,53 @@
+// /llms.txt: a plain-text summary for language-model clients, generated from the catalog.
+import type { CatalogEntry } from './route.ts';
+import { accessText, type AccessSummary } from './access-summary.ts';
+import { describeParams } from './params.ts';
+
+export function llmsTxt(entries: CatalogEntry[], baseUrl: string, access: AccessSummary): string {
+  const section = (title: string, list: CatalogEntry[]) =>
+    [`## ${title}`, '', ...list.flatMap((e) => endpoint(e, baseUrl))].join('\n');
+  const risk = entries.filter((e) => e.interface === 'risk');
+  const market = entries.filter((e) => e.interface === 'market');
+  return [
+    '# marketgate',
+    '',
+    '> A free token risk check (one 0-100 risk score for a token contract on 11 EVM chains or a Solana mint, built from GoPlus Security signals, with the raw data and a disclaimer) ' +
+      'and a market-data REST API for crypto and US equities. Every success is JSON `{ "data": ..., "meta": { "timestamp", "sources": [...] } }`; every failure is `{ "error": ..., "source"? }`. ' +
+      'Numbers come from the named upstream provider or a documented computation over its data; a value the provider did not give is null.',
+    '',
+    '## Authentication and payment',
+    '',
+    accessText(access),
+    '',
+    `OpenAPI 3.0.3: ${baseUrl}/openapi.json — interactive docs: ${baseUrl}/docs — agent card: ${baseUrl}/.well-known/agent.json`,
+    '',
+    section('Token risk (interface A, free)', risk),
+    '',
+    section('Market data (interface B)', market),
+    '',
+  ].join('\n');
+}
+
+function endpoint(e: CatalogEntry, baseUrl: string): string[] {
+  const params = describeParams(e.def.query);
+  const example = e.def.example ? `${baseUrl}${e.url}?${new URLSearchParams(e.def.example)}` : `${baseUrl}${e.url}`;
+  return [
+    `### GET ${e.url} (${e.access === 'paid' ? `paid, ${e.price}` : 'free'})`,
+    '',
+    e.def.description,
+    '',
+    ...(params.length
+      ? ['Parameters:', ...params.map((p) => `- ${p.name} (${p.type}${p.required ? ', required' : ''}${p.default !== undefined ? `, default ${JSON.stringify(p.default)}` : ''}${bounds(p)}): ${p.description}`), '']
+      : []),
+    `Example: ${example}`,
+    '',
+  ];
+}
+
+function bounds(p: { minimum?: number; maximum?: number; enum?: unknown[] }): string {
+  const parts = [];
+  if (p.enum) parts.push(`one of ${p.enum.join(', ')}`);
+  if (p.minimum !== undefined) parts.push(`min ${p.minimum}`);
+  if (p.maximum !== undefined) parts.push(`max ${p.maximum}`);
+  return parts.length ? `, ${parts.join(', ')}` : '';
+}

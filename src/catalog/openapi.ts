@@ -1,0 +1,52 @@
+// OpenAPI 3.0.3 for both interfaces, generated from the routes' zod schemas as they register,
+// and Swagger UI on /docs. Register before any route so every route is collected.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import type { Config } from '../config.ts';
+import { VERSION } from '../version.ts';
+
+export const OPENAPI_VERSION = '3.0.3';
+
+export async function registerOpenApi(app: FastifyInstance, config: Config, x402Active: boolean): Promise<void> {
+  const x = config.x402;
+  const payment = x402Active
+    ? `x402 v2 ("exact" scheme): ${x.price} per call in the token ${x.asset?.address} on ${x.network}, paid to ${x.payTo}. ` +
+      'Call without credentials to get 402 with the PAYMENT-REQUIRED header, then retry with PAYMENT-SIGNATURE (an x402 client such as @x402/fetch does this).'
+    : `x402 v2 ("exact" scheme): ${x.price} per call. Not configured on this server (X402_PAY_TO unset): use an API key.`;
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: OPENAPI_VERSION,
+      info: {
+        title: 'marketgate',
+        version: VERSION,
+        description:
+          'Token risk check (free, under /risk) and market-data API for crypto and US equities (at the root). ' +
+          'Responses are `{ data, meta }`; errors are `{ error, source? }`. Paid operations accept an API key (x-api-key) or an x402 payment.',
+      },
+      servers: [{ url: config.publicBaseUrl }],
+      tags: [
+        { name: 'Token risk', description: 'Interface A: free token risk check' },
+        { name: 'Reference', description: 'Catalog, health and status of interface B' },
+      ],
+      components: {
+        securitySchemes: {
+          ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key issued by the operator (npm run keys -- create).' },
+          X402Payment: { type: 'apiKey', in: 'header', name: 'PAYMENT-SIGNATURE', description: payment },
+        },
+      },
+      'x-x402': {
+        enabled: x402Active,
+        price: x.price,
+        network: x.network,
+        asset: x.asset?.address ?? null,
+        payTo: x.payTo ?? null,
+      },
+    } as never,
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+}

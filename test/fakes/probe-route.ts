@@ -1,0 +1,22 @@
+// A paid interface-B route registered only in tests: answers a fixed document, or fails as an
+// upstream would when asked to, so access control can be tested apart from any provider.
+import { z } from 'zod';
+import { defineRoute, type RouteDef } from '../../src/catalog/route.ts';
+import { envelope } from '../../src/http/envelope.ts';
+import { UpstreamError } from '../../src/http/errors.ts';
+
+export const probeCalls = { count: 0 };
+
+export const probeRoute = defineRoute({
+  path: '/v1/test-probe',
+  summary: 'Test probe',
+  description: 'Test-only paid route.',
+  tag: 'Test',
+  query: z.object({ fail: z.enum(['0', '1']).default('0').describe('1 = behave like a failed upstream') }),
+  data: z.object({ value: z.number() }),
+  handler: async (req) => {
+    probeCalls.count++;
+    if (req.query.fail === '1') throw new UpstreamError('probe-upstream', 'http', 'probe-upstream answered HTTP 500', { status: 500 });
+    return envelope({ value: 42 }, []);
+  },
+}) as RouteDef;

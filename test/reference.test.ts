@@ -1,0 +1,162 @@
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateOpenApi } from '../scripts/openapi-document.ts';
+import { FREE_ROUTES } from '../src/access/policy.ts';
+import { FakeUpstream } from './fakes/fake-upstream.ts';
+import { probeRoute } from './fakes/probe-route.ts';
+import { sample } from './fixtures.ts';
+import { makeApp, type TestApp } from './helpers.ts';
+
+const PAY_TO = '0x1111111111111111111111111111111111111111';
+const fake = new FakeUpstream();
+let t: TestApp;
+beforeAll(async () => {
+  await fake.start();
+  fake.route('GET /facilitator/supported', { body: { kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }], extensions: [], signers: {} } });
+  t = await makeApp({ GOPLUS_BASE_URL: fake.url, X402_NETWORK: 'base', X402_PAY_TO: PAY_TO, X402_FACILITATOR: `${fake.url}/facilitator` }, undefined, [probeRoute]);
+});
+afterAll(async () => {
+  await t.app.close();
+  await fake.stop();
+});
+
+const get = (url: string) => t.app.inject({ url });
+
+describe('/openapi.json', () => {
+  it('is a valid OpenAPI 3.0.3 document (external validator)', async () => {
+    const doc = (await get('/openapi.json')).json();
+    expect(doc.openapi).toBe('3.0.3');
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('lists every catalog route with parameters, security and free/paid marking', async () => {
+    const doc = (await get('/openapi.json')).json();
+    const catalog = t.app.services.catalog.entries;
+    expect(Object.keys(doc.paths).sort()).toEqual(catalog.map((e) => e.url).sort());
+    for (const e of catalog) {
+      const op = doc.paths[e.url].get;
+      expect(op['x-access'], e.url).toBe(e.access);
+      expect(op.summary).toBe(e.def.summary);
+      if (e.access === 'paid') {
+        expect(op.security).toEqual([{ ApiKeyAuth: [] }, { X402Payment: [] }]);
+        expect(op['x-price']).toBe('$0.001');
+        expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '402']));
+      } else {
+        expect(op.security).toEqual([]);
+      }
+      for (const p of op.parameters ?? []) expect(p.description, `${e.url} ${p.name}`).toBeTruthy();
+    }
+    const tokenRisk = doc.paths['/risk/v1/token-risk'].get;
+    expect(tokenRisk.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required])).toEqual([
+      ['address', true],
+      ['chain', true],
+    ]);
+    expect(doc.components.securitySchemes.ApiKeyAuth).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }));
+    expect(doc.components.securitySchemes.X402Payment.description).toMatch(/\$0\.001 per call in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453/);
+  });
+
+  it('the committed openapi/openapi.json is what the code generates (run `npm run openapi`)', async () => {
+    const committed = readFileSync(new URL('../openapi/openapi.json', import.meta.url), 'utf8');
+    expect(committed).toBe((await generateOpenApi()) + '\n');
+  });
+});
+
+describe('access policy', () => {
+  it('exactly the six listed interface-B routes (plus health and reference paths) are free', () => {
+    expect([...FREE_ROUTES].sort()).toEqual(['/v1/gas', '/v1/macro-calendar', '/v1/market-overview', '/v1/predmkt-probability', '/v1/sentiment', '/v1/status']);
+    for (const e of t.app.services.catalog.of('market')) {
+      expect(e.access, e.url).toBe(e.url.startsWith('/v1/') && !FREE_ROUTES.has(e.url) ? 'paid' : 'free');
+    }
+  });
+
+  it('every paid route answers 402 without credentials when x402 is on (the facilitator is not even needed for that)', async () => {
+    const paid = t.app.services.catalog.entries.filter((e) => e.access === 'paid');
+    expect(paid.length).toBeGreaterThan(0);
+    for (const e of paid) {
+      const res = await get(e.def.example ? `${e.url}?${new URLSearchParams(e.def.example)}` : e.url);
+      expect(res.statusCode, e.url).toBe(402);
+      expect(res.json()).toMatchObject({ error: 'payment required', price: '$0.001', network: 'eip155:8453', payTo: PAY_TO });
+      expect(res.headers['payment-required']).toBeTruthy();
+    }
+  });
+});
+
+describe('/llms.txt', () => {
+  it('has the title, a summary, how to authenticate and pay, and every endpoint with parameters and an example URL', async () => {
+    const res = await get('/llms.txt');
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    const text = res.body;
+    expect(text.startsWith('# marketgate\n\n> ')).toBe(true);
+    expect(text).toContain('## Authentication and payment');
+    expect(text).toMatch(/x-api-key/);
+    expect(text).toMatch(/x402 \(protocol v2, scheme "exact"\): \$0\.001 in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453/);
+    for (const e of t.app.services.catalog.entries) {
+      expect(text, e.url).toContain(`### GET ${e.url} (${e.access === 'paid' ? 'paid, $0.001' : 'free'})`);
+    }
+    expect(text).toContain('- chain (string, required): Chain: one of ethereum');
+    expect(text).toContain('Example: http://127.0.0.1:3000/risk/v1/token-risk?chain=base&address=0x');
+  });
+});
+
+describe('/.well-known/agent.json', () => {
+  it('is an A2A-shaped card: capabilities, security schemes with x402 terms, one skill per endpoint', async () => {
+    const card = (await get('/.well-known/agent.json')).json();
+    expect(card).toMatchObject({
+      name: 'marketgate',
+      url: 'http://127.0.0.1:3000',
+      version: '1.0.0-mvp',
+      capabilities: { streaming: false, pushNotifications: false },
+      supportsAuthenticatedExtendedCard: false,
+    });
+    expect(card.description).toMatch(/no streaming, no push notifications, no webhooks, no JSON-RPC and no task endpoint/);
+    expect(card.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
+    expect(card.securitySchemes.x402).toMatchObject({
+      scheme: 'exact',
+      network: 'eip155:8453',
+      price: '$0.001',
+      asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+      payTo: PAY_TO,
+      facilitator: `${fake.url}/facilitator`,
+    });
+    const catalog = t.app.services.catalog.entries;
+    expect(card.skills).toHaveLength(catalog.length);
+    for (const e of catalog) {
+      const skill = card.skills.find((s: { endpoint: string }) => s.endpoint === `GET ${e.url}`);
+      expect(skill, e.url).toMatchObject({ access: e.access, price: e.price, name: e.def.summary });
+    }
+  });
+});
+
+describe('/v1/status and /health', () => {
+  it('/health is live', async () => {
+    const res = await get('/health');
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ status: 'ok', version: '1.0.0' });
+  });
+
+  it('lists every interface-B endpoint with access and price, and upstream health measured from real calls', async () => {
+    const before = (await get('/v1/status')).json().data;
+    expect(before.endpoints.map((e: { path: string }) => e.path)).toEqual(t.app.services.catalog.of('market').map((e) => e.url));
+    const statusEntry = before.endpoints.find((e: { path: string }) => e.path === '/v1/status');
+    expect(statusEntry).toMatchObject({ access: 'free', price: null });
+    expect(before.access.x402).toMatchObject({ enabled: true, price: '$0.001', payTo: PAY_TO });
+    const goplusBefore = before.upstreams.find((u: { provider: string }) => u.provider === 'goplus');
+    expect(goplusBefore).toMatchObject({ status: 'unknown', last_success_at: null, last_error: null, base_url: fake.url });
+
+    fake.route('GET /api/v1/token_security/1', { body: sample('goplus__empty_result.json') });
+    await get('/risk/v1/token-risk?chain=1&address=0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c');
+    fake.route('GET /api/v1/token_security/56', { status: 500, body: 'down' });
+    await get('/risk/v1/token-risk?chain=56&address=0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c');
+
+    const goplus = (await get('/v1/status')).json().data.upstreams.find((u: { provider: string }) => u.provider === 'goplus');
+    expect(goplus.status).toBe('failing');
+    expect(Date.parse(goplus.last_success_at)).not.toBeNaN();
+    expect(goplus.last_error).toMatchObject({ message: 'goplus answered HTTP 500' });
+    expect(goplus.recent.calls).toBe(2);
+    expect(goplus.recent.failures).toBe(1);
+    expect(goplus.recent.latency_ms_p50).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,144 @@
+// x402 end to end with real parts: an in-process Hardhat EDR chain, a 6-decimal EIP-3009 token
+// compiled with solc-js, a local facilitator built from @x402/core + @x402/evm, the server pointed
+// at it, and the official @x402/fetch client paying with a viem local account.
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import type { FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import { mnemonicToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeCalls, probeRoute } from './fakes/probe-route.ts';
+import { makeApp } from './helpers.ts';
+import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
+import { startFacilitator } from './x402/facilitator.ts';
+
+let chain: LocalChain;
+let fx: Awaited<ReturnType<typeof deployFixtures>>;
+let fac: Awaited<ReturnType<typeof startFacilitator>>;
+let app: FastifyInstance;
+let base: string;
+const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 2 });
+const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 3 }).address;
+const signatures: string[] = [];
+let payFetch: typeof fetch;
+
+beforeAll(async () => {
+  chain = await startLocalChain(31337);
+  fx = await deployFixtures(chain);
+  await fx.mint(payer.address, 5_000_000n); // 5 tokens, 6 decimals
+  fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network });
+  ({ app } = await makeApp(
+    {
+      API_KEYS: 'test-key',
+      X402_NETWORK: chain.network,
+      X402_ASSET: fx.usdc,
+      X402_ASSET_NAME: 'Test USDC',
+      X402_PAY_TO: payTo,
+      X402_FACILITATOR: fac.url,
+      X402_FACILITATOR_TIMEOUT_MS: '3000',
+    },
+    undefined,
+    [probeRoute],
+  ));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: payer, networks: [chain.network] });
+  client.setSpendControls({ allowedAssets: [{ network: chain.network, asset: fx.usdc, maxAmountPerPayment: '10000' }] });
+  const recording: typeof fetch = async (input, init) => {
+    const req = new Request(input as RequestInfo, init);
+    const sig = req.headers.get('payment-signature');
+    if (sig) signatures.push(sig);
+    return fetch(req);
+  };
+  payFetch = wrapFetchWithPayment(recording, client);
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await fac?.close().catch(() => {});
+  await chain?.close();
+});
+
+const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await fx.balanceOf(payer.address) });
+
+describe('x402 on a paid route', () => {
+  it('no credentials → 402 with PAYMENT-REQUIRED and a body that states the price', async () => {
+    const res = await fetch(`${base}/v1/test-probe`);
+    expect(res.status).toBe(402);
+    const required = decodePaymentRequiredHeader(res.headers.get('payment-required')!);
+    expect(required.x402Version).toBe(2);
+    expect(required.accepts[0]).toMatchObject({ scheme: 'exact', network: 'eip155:31337', amount: '1000', asset: fx.usdc, payTo });
+    const body = await res.json();
+    expect(body).toEqual({ error: 'payment required', price: '$0.001', network: 'eip155:31337', asset: fx.usdc, payTo, accepts: required.accepts });
+  });
+
+  it('the paying client gets 200 with the data and PAYMENT-RESPONSE; payTo gains exactly the price', async () => {
+    const before = await balances();
+    const res = await payFetch(`${base}/v1/test-probe`);
+    expect(res.status).toBe(200);
+    expect((await res.json()).data).toEqual({ value: 42 });
+    const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
+    expect(receipt).toMatchObject({ success: true, network: 'eip155:31337', payer: payer.address });
+    const after = await balances();
+    expect(after.payTo - before.payTo).toBe(1000n); // $0.001 at 6 decimals
+    expect(before.payer - after.payer).toBe(1000n);
+    const tx = await chain.publicClient.getTransactionReceipt({ hash: receipt.transaction as `0x${string}` });
+    expect(tx.status).toBe('success');
+  });
+
+  it('replaying the same payment → 402 with a reason, no balance change, handler not run', async () => {
+    const used = signatures.at(-1)!;
+    const before = await balances();
+    const calls = probeCalls.count;
+    const res = await fetch(`${base}/v1/test-probe`, { headers: { 'PAYMENT-SIGNATURE': used } });
+    expect(res.status).toBe(402);
+    const body = await res.json();
+    expect(body.error).toMatch(/^payment rejected: .*nonce/);
+    expect(body.price).toBe('$0.001');
+    expect(await balances()).toEqual(before);
+    expect(probeCalls.count).toBe(calls);
+  });
+
+  it('a valid payment on a route whose upstream fails → 502 and no balance change', async () => {
+    const before = await balances();
+    const res = await payFetch(`${base}/v1/test-probe?fail=1`);
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ error: 'probe-upstream answered HTTP 500', source: 'probe-upstream' });
+    expect(res.headers.get('payment-response')).toBeNull();
+    expect(await balances()).toEqual(before);
+  });
+
+  it('a bad parameter → 400 before any payment is taken', async () => {
+    const before = await balances();
+    const res = await payFetch(`${base}/v1/test-probe?fail=perhaps`);
+    expect(res.status).toBe(400);
+    expect(await balances()).toEqual(before);
+  });
+
+  it('an API key is used when present: no payment is taken', async () => {
+    const before = await balances();
+    const res = await payFetch(`${base}/v1/test-probe`, { headers: { 'x-api-key': 'test-key' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('payment-response')).toBeNull();
+    expect(await balances()).toEqual(before);
+  });
+
+  it('payment headers on a free route are ignored: nobody is charged', async () => {
+    const before = await balances();
+    const res = await payFetch(`${base}/v1/status`, { headers: { 'PAYMENT-SIGNATURE': signatures.at(-1)! } });
+    expect(res.status).toBe(200);
+    expect(await balances()).toEqual(before);
+  });
+
+  it('facilitator stopped → 503 { error, source: "facilitator" }, never 500', async () => {
+    await fac.close();
+    const before = await balances();
+    const res = await payFetch(`${base}/v1/test-probe`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: 'payment facilitator unavailable; try again later', source: 'facilitator' });
+    expect(await balances()).toEqual(before);
+  });
+});
