@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { atomicAmount } from '../src/access/x402/price.ts';
+import { ResponseCache } from '../src/http/cache.ts';
+import { cacheKey } from '../src/http/fetch-source.ts';
+import { coinbaseProduct, parseSymbol } from '../src/market/symbols.ts';
+
+describe('atomicAmount', () => {
+  it.each([
+    ['$0.001', 6, '1000'],
+    ['$1', 6, '1000000'],
+    ['$0.000001', 6, '1'],
+    ['$2.5', 18, '2500000000000000000'],
+    ['$0.10', 2, '10'],
+  ])('%s at %i decimals = %s', (price, decimals, atomic) => expect(atomicAmount(price, decimals)).toBe(atomic));
+
+  it('refuses more precision than the token has', () => {
+    expect(() => atomicAmount('$0.0000001', 6)).toThrow(/more precision/);
+  });
+});
+
+describe('ResponseCache', () => {
+  it('evicts the least recently used entry beyond its bound', async () => {
+    const cache = new ResponseCache(2);
+    await cache.getOrLoad('a', 60_000, async () => 1);
+    await cache.getOrLoad('b', 60_000, async () => 2);
+    await cache.getOrLoad('a', 60_000, async () => -1); // touch a
+    await cache.getOrLoad('c', 60_000, async () => 3); // evicts b
+    expect(cache.size).toBe(2);
+    expect((await cache.getOrLoad('a', 60_000, async () => -1)).value).toBe(1);
+    expect((await cache.getOrLoad('b', 60_000, async () => 22)).value).toBe(22);
+  });
+
+  it('expires entries after their TTL and never stores failures', async () => {
+    const cache = new ResponseCache(10);
+    await cache.getOrLoad('k', 20, async () => 'old');
+    await new Promise((r) => setTimeout(r, 40));
+    expect((await cache.getOrLoad('k', 20, async () => 'new')).value).toBe('new');
+    await expect(cache.getOrLoad('f', 60_000, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect((await cache.getOrLoad('f', 60_000, async () => 'ok')).value).toBe('ok');
+  });
+
+  it('coalesces concurrent loads of one key; joiners are not marked cached', async () => {
+    const cache = new ResponseCache(10);
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      await new Promise((r) => setTimeout(r, 20));
+      return 'v';
+    };
+    const all = await Promise.all([1, 2, 3].map(() => cache.getOrLoad('x', 1000, load)));
+    expect(loads).toBe(1);
+    expect(all.map((a) => a.cached)).toEqual([false, false, false]);
+    expect((await cache.getOrLoad('x', 1000, load)).cached).toBe(true);
+  });
+});
+
+describe('cacheKey', () => {
+  it('ignores query parameter order', () => {
+    expect(cacheKey({ source: 's', url: 'http://h/p?b=2&a=1' })).toBe(cacheKey({ source: 's', url: 'http://h/p?a=1&b=2' }));
+    expect(cacheKey({ source: 's', url: 'http://h/p?a=1' })).not.toBe(cacheKey({ source: 's', url: 'http://h/p?a=2' }));
+  });
+});
+
+describe('parseSymbol (the default asset-class rule)', () => {
+  it.each([
+    ['BTC', { assetClass: 'crypto', base: 'BTC', quote: 'USDT', explicitQuote: false }],
+    ['eth', { assetClass: 'crypto', base: 'ETH', quote: 'USDT', explicitQuote: false }],
+    ['BTCUSDT', { assetClass: 'crypto', base: 'BTC', quote: 'USDT', explicitQuote: true }],
+    ['btc-usd', { assetClass: 'crypto', base: 'BTC', quote: 'USD', explicitQuote: true }],
+    ['SOL/USDC', { assetClass: 'crypto', base: 'SOL', quote: 'USDC', explicitQuote: true }],
+    ['AAPL', { assetClass: 'equity', ticker: 'AAPL', display: 'AAPL' }],
+    ['brk.b', { assetClass: 'equity', ticker: 'BRK-B', display: 'BRK.B' }],
+    ['SPY', { assetClass: 'equity', ticker: 'SPY', display: 'SPY' }],
+  ])('%s', (input, expected) => expect(parseSymbol(input)).toEqual(expected));
+
+  it('asset_class overrides the rule', () => {
+    expect(parseSymbol('SOL', 'equity')).toEqual({ assetClass: 'equity', ticker: 'SOL', display: 'SOL' });
+    expect(parseSymbol('AAPL', 'crypto')).toMatchObject({ assetClass: 'crypto', base: 'AAPL' });
+  });
+
+  it('rejects what cannot be a symbol of the class', () => {
+    expect(() => parseSymbol('TOOLONGTICKER', 'equity')).toThrow(/query parameter 'symbol' must be a US equity/);
+  });
+
+  it('maps the default USDT quote to Coinbase USD markets, but keeps an explicit quote', () => {
+    expect(coinbaseProduct(parseSymbol('BTC') as never)).toBe('BTC-USD');
+    expect(coinbaseProduct(parseSymbol('BTC-USDT') as never)).toBe('BTC-USDT');
+  });
+});
