@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeCalls, probeRoute } from './fakes/probe-route.ts';
+import { FakeUpstream } from './fakes/fake-upstream.ts';
+import { fixture } from './fixtures.ts';
 import { makeApp } from './helpers.ts';
 import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
 import { startFacilitator } from './x402/facilitator.ts';
@@ -22,8 +23,14 @@ const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 2 });
 const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 3 }).address;
 const signatures: string[] = [];
 let payFetch: typeof fetch;
+// The paid route under test is the real /v1/price, over a fake Binance and Coinbase.
+const exchange = new FakeUpstream();
+const PRICE = '/v1/price?symbol=BTC';
+const TICKER = '/api/v3/ticker/24hr';
 
 beforeAll(async () => {
+  await exchange.start();
+  exchange.route(`GET ${TICKER}`, { body: fixture('binance__spot_ticker_24hr_BTCUSDT.json') });
   chain = await startLocalChain(31337);
   fx = await deployFixtures(chain);
   await fx.mint(payer.address, 5_000_000n); // 5 tokens, 6 decimals
@@ -37,9 +44,10 @@ beforeAll(async () => {
       X402_PAY_TO: payTo,
       X402_FACILITATOR: fac.url,
       X402_FACILITATOR_TIMEOUT_MS: '3000',
+      BINANCE_SPOT_BASE_URL: exchange.url,
+      COINBASE_BASE_URL: exchange.url,
+      CACHE_TTL_PRICE_S: '0', // every handler run reaches the fake, so "handler not run" is observable
     },
-    undefined,
-    [probeRoute],
   ));
   await app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -48,7 +56,7 @@ beforeAll(async () => {
   registerExactEvmScheme(client, { signer: payer, networks: [chain.network] });
   client.setSpendControls({ allowedAssets: [{ network: chain.network, asset: fx.usdc, maxAmountPerPayment: '10000' }] });
   const recording: typeof fetch = async (input, init) => {
-    const req = new Request(input as RequestInfo, init);
+    const req = new Request(input as string | URL | Request, init);
     const sig = req.headers.get('payment-signature');
     if (sig) signatures.push(sig);
     return fetch(req);
@@ -60,26 +68,33 @@ afterAll(async () => {
   await app?.close();
   await fac?.close().catch(() => {});
   await chain?.close();
+  await exchange.stop();
 });
 
 const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await fx.balanceOf(payer.address) });
 
 describe('x402 on a paid route', () => {
   it('no credentials → 402 with PAYMENT-REQUIRED and a body that states the price', async () => {
-    const res = await fetch(`${base}/v1/test-probe`);
+    const res = await fetch(`${base}${PRICE}`);
     expect(res.status).toBe(402);
     const required = decodePaymentRequiredHeader(res.headers.get('payment-required')!);
     expect(required.x402Version).toBe(2);
     expect(required.accepts[0]).toMatchObject({ scheme: 'exact', network: 'eip155:31337', amount: '1000', asset: fx.usdc, payTo });
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body).toEqual({ error: 'payment required', price: '$0.001', network: 'eip155:31337', asset: fx.usdc, payTo, accepts: required.accepts });
   });
 
   it('the paying client gets 200 with the data and PAYMENT-RESPONSE; payTo gains exactly the price', async () => {
     const before = await balances();
-    const res = await payFetch(`${base}/v1/test-probe`);
+    const res = await payFetch(`${base}${PRICE}`);
     expect(res.status).toBe(200);
-    expect((await res.json()).data).toEqual({ value: 42 });
+    expect(((await res.json()) as any).data).toEqual({
+      symbol: 'BTC/USDT',
+      asset_class: 'crypto',
+      price: 63350.1,
+      currency: 'USDT',
+      as_of: '2026-07-06T03:16:28.000Z',
+    });
     const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
     expect(receipt).toMatchObject({ success: true, network: 'eip155:31337', payer: payer.address });
     const after = await balances();
@@ -92,35 +107,38 @@ describe('x402 on a paid route', () => {
   it('replaying the same payment → 402 with a reason, no balance change, handler not run', async () => {
     const used = signatures.at(-1)!;
     const before = await balances();
-    const calls = probeCalls.count;
-    const res = await fetch(`${base}/v1/test-probe`, { headers: { 'PAYMENT-SIGNATURE': used } });
+    const calls = exchange.calls(TICKER).length;
+    const res = await fetch(`${base}${PRICE}`, { headers: { 'PAYMENT-SIGNATURE': used } });
     expect(res.status).toBe(402);
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body.error).toMatch(/^payment rejected: .*nonce/);
     expect(body.price).toBe('$0.001');
     expect(await balances()).toEqual(before);
-    expect(probeCalls.count).toBe(calls);
+    expect(exchange.calls(TICKER)).toHaveLength(calls);
   });
 
   it('a valid payment on a route whose upstream fails → 502 and no balance change', async () => {
+    exchange.route(`GET ${TICKER}`, { status: 451, body: { code: 0, msg: 'Service unavailable from a restricted location' } });
+    exchange.route('GET /products/BTC-USD/ticker', { status: 500, body: 'down' });
     const before = await balances();
-    const res = await payFetch(`${base}/v1/test-probe?fail=1`);
+    const res = await payFetch(`${base}${PRICE}`);
     expect(res.status).toBe(502);
-    expect(await res.json()).toEqual({ error: 'probe-upstream answered HTTP 500', source: 'probe-upstream' });
+    expect(await res.json()).toEqual({ error: 'binance answered HTTP 451; fallback coinbase answered HTTP 500', source: 'binance' });
     expect(res.headers.get('payment-response')).toBeNull();
     expect(await balances()).toEqual(before);
+    exchange.route(`GET ${TICKER}`, { body: fixture('binance__spot_ticker_24hr_BTCUSDT.json') });
   });
 
   it('a bad parameter → 400 before any payment is taken', async () => {
     const before = await balances();
-    const res = await payFetch(`${base}/v1/test-probe?fail=perhaps`);
+    const res = await payFetch(`${base}/v1/price?symbol=BTC&asset_class=bond`);
     expect(res.status).toBe(400);
     expect(await balances()).toEqual(before);
   });
 
   it('an API key is used when present: no payment is taken', async () => {
     const before = await balances();
-    const res = await payFetch(`${base}/v1/test-probe`, { headers: { 'x-api-key': 'test-key' } });
+    const res = await payFetch(`${base}${PRICE}`, { headers: { 'x-api-key': 'test-key' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('payment-response')).toBeNull();
     expect(await balances()).toEqual(before);
@@ -136,7 +154,7 @@ describe('x402 on a paid route', () => {
   it('facilitator stopped → 503 { error, source: "facilitator" }, never 500', async () => {
     await fac.close();
     const before = await balances();
-    const res = await payFetch(`${base}/v1/test-probe`);
+    const res = await payFetch(`${base}${PRICE}`);
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: 'payment facilitator unavailable; try again later', source: 'facilitator' });
     expect(await balances()).toEqual(before);

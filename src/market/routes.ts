@@ -3,14 +3,21 @@
 import type { Config } from '../config.ts';
 import type { RouteDef } from '../catalog/route.ts';
 import type { Sources } from '../sources/index.ts';
+import { orderbookRoutes } from './orderbook.ts';
+import { priceRoutes } from './price.ts';
+import { derivativesRoutes } from './derivatives.ts';
+import { basisRoutes } from './basis.ts';
 
 export interface MarketContext {
   sources: Sources;
   config: Config;
 }
 
-export function marketRoutes(_ctx: MarketContext): RouteDef[] {
+export function marketRoutes(ctx: MarketContext): RouteDef[] {
   return [
-    // Route groups are listed here, e.g. ...priceRoutes(ctx)
+    ...priceRoutes(ctx),
+    ...orderbookRoutes(ctx),
+    ...derivativesRoutes(ctx),
+    ...basisRoutes(ctx),
   ];
 }

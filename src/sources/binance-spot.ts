@@ -1,0 +1,113 @@
+// Binance spot market data (no key).
+//   GET {base}/api/v3/ticker/24hr?symbol=BTCUSDT      rolling 24 h statistics; closeTime = the venue's time
+//   GET {base}/api/v3/klines?symbol=&interval=&limit=  positional arrays, oldest first
+//   GET {base}/api/v3/depth?symbol=&limit=             bids/asks [price, qty], best first, no timestamp
+// Quirks: numbers are decimal strings, times int ms. An unknown symbol is HTTP 400
+// {"code":-1121,"msg":"Invalid symbol."} (our 404). Restricted locations (the US included) get
+// HTTP 451 on every endpoint; the WAF answers 403; both are 502s here (price falls back on them).
+import { z } from 'zod';
+import { NotFoundError } from '../http/errors.ts';
+import { fetchSource, type SourceDeps, type Sourced } from '../http/fetch-source.ts';
+import { decimal } from './wire.ts';
+
+export const BINANCE = 'binance';
+
+/** Binance's error body, e.g. {"code":-1121,"msg":"Invalid symbol."}. */
+const errorBody = z.object({ code: z.number(), msg: z.string() });
+type ErrorBody = z.output<typeof errorBody>;
+const INVALID_SYMBOL = -1121;
+
+const ticker24hSchema = z.object({
+  symbol: z.string(),
+  lastPrice: decimal,
+  closeTime: z.number().int(),
+});
+
+/** [openTime, open, high, low, close, volume, closeTime, quoteVolume, trades, takerBase, takerQuote, "0"] */
+const klineSchema = z.tuple([z.number().int(), decimal, decimal, decimal, decimal, decimal, z.number().int()], z.unknown());
+
+const level = z.tuple([decimal, decimal], z.unknown());
+const depthSchema = z.object({ lastUpdateId: z.number(), bids: z.array(level), asks: z.array(level) });
+
+/** Intervals Binance accepts that this API uses. */
+export type BinanceInterval = '1m' | '5m' | '15m' | '30m' | '1h' | '4h' | '1d' | '1w';
+
+/** `limit` values /api/v3/depth accepts. */
+export const BINANCE_DEPTH_LIMITS = [5, 10, 20, 50, 100, 500, 1000, 5000] as const;
+
+export interface BinanceTicker {
+  /** Venue pair, e.g. BTCUSDT. */
+  symbol: string;
+  lastPrice: number;
+  /** ISO time of the venue's statistics (end of its rolling 24 h window). */
+  closeTime: string;
+}
+
+export interface BinanceKline {
+  openTime: string;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  /** In the base asset. */
+  volume: number;
+}
+
+export interface BinanceDepth {
+  bids: [number, number][];
+  asks: [number, number][];
+}
+
+export interface BinanceSpotOptions {
+  baseUrl: string;
+  ttl: { price: number; ohlcv: number; orderbook: number };
+}
+
+export function createBinanceSpot(deps: SourceDeps, options: BinanceSpotOptions) {
+  /** One GET; the -1121 body becomes a 404 naming the pair, any other error code a 502. */
+  async function get<S extends z.ZodType>(path: string, params: Record<string, string | number>, schema: S, ttlS: number) {
+    const query = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]));
+    const res = await fetchSource(deps, {
+      source: BINANCE,
+      url: `${options.baseUrl}${path}?${query}`,
+      schema: z.union([schema, errorBody]),
+      acceptStatus: [400],
+      providerError: (b) => (isError(b) && b.code !== INVALID_SYMBOL ? `code ${b.code} (${b.msg})` : undefined),
+      ttlS,
+    });
+    if (isError(res.data)) throw new NotFoundError(`binance does not list the spot pair ${params.symbol}`, BINANCE);
+    return res as Sourced<z.output<S>>;
+  }
+
+  return {
+    /** 24 h ticker of one pair: last price and the venue's statistics time. */
+    async ticker24h(pair: string): Promise<Sourced<BinanceTicker>> {
+      const res = await get('/api/v3/ticker/24hr', { symbol: pair }, ticker24hSchema, options.ttl.price);
+      const t = res.data;
+      return { data: { symbol: t.symbol, lastPrice: t.lastPrice, closeTime: new Date(t.closeTime).toISOString() }, meta: res.meta };
+    },
+
+    /** The last `limit` (1-1000) candles, oldest first; the newest one may still be open. */
+    async klines(pair: string, interval: BinanceInterval, limit: number): Promise<Sourced<BinanceKline[]>> {
+      const res = await get('/api/v3/klines', { symbol: pair, interval, limit }, z.array(klineSchema), options.ttl.ohlcv);
+      return {
+        data: res.data.map((k) => ({ openTime: new Date(k[0]).toISOString(), open: k[1], high: k[2], low: k[3], close: k[4], volume: k[5] })),
+        meta: res.meta,
+      };
+    },
+
+    /** The book with at least `depth` levels a side (as many as listed): Binance only takes certain limits, so this asks for the smallest allowed one ≥ depth; callers trim. */
+    async depth(pair: string, depth: number): Promise<Sourced<BinanceDepth>> {
+      const limit = BINANCE_DEPTH_LIMITS.find((l) => l >= depth) ?? BINANCE_DEPTH_LIMITS.at(-1)!;
+      const res = await get('/api/v3/depth', { symbol: pair, limit }, depthSchema, options.ttl.orderbook);
+      const side = (levels: (readonly unknown[])[]) => levels.map((l) => [l[0], l[1]] as [number, number]);
+      return { data: { bids: side(res.data.bids), asks: side(res.data.asks) }, meta: res.meta };
+    },
+  };
+}
+
+function isError(body: unknown): body is ErrorBody {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && 'code' in body && 'msg' in body;
+}
+
+export type BinanceSpot = ReturnType<typeof createBinanceSpot>;

@@ -1,0 +1,102 @@
+// Hyperliquid perpetuals (no key).
+//   POST {base}/info  {"type":"metaAndAssetCtxs"}  →  [ {universe:[{name, szDecimals, maxLeverage, isDelisted?, ...}], ...},
+//                                                       [ctx, ...] ]
+// Quirks: ctxs[i] belongs to universe[i] (aligned by index, no name inside a ctx); delisted coins stay
+// in the list with isDelisted: true; ctx values are decimal strings; midPx, premium and impactPxs are
+// null when the book is empty; coin names are case-sensitive (BTC, kPEPE). The call is a read, so
+// it is safe to retry although it is a POST. One answer covers every coin, so it is cached once.
+import { z } from 'zod';
+import { fetchSource, type SourceDeps, type Sourced } from '../http/fetch-source.ts';
+import { optionalDecimal } from './wire.ts';
+
+export const HYPERLIQUID = 'hyperliquid';
+
+const assetSchema = z
+  .object({ name: z.string(), szDecimals: z.number().optional(), maxLeverage: z.number().optional(), isDelisted: z.boolean().optional() })
+  .loose();
+
+const ctxSchema = z
+  .object({
+    funding: optionalDecimal,
+    openInterest: optionalDecimal,
+    prevDayPx: optionalDecimal,
+    dayNtlVlm: optionalDecimal,
+    premium: optionalDecimal,
+    oraclePx: optionalDecimal,
+    markPx: optionalDecimal,
+    midPx: optionalDecimal,
+    dayBaseVlm: optionalDecimal,
+  })
+  .loose();
+
+const metaAndAssetCtxsSchema = z
+  .tuple([z.object({ universe: z.array(assetSchema) }).loose(), z.array(ctxSchema)])
+  .superRefine(([meta, ctxs], ctx) => {
+    if (meta.universe.length !== ctxs.length) {
+      ctx.addIssue({ code: 'custom', message: 'asset contexts not aligned with the universe', path: [1] });
+    }
+  });
+
+export interface PerpAsset {
+  /** Hyperliquid's coin name, as spelled there (BTC, kPEPE). */
+  name: string;
+  isDelisted: boolean;
+  maxLeverage: number | null;
+  ctx: {
+    /** Current hourly funding rate. */
+    funding: number | null;
+    /** Base-asset units, as Hyperliquid reports it. */
+    openInterest: number | null;
+    prevDayPx: number | null;
+    /** 24 h notional volume, USD(C). */
+    dayNtlVlm: number | null;
+    premium: number | null;
+    oraclePx: number | null;
+    markPx: number | null;
+    midPx: number | null;
+  };
+}
+
+export interface HyperliquidOptions {
+  baseUrl: string;
+  ttlS: number;
+}
+
+export function createHyperliquid(deps: SourceDeps, options: HyperliquidOptions) {
+  return {
+    /** Every perpetual with its context, universe order. */
+    async perpAssets(): Promise<Sourced<PerpAsset[]>> {
+      const res = await fetchSource(deps, {
+        source: HYPERLIQUID,
+        url: `${options.baseUrl}/info`,
+        method: 'POST',
+        body: JSON.stringify({ type: 'metaAndAssetCtxs' }),
+        idempotent: true,
+        schema: metaAndAssetCtxsSchema,
+        ttlS: options.ttlS,
+      });
+      const [meta, ctxs] = res.data;
+      const assets = meta.universe.map((a, i): PerpAsset => {
+        const c = ctxs[i]!;
+        return {
+          name: a.name,
+          isDelisted: a.isDelisted === true,
+          maxLeverage: a.maxLeverage ?? null,
+          ctx: {
+            funding: c.funding,
+            openInterest: c.openInterest,
+            prevDayPx: c.prevDayPx,
+            dayNtlVlm: c.dayNtlVlm,
+            premium: c.premium,
+            oraclePx: c.oraclePx,
+            markPx: c.markPx,
+            midPx: c.midPx,
+          },
+        };
+      });
+      return { data: assets, meta: res.meta };
+    },
+  };
+}
+
+export type Hyperliquid = ReturnType<typeof createHyperliquid>;

@@ -1,0 +1,102 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FakeUpstream } from './fakes/fake-upstream.ts';
+import { fixture, sample } from './fixtures.ts';
+import { makeApp, type TestApp } from './helpers.ts';
+
+const spot = new FakeUpstream();
+const futures = new FakeUpstream();
+let t: TestApp;
+
+beforeAll(async () => {
+  await Promise.all([spot.start(), futures.start()]);
+  t = await makeApp({ API_KEYS: 'test-key', BINANCE_SPOT_BASE_URL: spot.url, BINANCE_FUTURES_BASE_URL: futures.url });
+});
+afterAll(async () => {
+  await t.app.close();
+  await Promise.all([spot.stop(), futures.stop()]);
+});
+afterEach(() => {
+  spot.reset();
+  futures.reset();
+  t.app.services.cache.clear();
+});
+
+function serveAll(fundingInfo: unknown = [{ symbol: 'ETHUSDT', fundingIntervalHours: 4 }]) {
+  spot.route('GET /api/v3/ticker/24hr', { body: fixture('binance__spot_ticker_24hr_BTCUSDT.json') });
+  futures.route('GET /fapi/v1/premiumIndex', { body: sample('binance__futures_premiumIndex.json') });
+  futures.route('GET /fapi/v1/fundingInfo', { body: fundingInfo });
+}
+const get = (qs: string, key = 'test-key') => t.app.inject({ url: `/v1/basis?${qs}`, headers: key ? { 'x-api-key': key } : {} });
+
+describe('GET /v1/basis', () => {
+  it('derives basis and annualized carry from Binance spot and the USD-M premium index', async () => {
+    serveAll();
+    const res = await get('symbol=btc');
+    expect(res.statusCode).toBe(200);
+    const { data, meta } = res.json();
+    expect(spot.calls('/api/v3/ticker/24hr')[0]!.query.get('symbol')).toBe('BTCUSDT');
+    expect(futures.calls('/fapi/v1/premiumIndex')[0]!.query.get('symbol')).toBe('BTCUSDT');
+    // mark 63392.81973913 − spot 63350.10 = 42.71973913; / 63350.10 × 100 = 0.0674343673175 (12 significant digits)
+    // funding 0.00009007 per 8 h (BTCUSDT is not in fundingInfo → default 8): × 3 × 365 × 100 = 9.862665 %
+    expect(data).toEqual({
+      symbol: 'BTC/USDT',
+      venue_symbol: 'BTCUSDT',
+      spot_price: 63350.1,
+      perp_mark_price: 63392.81973913,
+      index_price: 63415.27130435,
+      basis: 42.71973913,
+      basis_pct: 0.0674343673175,
+      funding_rate: 0.00009007,
+      funding_interval_hours: 8,
+      annualized_carry_pct: 9.862665,
+      spot_as_of: '2026-07-06T03:16:28.000Z',
+      perp_as_of: '2026-07-06T03:16:28.007Z',
+    });
+    expect(meta.sources.map((s: { provider: string }) => s.provider)).toEqual(['binance', 'binance-futures']);
+  });
+
+  it('uses a non-default funding interval from fundingInfo (4 h → 6 settlements a day)', async () => {
+    serveAll([{ symbol: 'BTCUSDT', fundingIntervalHours: 4 }]);
+    const { data } = (await get('symbol=BTCUSDT')).json();
+    expect(data.funding_interval_hours).toBe(4);
+    expect(data.annualized_carry_pct).toBe(19.72533); // 0.00009007 × 6 × 365 × 100
+  });
+
+  it('leaves the carry null when the funding interval cannot be read, instead of assuming one', async () => {
+    serveAll();
+    futures.route('GET /fapi/v1/fundingInfo', { status: 500, body: 'x' });
+    const { data } = (await get('symbol=BTC')).json();
+    expect(data.funding_interval_hours).toBeNull();
+    expect(data.annualized_carry_pct).toBeNull();
+    expect(data.basis).toBe(42.71973913);
+  });
+
+  it('spot failing (451) → 502 naming binance; futures failing → 502 naming binance-futures', async () => {
+    serveAll();
+    spot.route('GET /api/v3/ticker/24hr', { status: 451, body: sample('binance__error_451_restricted_location.json') });
+    const a = await get('symbol=BTC');
+    expect(a.statusCode).toBe(502);
+    expect(a.json()).toEqual({ error: 'binance answered HTTP 451', source: 'binance' });
+    t.app.services.cache.clear(); // the premium index answered in the first call and was cached
+    serveAll();
+    futures.route('GET /fapi/v1/premiumIndex', { body: '{"symbol":' });
+    const b = await get('symbol=BTC');
+    expect(b.statusCode).toBe(502);
+    expect(b.json().source).toBe('binance-futures');
+  });
+
+  it('a pair Binance does not list → 404', async () => {
+    serveAll();
+    spot.route('GET /api/v3/ticker/24hr', { status: 400, body: { code: -1121, msg: 'Invalid symbol.' } });
+    const res = await get('symbol=NOPEUSDT');
+    expect(res.statusCode).toBe(404);
+    expect(res.json().source).toBe('binance');
+  });
+
+  it('missing symbol → 400; no credentials → 401', async () => {
+    const res = await get('');
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(/^query parameter 'symbol' is required/);
+    expect((await get('symbol=BTC', '')).statusCode).toBe(401);
+  });
+});

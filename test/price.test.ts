@@ -1,0 +1,232 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BROWSER_USER_AGENT } from '../src/sources/yahoo.ts';
+import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
+import { fixture, sample } from './fixtures.ts';
+import { makeApp, type TestApp } from './helpers.ts';
+
+const KEY = { 'x-api-key': 'test-key' };
+const TICKER = '/api/v3/ticker/24hr';
+const CB_TICKER = '/products/BTC-USD/ticker';
+const AAPL = '/v8/finance/chart/AAPL';
+
+const fake = new FakeUpstream();
+let t: TestApp;
+
+beforeAll(async () => {
+  await fake.start();
+  t = await makeApp({
+    API_KEYS: 'test-key',
+    KEY_RATE_LIMIT: '100000',
+    BINANCE_SPOT_BASE_URL: fake.url,
+    COINBASE_BASE_URL: fake.url,
+    YAHOO_BASE_URL: fake.url,
+  });
+});
+afterAll(async () => {
+  await t.app.close();
+  await fake.stop();
+});
+afterEach(() => {
+  fake.reset();
+  t.app.services.cache.clear();
+});
+
+const get = (url: string, headers: Record<string, string> = KEY) => t.app.inject({ method: 'GET', url, headers });
+
+// The recorded failures a provider can answer with; each must end as a 502 (or a fallback).
+const FAILURES: [string, FakeReply][] = [
+  ['HTTP 451 (geo-block)', { status: 451, body: sample('binance__error_451_restricted_location.json') }],
+  ['HTTP 403 (WAF)', { status: 403, body: '<html>403 Forbidden</html>' }],
+  ['HTTP 500', { status: 500, body: 'oops' }],
+  ['a timeout', { delayMs: 1500, body: {} }],
+  ['malformed JSON', { body: '{"symbol":"BTCUSDT","lastPrice":', headers: { 'content-type': 'application/json' } }],
+  ['an unexpected shape', { body: { symbol: 'BTCUSDT', lastPrice: 'n/a', closeTime: 1 } }],
+];
+
+describe('GET /v1/price — crypto on Binance', () => {
+  it('prices BTC from the 24 h ticker of BTCUSDT, with the venue time as as_of', async () => {
+    fake.route(`GET ${TICKER}`, { body: sample('binance__spot_ticker_24hr.json') });
+    const res = await get('/v1/price?symbol=btc');
+    expect(res.statusCode).toBe(200);
+    expect(fake.calls(TICKER)[0]!.query.get('symbol')).toBe('BTCUSDT');
+    const { data, meta } = res.json();
+    // lastPrice "4.00000200" → 4.000002; closeTime 1499869899040 ms → 2017-07-12T14:31:39.040Z.
+    expect(data).toEqual({ symbol: 'BTC/USDT', asset_class: 'crypto', price: 4.000002, currency: 'USDT', as_of: '2017-07-12T14:31:39.040Z' });
+    expect(meta.sources).toHaveLength(1);
+    expect(meta.sources[0]).toMatchObject({ provider: 'binance', cached: false });
+    expect(meta.fallback).toBeUndefined();
+    expect(fake.calls(CB_TICKER)).toHaveLength(0);
+  });
+
+  it('keeps an explicit quote: ETH-BTC → ETHBTC, currency BTC', async () => {
+    fake.route(`GET ${TICKER}`, { body: sample('binance__spot_ticker_24hr.json') });
+    const { data } = (await get('/v1/price?symbol=ETH-BTC')).json();
+    expect(fake.calls(TICKER)[0]!.query.get('symbol')).toBe('ETHBTC');
+    expect(data).toMatchObject({ symbol: 'ETH/BTC', currency: 'BTC' });
+  });
+
+  it('serves a repeated request from the cache', async () => {
+    fake.route(`GET ${TICKER}`, { body: sample('binance__spot_ticker_24hr.json') });
+    await get('/v1/price?symbol=BTC');
+    const { meta } = (await get('/v1/price?symbol=BTCUSDT')).json();
+    expect(meta.sources[0].cached).toBe(true);
+    expect(fake.calls(TICKER)).toHaveLength(1);
+  });
+
+  it('answers 404 for a pair Binance does not list (HTTP 400, code -1121), without falling back', async () => {
+    fake.route(`GET ${TICKER}`, { status: 400, body: fixture('binance__error_invalid_symbol.json') });
+    fake.route('GET /products/FOO-USD/ticker', { body: fixture('coinbase__ticker.json') });
+    const res = await get('/v1/price?symbol=FOOUSDT');
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'binance does not list the spot pair FOOUSDT', source: 'binance' });
+    expect(fake.calls('/products/FOO-USD/ticker')).toHaveLength(0);
+  });
+
+  it('answers 502 for any other Binance error code', async () => {
+    fake.route(`GET ${TICKER}`, { status: 400, body: { code: -1100, msg: 'Illegal characters found in parameter.' } });
+    fake.route(`GET ${CB_TICKER}`, { status: 500, body: 'down' });
+    const res = await get('/v1/price?symbol=BTC');
+    expect(res.statusCode).toBe(502);
+    expect(res.json().error).toContain('binance error: code -1100 (Illegal characters found in parameter.)');
+  });
+});
+
+describe('GET /v1/price — fallback to Coinbase Exchange', () => {
+  it.each(FAILURES)('falls back when Binance fails with %s', async (_name, reply) => {
+    fake.route(`GET ${TICKER}`, reply);
+    fake.route(`GET ${CB_TICKER}`, { body: fixture('coinbase__ticker.json') });
+    const res = await get('/v1/price?symbol=BTC');
+    expect(res.statusCode).toBe(200);
+    const { data, meta } = res.json();
+    // Coinbase's documented ticker: price "333.99", time 2015-11-14T20:46:03.511254Z (µs cut to ms).
+    expect(data).toEqual({ symbol: 'BTC/USD', asset_class: 'crypto', price: 333.99, currency: 'USD', as_of: '2015-11-14T20:46:03.511Z' });
+    expect(meta.sources).toHaveLength(1);
+    expect(meta.sources[0].provider).toBe('coinbase');
+    expect(meta.fallback).toMatchObject({ from: 'binance', to: 'coinbase' });
+  });
+
+  it('says why it fell back: the 451 geo-block', async () => {
+    fake.route(`GET ${TICKER}`, { status: 451, body: sample('binance__error_451_restricted_location.json') });
+    fake.route(`GET ${CB_TICKER}`, { body: fixture('coinbase__ticker.json') });
+    const { meta } = (await get('/v1/price?symbol=BTC')).json();
+    expect(meta.fallback).toEqual({ from: 'binance', to: 'coinbase', reason: 'binance answered HTTP 451' });
+    expect(fake.calls(TICKER)).toHaveLength(1);
+    expect(fake.calls(CB_TICKER)).toHaveLength(1);
+  });
+
+  it('asks Coinbase for the explicit quote when the caller named one (BTC-USDT → BTC-USDT)', async () => {
+    fake.route(`GET ${TICKER}`, { status: 451, body: sample('binance__error_451_restricted_location.json') });
+    fake.route('GET /products/BTC-USDT/ticker', { body: fixture('coinbase__ticker.json') });
+    const { data } = (await get('/v1/price?symbol=BTC-USDT')).json();
+    expect(data).toMatchObject({ symbol: 'BTC/USDT', currency: 'USDT', price: 333.99 });
+  });
+
+  it('prices an explicit USD pair on Coinbase directly (Binance lists no USD pairs), without calling Binance', async () => {
+    fake.route(`GET ${CB_TICKER}`, { body: fixture('coinbase__ticker.json') });
+    const { data, meta } = (await get('/v1/price?symbol=btc-usd')).json();
+    expect(data).toEqual({ symbol: 'BTC/USD', asset_class: 'crypto', price: 333.99, currency: 'USD', as_of: '2015-11-14T20:46:03.511Z' });
+    expect(meta.sources[0].provider).toBe('coinbase');
+    expect(meta.fallback).toBeUndefined();
+    expect(fake.calls(TICKER)).toHaveLength(0);
+  });
+
+  it('answers 502 naming binance (and the coinbase failure) when both fail', async () => {
+    fake.route(`GET ${TICKER}`, { status: 451, body: sample('binance__error_451_restricted_location.json') });
+    fake.route(`GET ${CB_TICKER}`, { status: 500, body: 'down' });
+    const res = await get('/v1/price?symbol=BTC');
+    expect(res.statusCode).toBe(502);
+    expect(res.json()).toEqual({ error: 'binance answered HTTP 451; fallback coinbase answered HTTP 500', source: 'binance' });
+  });
+
+  it('answers 404 from coinbase when Binance is down and Coinbase does not list the product', async () => {
+    fake.route(`GET ${TICKER}`, { status: 451, body: sample('binance__error_451_restricted_location.json') });
+    fake.route('GET /products/SOL-USD/ticker', { status: 404, body: fixture('coinbase__error_not_found.json') });
+    const res = await get('/v1/price?symbol=SOL');
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'coinbase does not list the product SOL-USD', source: 'coinbase' });
+  });
+});
+
+describe('GET /v1/price — equities on Yahoo', () => {
+  it('prices AAPL from the chart meta, with a browser User-Agent', async () => {
+    fake.route(`GET ${AAPL}`, { body: sample('yahoo__chart_AAPL_1d.json') });
+    const res = await get('/v1/price?symbol=aapl');
+    expect(res.statusCode).toBe(200);
+    const call = fake.calls(AAPL)[0]!;
+    expect(call.query.get('interval')).toBe('1d');
+    expect(call.query.get('range')).toBe('5d');
+    expect(call.headers['user-agent']).toBe(BROWSER_USER_AGENT);
+    const { data, meta } = res.json();
+    // meta.regularMarketPrice 244.87 USD; regularMarketTime 1739998801 s → 2025-02-19T21:00:01Z.
+    expect(data).toEqual({ symbol: 'AAPL', asset_class: 'equity', price: 244.87, currency: 'USD', as_of: '2025-02-19T21:00:01.000Z' });
+    expect(meta.sources[0].provider).toBe('yahoo');
+  });
+
+  it('spells class shares as Yahoo does (BRK.B → BRK-B) and answers with the caller\'s spelling', async () => {
+    fake.route('GET /v8/finance/chart/BRK-B', { body: sample('yahoo__chart_AAPL_1d.json') });
+    const res = await get('/v1/price?symbol=BRK.B');
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.symbol).toBe('BRK.B');
+  });
+
+  it('asset_class=equity overrides the crypto default for a ticker on the crypto list', async () => {
+    fake.route('GET /v8/finance/chart/ETH', { body: sample('yahoo__chart_AAPL_1d.json') });
+    const res = await get('/v1/price?symbol=ETH&asset_class=equity');
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.asset_class).toBe('equity');
+    expect(fake.calls(TICKER)).toHaveLength(0);
+  });
+
+  it('leaves price and as_of null when Yahoo does not give them', async () => {
+    const body = sample('yahoo__chart_AAPL_1d.json');
+    delete body.chart.result[0].meta.regularMarketPrice;
+    delete body.chart.result[0].meta.regularMarketTime;
+    fake.route(`GET ${AAPL}`, { body });
+    const { data } = (await get('/v1/price?symbol=AAPL')).json();
+    expect(data).toMatchObject({ price: null, as_of: null, currency: 'USD' });
+  });
+
+  it('answers 404 for a ticker Yahoo does not know (HTTP 404 and HTTP 200 alike)', async () => {
+    for (const status of [404, 200]) {
+      t.app.services.cache.clear();
+      fake.route('GET /v8/finance/chart/ZZZZ', { status, body: sample('yahoo__chart_error_not_found.json') });
+      const res = await get('/v1/price?symbol=ZZZZ');
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ error: 'yahoo has no data for the ticker ZZZZ', source: 'yahoo' });
+    }
+  });
+
+  it.each<[string, FakeReply, string]>([
+    ['HTTP 429 (plain text)', { status: 429, body: 'Too Many Requests' }, 'yahoo answered HTTP 429'],
+    ['HTTP 500', { status: 500, body: 'oops' }, 'yahoo answered HTTP 500'],
+    ['a timeout', { delayMs: 1500, body: {} }, 'yahoo did not answer in time'],
+    ['malformed JSON', { body: '{"chart":{', headers: { 'content-type': 'application/json' } }, 'yahoo returned a body that is not valid JSON'],
+    ['another chart error', { status: 422, body: { chart: { result: null, error: { code: 'Unprocessable Entity', description: 'bad range' } } } }, 'yahoo error: Unprocessable Entity (bad range)'],
+  ])('answers 502 naming yahoo on %s', async (_name, reply, message) => {
+    fake.route(`GET ${AAPL}`, reply);
+    const res = await get('/v1/price?symbol=AAPL');
+    expect(res.statusCode).toBe(502);
+    expect(res.json()).toEqual({ error: message, source: 'yahoo' });
+  });
+});
+
+describe('GET /v1/price — parameters and access', () => {
+  it.each([
+    ['', /^query parameter 'symbol' is required: a crypto base asset/],
+    ['?symbol=B@D', /^query parameter 'symbol' must be a crypto base asset/],
+    ['?symbol=BTC&asset_class=bond', /^query parameter 'asset_class' must be one of crypto, equity$/],
+    ['?symbol=TOOLONGTICKER&asset_class=equity', /^query parameter 'symbol' must be a US equity\/ETF ticker/],
+  ])('400 for %s', async (qs, message) => {
+    const res = await get(`/v1/price${qs}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(message);
+  });
+
+  it('requires credentials: 401 without a key or with a wrong one, 200 with a valid key', async () => {
+    fake.route(`GET ${TICKER}`, { body: sample('binance__spot_ticker_24hr.json') });
+    expect((await get('/v1/price?symbol=BTC', {})).statusCode).toBe(401);
+    expect((await get('/v1/price?symbol=BTC', { 'x-api-key': 'nope' })).statusCode).toBe(401);
+    expect(fake.calls(TICKER)).toHaveLength(0);
+    expect((await get('/v1/price?symbol=BTC')).statusCode).toBe(200);
+  });
+});
