@@ -38,6 +38,8 @@ describe('API keys on paid routes', () => {
     const none = await call({});
     expect(none.statusCode).toBe(401);
     expect(none.json().error).toMatch(/API key is required .*payments are not configured/);
+    // …and start-up said how to turn payments on.
+    expect(logs.some((l) => l.includes('x402 payments are off: set X402_PAY_TO'))).toBe(true);
 
     expect((await cli('list', '--file', file)).stdout).toMatch(new RegExp(`${id}\\tactive`));
     await cli('revoke', id, '--file', file);

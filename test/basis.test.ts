@@ -1,32 +1,20 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeUpstream } from './fakes/fake-upstream.ts';
+import { describe, expect, it } from 'vitest';
 import { fixture, sample } from './fixtures.ts';
-import { makeApp, type TestApp } from './helpers.ts';
+import { useFakeUpstreamApps } from './helpers.ts';
 
-const spot = new FakeUpstream();
-const futures = new FakeUpstream();
-let t: TestApp;
-
-beforeAll(async () => {
-  await Promise.all([spot.start(), futures.start()]);
-  t = await makeApp({ API_KEYS: 'test-key', BINANCE_SPOT_BASE_URL: spot.url, BINANCE_FUTURES_BASE_URL: futures.url });
-});
-afterAll(async () => {
-  await t.app.close();
-  await Promise.all([spot.stop(), futures.stop()]);
-});
-afterEach(() => {
-  spot.reset();
-  futures.reset();
-  t.app.services.cache.clear();
-});
+const t = useFakeUpstreamApps(['spot', 'futures'], (urls) => ({
+  API_KEYS: 'test-key',
+  BINANCE_SPOT_BASE_URL: urls.spot,
+  BINANCE_FUTURES_BASE_URL: urls.futures,
+}));
+const { spot, futures } = t.fakes;
 
 function serveAll(fundingInfo: unknown = [{ symbol: 'ETHUSDT', fundingIntervalHours: 4 }]) {
   spot.route('GET /api/v3/ticker/24hr', { body: fixture('binance__spot_ticker_24hr_BTCUSDT.json') });
   futures.route('GET /fapi/v1/premiumIndex', { body: sample('binance__futures_premiumIndex.json') });
   futures.route('GET /fapi/v1/fundingInfo', { body: fundingInfo });
 }
-const get = (qs: string, key = 'test-key') => t.app.inject({ url: `/v1/basis?${qs}`, headers: key ? { 'x-api-key': key } : {} });
+const get = (qs: string, key = 'test-key') => t.get(`/v1/basis?${qs}`, key ? { 'x-api-key': key } : {});
 
 describe('GET /v1/basis', () => {
   it('derives basis and annualized carry from Binance spot and the USD-M premium index', async () => {

@@ -1,28 +1,12 @@
 // GET /v1/funding-oi against fake Binance USD-M and Bybit v5 servers on 127.0.0.1.
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
+import { describe, expect, it } from 'vitest';
+import type { FakeReply } from './fakes/fake-upstream.ts';
+import { upstreamFailures, type FailureOptions } from './fakes/failures.ts';
 import { fixture, sample } from './fixtures.ts';
-import { makeApp, type TestApp } from './helpers.ts';
+import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
-const KEY = { 'x-api-key': 'test-key' };
-const fake = new FakeUpstream();
-let t: TestApp;
-
-beforeAll(async () => {
-  await fake.start();
-  t = await makeApp({ API_KEYS: 'test-key', KEY_RATE_LIMIT: '100000', BINANCE_FUTURES_BASE_URL: fake.url, BYBIT_BASE_URL: fake.url });
-});
-afterAll(async () => {
-  await t.app.close();
-  await fake.stop();
-});
-afterEach(() => {
-  fake.reset();
-  t.app.services.cache.clear();
-});
-
-const get = (url: string, headers: Record<string, string> = KEY) => t.app.inject({ method: 'GET', url, headers });
+const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, BINANCE_FUTURES_BASE_URL: url, BYBIT_BASE_URL: url }), { headers: TEST_KEY });
 
 const INVALID_SYMBOL = { status: 400, body: { code: -1121, msg: 'Invalid symbol.' } };
 const CLOUDFRONT_403 = readFileSync(new URL('./fixtures/bybit__error_403_cloudfront.html', import.meta.url), 'utf8');
@@ -50,6 +34,20 @@ function serveBybit(overrides: Record<string, FakeReply> = {}) {
 /** Every path of a venue answers the same failure. */
 function failVenue(paths: string[], reply: FakeReply) {
   for (const p of paths) fake.route(`GET ${p}`, reply);
+}
+
+/** The shared failures of one venue as rows `[name, venue, reply, error]`, the name led by `label`. */
+function venueFailures(label: string, venue: string, options: FailureOptions): [string, string, FakeReply, string][] {
+  return upstreamFailures(venue, options).map(([name, reply, error]) => [`${label} ${name}`, venue, reply, error]);
+}
+
+/** Each shared failure from both venues at once, as rows `[name, binance reply, bybit reply, error]`: the error names both. */
+function bothVenuesFail(): [string, FakeReply, FakeReply, string][] {
+  const bybit = upstreamFailures('bybit', { malformed: 'nope' });
+  return upstreamFailures('binance-futures', { malformed: '[{' }).map(([name, binanceReply, binanceError], i) => {
+    const [, bybitReply, bybitError] = bybit[i]!;
+    return [name, binanceReply, bybitReply, `${binanceError}; ${bybitError}`];
+  });
 }
 
 // Hand-worked values from the payloads:
@@ -194,18 +192,16 @@ describe('GET /v1/funding-oi', () => {
 });
 
 describe('funding-oi with one venue down', () => {
-  it.each([
+  it.each<[string, string, FakeReply, string]>([
     ['Bybit 403 (CloudFront HTML, geo-block)', 'bybit', { status: 403, body: CLOUDFRONT_403, headers: { 'content-type': 'text/html' } }, 'bybit answered HTTP 403'],
-    ['Bybit 500', 'bybit', { status: 500, body: 'oops' }, 'bybit answered HTTP 500'],
-    ['Bybit malformed JSON', 'bybit', { body: '{"retCode":0,"result":{', headers: { 'content-type': 'application/json' } }, 'bybit returned a body that is not valid JSON'],
+    ...venueFailures('Bybit', 'bybit', { malformed: '{"retCode":0,"result":{' }),
     ['Bybit retCode 10006', 'bybit', { body: { retCode: 10006, retMsg: 'Too many visits!', result: {}, time: 1 } }, 'bybit error: retCode 10006 (Too many visits!)'],
-    ['Binance 451 (restricted location)', 'binance-futures', { status: 451, body: sample('binance__error_451_restricted_location.json') }, 'binance-futures answered HTTP 451'],
-    ['Binance 500', 'binance-futures', { status: 500, body: 'oops' }, 'binance-futures answered HTTP 500'],
+    ...venueFailures('Binance', 'binance-futures', { geoBlock: true, malformed: '{"symbol":"BTCUSDT","markPrice":' }),
     ['Binance error code', 'binance-futures', { status: 400, body: { code: -1130, msg: "Data sent for parameter 'limit' is not valid." } }, "binance-futures error: code -1130 (Data sent for parameter 'limit' is not valid.)"],
   ])('%s → the other venue, and venues_unavailable', async (_name, down, reply, error) => {
     serveBinance();
     serveBybit();
-    failVenue(down === 'bybit' ? BYBIT_PATHS : BINANCE_PATHS, reply as FakeReply);
+    failVenue(down === 'bybit' ? BYBIT_PATHS : BINANCE_PATHS, reply);
     const res = await get('/v1/funding-oi?symbol=BTC');
     expect(res.statusCode).toBe(200);
     const { data, meta } = res.json();
@@ -219,14 +215,6 @@ describe('funding-oi with one venue down', () => {
     } else {
       expect(data.aggregate).toMatchObject({ funding_rate: 0.0001, open_interest_usd: Y_USD, open_interest_change_24h_pct: 3.475438 });
     }
-  });
-
-  it('a timeout of one venue', async () => {
-    serveBinance();
-    serveBybit();
-    failVenue(BYBIT_PATHS, { delayMs: 1500, body: {} });
-    const { data } = (await get('/v1/funding-oi?symbol=BTC')).json();
-    expect(data.venues_unavailable).toEqual([{ venue: 'bybit', error: 'bybit did not answer in time' }]);
   });
 
   it('one failing call of a venue makes the whole venue unavailable (no half-filled row)', async () => {
@@ -247,14 +235,12 @@ describe('funding-oi with one venue down', () => {
 });
 
 describe('funding-oi when no venue answers', () => {
-  it.each([
+  it.each<[string, FakeReply, FakeReply, string]>([
     ['geo-blocked everywhere (451 / 403 HTML)', { status: 451, body: sample('binance__error_451_restricted_location.json') }, { status: 403, body: CLOUDFRONT_403 }, 'binance-futures answered HTTP 451; bybit answered HTTP 403'],
-    ['HTTP 500', { status: 500, body: 'x' }, { status: 500, body: 'x' }, 'binance-futures answered HTTP 500; bybit answered HTTP 500'],
-    ['malformed JSON', { body: '[{' , headers: { 'content-type': 'application/json' } }, { body: 'nope', headers: { 'content-type': 'application/json' } }, 'binance-futures returned a body that is not valid JSON; bybit returned a body that is not valid JSON'],
-    ['timeout', { delayMs: 1500, body: {} }, { delayMs: 1500, body: {} }, 'binance-futures did not answer in time; bybit did not answer in time'],
+    ...bothVenuesFail(),
   ])('%s → 502 naming the first venue as source and both in the message', async (_name, binanceReply, bybitReply, error) => {
-    failVenue(BINANCE_PATHS, binanceReply as FakeReply);
-    failVenue(BYBIT_PATHS, bybitReply as FakeReply);
+    failVenue(BINANCE_PATHS, binanceReply);
+    failVenue(BYBIT_PATHS, bybitReply);
     const res = await get('/v1/funding-oi?symbol=BTC');
     expect(res.statusCode).toBe(502);
     expect(res.json()).toEqual({ error, source: 'binance-futures' });

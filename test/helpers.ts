@@ -1,9 +1,11 @@
 // Builds the real app against fake upstreams, with logs captured in memory.
 import { Writable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import type { RouteDef } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
+import { FakeUpstream } from './fakes/fake-upstream.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -28,4 +30,87 @@ export async function makeApp(
   await before?.(app);
   await app.ready();
   return { app, logs };
+}
+
+/** The API key the paid-route tests send, and the env that makes it valid with a per-key limit no test reaches. */
+export const TEST_KEY = { 'x-api-key': 'test-key' };
+export const TEST_KEY_ENV = { API_KEYS: 'test-key', KEY_RATE_LIMIT: '100000' };
+
+export interface FakeUpstreamAppOptions {
+  /** Headers `get` sends when the test names none; none by default. */
+  headers?: Record<string, string>;
+}
+
+export interface FakeUpstreamsApp<Name extends string> {
+  /** The fake upstreams, by name; each is listening once `beforeAll` has run. */
+  readonly fakes: Record<Name, FakeUpstream>;
+  /** The app of this file; there from `beforeAll` on. */
+  readonly app: FastifyInstance;
+  readonly logs: string[];
+  /** `GET url` through `app.inject`, with the default headers unless the test gives its own. */
+  get(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+}
+
+/**
+ * One app per test file against fake upstreams, with the vitest hooks registered here: `beforeAll`
+ * starts the fakes and builds the app with `env(urls)`; `afterEach` clears the fakes' routes and
+ * requests and the app's cache, so every test starts clean; `afterAll` closes the app, then the fakes.
+ * Call it at the top level of the file.
+ */
+export function useFakeUpstreamApps<Name extends string>(
+  names: readonly Name[],
+  env: (urls: Record<Name, string>) => Record<string, string>,
+  options: FakeUpstreamAppOptions = {},
+): FakeUpstreamsApp<Name> {
+  const fakes = Object.fromEntries(names.map((name) => [name, new FakeUpstream()])) as Record<Name, FakeUpstream>;
+  const all = names.map((name) => fakes[name]);
+  let t: TestApp | undefined;
+  const started = (): TestApp => {
+    if (!t) throw new Error('the test app is built in beforeAll: use it inside a test or a hook');
+    return t;
+  };
+
+  beforeAll(async () => {
+    await Promise.all(all.map((fake) => fake.start()));
+    t = await makeApp(env(Object.fromEntries(names.map((name) => [name, fakes[name].url])) as Record<Name, string>));
+  });
+  afterAll(async () => {
+    await t?.app.close();
+    await Promise.all(all.map((fake) => fake.stop()));
+  });
+  afterEach(() => {
+    for (const fake of all) fake.reset();
+    t?.app.services.cache.clear();
+  });
+
+  return {
+    fakes,
+    get app() {
+      return started().app;
+    },
+    get logs() {
+      return started().logs;
+    },
+    get: (url, headers = options.headers ?? {}) => started().app.inject({ method: 'GET', url, headers }),
+  };
+}
+
+export interface FakeUpstreamApp extends Omit<FakeUpstreamsApp<'fake'>, 'fakes'> {
+  /** The fake upstream; listening once `beforeAll` has run. */
+  readonly fake: FakeUpstream;
+}
+
+/** {@link useFakeUpstreamApps} with a single fake upstream, whose URL `env` gets. */
+export function useFakeUpstreamApp(env: (fakeUrl: string) => Record<string, string>, options: FakeUpstreamAppOptions = {}): FakeUpstreamApp {
+  const t = useFakeUpstreamApps(['fake'], (urls) => env(urls.fake), options);
+  return {
+    fake: t.fakes.fake,
+    get app() {
+      return t.app;
+    },
+    get logs() {
+      return t.logs;
+    },
+    get: t.get,
+  };
 }

@@ -1,27 +1,10 @@
 // GET /v1/long-short-ratio against a fake Binance USD-M futures-data server on 127.0.0.1.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
+import { describe, expect, it } from 'vitest';
+import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { sample } from './fixtures.ts';
-import { makeApp, type TestApp } from './helpers.ts';
+import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
-const KEY = { 'x-api-key': 'test-key' };
-const fake = new FakeUpstream();
-let t: TestApp;
-
-beforeAll(async () => {
-  await fake.start();
-  t = await makeApp({ API_KEYS: 'test-key', KEY_RATE_LIMIT: '100000', BINANCE_FUTURES_BASE_URL: fake.url });
-});
-afterAll(async () => {
-  await t.app.close();
-  await fake.stop();
-});
-afterEach(() => {
-  fake.reset();
-  t.app.services.cache.clear();
-});
-
-const get = (url: string, headers: Record<string, string> = KEY) => t.app.inject({ method: 'GET', url, headers });
+const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, BINANCE_FUTURES_BASE_URL: url }), { headers: TEST_KEY });
 
 const GLOBAL = '/futures/data/globalLongShortAccountRatio';
 const TOP_ACCOUNTS = '/futures/data/topLongShortAccountRatio';
@@ -163,15 +146,12 @@ describe('long-short-ratio: unknown symbols and failures', () => {
     expect(res.json()).toEqual({ error: "binance-futures has no long/short data for 'BTCUSDT' at period 5m", source: 'binance-futures' });
   });
 
-  it.each([
-    ['451 restricted location', { status: 451, body: sample('binance__error_451_restricted_location.json') }, 'binance-futures answered HTTP 451'],
-    ['500', { status: 500, body: 'oops' }, 'binance-futures answered HTTP 500'],
-    ['malformed JSON', { body: '[{"buySellRatio":', headers: { 'content-type': 'application/json' } }, 'binance-futures returned a body that is not valid JSON'],
-    ['timeout', { delayMs: 1500, body: [] }, 'binance-futures did not answer in time'],
+  it.each<FailureCase>([
+    ...upstreamFailures('binance-futures', { geoBlock: true, malformed: '[{"buySellRatio":', timeoutBody: [] }),
     ['unexpected shape', { body: [{ buySellRatio: 'x', buyVol: '1', sellVol: '1', timestamp: T }] }, 'binance-futures returned an unexpected response shape at 0.buySellRatio'],
   ])('one series failing (%s) → 502 with source', async (_name, reply, error) => {
     serveSamples();
-    fake.route(`GET ${TAKER}`, reply as FakeReply);
+    fake.route(`GET ${TAKER}`, reply);
     const res = await get('/v1/long-short-ratio?symbol=BTC');
     expect(res.statusCode).toBe(502);
     expect(res.json()).toEqual({ error, source: 'binance-futures' });

@@ -1,32 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { describeParams } from '../src/catalog/params.ts';
 import { yahooRange } from '../src/market/price.ts';
 import { BROWSER_USER_AGENT } from '../src/sources/yahoo.ts';
-import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
+import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { fixture, sample } from './fixtures.ts';
-import { makeApp, type TestApp } from './helpers.ts';
+import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
-const KEY = { 'x-api-key': 'test-key' };
 const KLINES = '/api/v3/klines';
 const AAPL = '/v8/finance/chart/AAPL';
 
-const fake = new FakeUpstream();
-let t: TestApp;
-
-beforeAll(async () => {
-  await fake.start();
-  t = await makeApp({ API_KEYS: 'test-key', KEY_RATE_LIMIT: '100000', BINANCE_SPOT_BASE_URL: fake.url, YAHOO_BASE_URL: fake.url });
-});
-afterAll(async () => {
-  await t.app.close();
-  await fake.stop();
-});
-afterEach(() => {
-  fake.reset();
-  t.app.services.cache.clear();
-});
-
-const get = (url: string, headers: Record<string, string> = KEY) => t.app.inject({ method: 'GET', url, headers });
+const t = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, BINANCE_SPOT_BASE_URL: url, YAHOO_BASE_URL: url }), { headers: TEST_KEY });
+const { fake, get } = t;
 
 describe('GET /v1/ohlcv — crypto from Binance klines', () => {
   it('maps positional klines to candles with the defaults timeframe=1h, limit=100', async () => {
@@ -71,12 +55,7 @@ describe('GET /v1/ohlcv — crypto from Binance klines', () => {
     expect(res.json()).toEqual({ error: 'binance does not list the spot pair FOOUSDT', source: 'binance' });
   });
 
-  it.each<[string, FakeReply, string]>([
-    ['HTTP 451 (geo-block)', { status: 451, body: sample('binance__error_451_restricted_location.json') }, 'binance answered HTTP 451'],
-    ['HTTP 500', { status: 500, body: 'oops' }, 'binance answered HTTP 500'],
-    ['a timeout', { delayMs: 1500, body: [] }, 'binance did not answer in time'],
-    ['malformed JSON', { body: '[[1499040000000,"0.1"', headers: { 'content-type': 'application/json' } }, 'binance returned a body that is not valid JSON'],
-  ])('answers 502 naming binance on %s (no fallback for candles)', async (_name, reply, message) => {
+  it.each(upstreamFailures('binance', { geoBlock: true, malformed: '[[1499040000000,"0.1"', timeoutBody: [] }))('answers 502 naming binance on %s (no fallback for candles)', async (_name, reply, message) => {
     fake.route(`GET ${KLINES}`, reply);
     const res = await get('/v1/ohlcv?symbol=BTC');
     expect(res.statusCode).toBe(502);
@@ -173,11 +152,9 @@ describe('GET /v1/ohlcv — equities from Yahoo chart', () => {
     expect(res.json()).toEqual({ error: 'yahoo has no data for the ticker ZZZZ', source: 'yahoo' });
   });
 
-  it.each<[string, FakeReply, string]>([
+  it.each<FailureCase>([
     ['HTTP 429', { status: 429, body: 'Too Many Requests' }, 'yahoo answered HTTP 429'],
-    ['HTTP 500', { status: 500, body: 'oops' }, 'yahoo answered HTTP 500'],
-    ['a timeout', { delayMs: 1500, body: {} }, 'yahoo did not answer in time'],
-    ['malformed JSON', { body: '{"chart":', headers: { 'content-type': 'application/json' } }, 'yahoo returned a body that is not valid JSON'],
+    ...upstreamFailures('yahoo', { malformed: '{"chart":' }),
   ])('answers 502 naming yahoo on %s', async (_name, reply, message) => {
     fake.route(`GET ${AAPL}`, reply);
     const res = await get('/v1/ohlcv?symbol=AAPL&timeframe=1d');

@@ -1,38 +1,19 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { describeParams } from '../src/catalog/params.ts';
 import { summariseBook, type Level } from '../src/market/orderbook.ts';
-import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
+import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { fixture, sample } from './fixtures.ts';
-import { makeApp, type TestApp } from './helpers.ts';
+import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
-const KEY = { 'x-api-key': 'test-key' };
 const DEPTH = '/api/v3/depth';
 const CB_BOOK = '/products/BTC-USD/book';
 const KRAKEN = '/0/public/Depth';
 
-const fake = new FakeUpstream();
-let t: TestApp;
-
-beforeAll(async () => {
-  await fake.start();
-  t = await makeApp({
-    API_KEYS: 'test-key',
-    KEY_RATE_LIMIT: '100000',
-    BINANCE_SPOT_BASE_URL: fake.url,
-    COINBASE_BASE_URL: fake.url,
-    KRAKEN_BASE_URL: fake.url,
-  });
-});
-afterAll(async () => {
-  await t.app.close();
-  await fake.stop();
-});
-afterEach(() => {
-  fake.reset();
-  t.app.services.cache.clear();
-});
-
-const get = (url: string, headers: Record<string, string> = KEY) => t.app.inject({ method: 'GET', url, headers });
+const t = useFakeUpstreamApp(
+  (url) => ({ ...TEST_KEY_ENV, BINANCE_SPOT_BASE_URL: url, COINBASE_BASE_URL: url, KRAKEN_BASE_URL: url }),
+  { headers: TEST_KEY },
+);
+const { fake, get } = t;
 const num = (levels: (string | number)[][]): Level[] => levels.map((l) => [Number(l[0]), Number(l[1])]);
 
 describe('summariseBook (pure)', () => {
@@ -148,12 +129,7 @@ describe('GET /v1/orderbook on Binance (default venue)', () => {
     expect(res.json()).toEqual({ error: 'binance does not list the spot pair FOOUSDT', source: 'binance' });
   });
 
-  it.each<[string, FakeReply, string]>([
-    ['HTTP 451 (geo-block)', { status: 451, body: sample('binance__error_451_restricted_location.json') }, 'binance answered HTTP 451'],
-    ['HTTP 500', { status: 500, body: 'oops' }, 'binance answered HTTP 500'],
-    ['a timeout', { delayMs: 1500, body: {} }, 'binance did not answer in time'],
-    ['malformed JSON', { body: '{"bids":[', headers: { 'content-type': 'application/json' } }, 'binance returned a body that is not valid JSON'],
-  ])('answers 502 naming binance on %s', async (_name, reply, message) => {
+  it.each(upstreamFailures('binance', { geoBlock: true, malformed: '{"bids":[' }))('answers 502 naming binance on %s', async (_name, reply, message) => {
     fake.route(`GET ${DEPTH}`, reply);
     const res = await get('/v1/orderbook?symbol=BTC');
     expect(res.statusCode).toBe(502);
@@ -205,11 +181,9 @@ describe('GET /v1/orderbook on Coinbase Exchange', () => {
     expect(res.json()).toEqual({ error: 'coinbase does not list the product FOO-USD', source: 'coinbase' });
   });
 
-  it.each<[string, FakeReply, string]>([
-    ['HTTP 500', { status: 500, body: 'oops' }, 'coinbase answered HTTP 500'],
+  it.each<FailureCase>([
     ['HTTP 429', { status: 429, body: { message: 'Public rate limit exceeded' } }, 'coinbase answered HTTP 429'],
-    ['a timeout', { delayMs: 1500, body: {} }, 'coinbase did not answer in time'],
-    ['malformed JSON', { body: '{"bids":', headers: { 'content-type': 'application/json' } }, 'coinbase returned a body that is not valid JSON'],
+    ...upstreamFailures('coinbase', { malformed: '{"bids":' }),
   ])('answers 502 naming coinbase on %s', async (_name, reply, message) => {
     fake.route(`GET ${CB_BOOK}`, reply);
     const res = await get('/v1/orderbook?symbol=BTC&exchange=coinbase');
@@ -267,12 +241,10 @@ describe('GET /v1/orderbook on Kraken', () => {
     expect(res.json()).toEqual({ error: 'kraken does not list the pair FOOUSD', source: 'kraken' });
   });
 
-  it.each<[string, FakeReply, string]>([
+  it.each<FailureCase>([
     ['an error in error[] (HTTP 200)', { body: { error: ['EGeneral:Too many requests'] } }, 'kraken error: EGeneral:Too many requests'],
     ['two books for one pair', { body: { error: [], result: { XXBTZUSD: { asks: [], bids: [] }, XBTUSD: { asks: [], bids: [] } } } }, 'kraken returned 2 books for one pair'],
-    ['HTTP 500', { status: 500, body: 'oops' }, 'kraken answered HTTP 500'],
-    ['a timeout', { delayMs: 1500, body: {} }, 'kraken did not answer in time'],
-    ['malformed JSON', { body: '{"error":[],"result":', headers: { 'content-type': 'application/json' } }, 'kraken returned a body that is not valid JSON'],
+    ...upstreamFailures('kraken', { malformed: '{"error":[],"result":' }),
   ])('answers 502 naming kraken on %s', async (_name, reply, message) => {
     fake.route(`GET ${KRAKEN}`, reply);
     const res = await get('/v1/orderbook?symbol=BTC&exchange=kraken');

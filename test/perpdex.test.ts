@@ -1,27 +1,11 @@
 // GET /v1/perpdex against a fake Hyperliquid /info server on 127.0.0.1.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
+import { describe, expect, it } from 'vitest';
+import type { FakeReply } from './fakes/fake-upstream.ts';
+import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { fixture, sample } from './fixtures.ts';
-import { makeApp, type TestApp } from './helpers.ts';
+import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
-const KEY = { 'x-api-key': 'test-key' };
-const fake = new FakeUpstream();
-let t: TestApp;
-
-beforeAll(async () => {
-  await fake.start();
-  t = await makeApp({ API_KEYS: 'test-key', KEY_RATE_LIMIT: '100000', HYPERLIQUID_BASE_URL: fake.url });
-});
-afterAll(async () => {
-  await t.app.close();
-  await fake.stop();
-});
-afterEach(() => {
-  fake.reset();
-  t.app.services.cache.clear();
-});
-
-const get = (url: string, headers: Record<string, string> = KEY) => t.app.inject({ method: 'GET', url, headers });
+const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, HYPERLIQUID_BASE_URL: url }), { headers: TEST_KEY });
 const serve = (reply: FakeReply) => fake.route('POST /info', reply);
 
 describe('GET /v1/perpdex', () => {
@@ -129,13 +113,11 @@ describe('perpdex: unknown, delisted, failures', () => {
     expect(res.json()).toEqual({ error, source: 'hyperliquid' });
   });
 
-  it.each([
-    ['HTTP 500', { status: 500, body: 'oops' }, 'hyperliquid answered HTTP 500'],
-    ['a timeout', { delayMs: 1500, body: [] }, 'hyperliquid did not answer in time'],
-    ['malformed JSON', { body: '[{"universe":', headers: { 'content-type': 'application/json' } }, 'hyperliquid returned a body that is not valid JSON'],
+  it.each<FailureCase>([
+    ...upstreamFailures('hyperliquid', { malformed: '[{"universe":', timeoutBody: [] }),
     ['an error string body', { body: 'Failed to deserialize the JSON body into the target type' }, 'hyperliquid returned a body that is not valid JSON'],
   ])('%s → 502 with source', async (_name, reply, error) => {
-    serve(reply as FakeReply);
+    serve(reply);
     const res = await get('/v1/perpdex?symbol=BTC');
     expect(res.statusCode).toBe(502);
     expect(res.json()).toEqual({ error, source: 'hyperliquid' });

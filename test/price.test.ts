@@ -1,46 +1,24 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BROWSER_USER_AGENT } from '../src/sources/yahoo.ts';
-import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
+import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { fixture, sample } from './fixtures.ts';
-import { makeApp, type TestApp } from './helpers.ts';
+import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
-const KEY = { 'x-api-key': 'test-key' };
 const TICKER = '/api/v3/ticker/24hr';
 const CB_TICKER = '/products/BTC-USD/ticker';
 const AAPL = '/v8/finance/chart/AAPL';
 
-const fake = new FakeUpstream();
-let t: TestApp;
-
-beforeAll(async () => {
-  await fake.start();
-  t = await makeApp({
-    API_KEYS: 'test-key',
-    KEY_RATE_LIMIT: '100000',
-    BINANCE_SPOT_BASE_URL: fake.url,
-    COINBASE_BASE_URL: fake.url,
-    YAHOO_BASE_URL: fake.url,
-  });
-});
-afterAll(async () => {
-  await t.app.close();
-  await fake.stop();
-});
-afterEach(() => {
-  fake.reset();
-  t.app.services.cache.clear();
-});
-
-const get = (url: string, headers: Record<string, string> = KEY) => t.app.inject({ method: 'GET', url, headers });
+const t = useFakeUpstreamApp(
+  (url) => ({ ...TEST_KEY_ENV, BINANCE_SPOT_BASE_URL: url, COINBASE_BASE_URL: url, YAHOO_BASE_URL: url }),
+  { headers: TEST_KEY },
+);
+const { fake, get } = t;
 
 // The recorded failures a provider can answer with; each must end as a 502 (or a fallback).
-const FAILURES: [string, FakeReply][] = [
-  ['HTTP 451 (geo-block)', { status: 451, body: sample('binance__error_451_restricted_location.json') }],
-  ['HTTP 403 (WAF)', { status: 403, body: '<html>403 Forbidden</html>' }],
-  ['HTTP 500', { status: 500, body: 'oops' }],
-  ['a timeout', { delayMs: 1500, body: {} }],
-  ['malformed JSON', { body: '{"symbol":"BTCUSDT","lastPrice":', headers: { 'content-type': 'application/json' } }],
-  ['an unexpected shape', { body: { symbol: 'BTCUSDT', lastPrice: 'n/a', closeTime: 1 } }],
+const FAILURES: FailureCase[] = [
+  ...upstreamFailures('binance', { geoBlock: true, malformed: '{"symbol":"BTCUSDT","lastPrice":' }),
+  ['HTTP 403 (WAF)', { status: 403, body: '<html>403 Forbidden</html>' }, 'binance answered HTTP 403'],
+  ['an unexpected shape', { body: { symbol: 'BTCUSDT', lastPrice: 'n/a', closeTime: 1 } }, 'binance returned an unexpected response shape'],
 ];
 
 describe('GET /v1/price — crypto on Binance', () => {
@@ -92,7 +70,7 @@ describe('GET /v1/price — crypto on Binance', () => {
 });
 
 describe('GET /v1/price — fallback to Coinbase Exchange', () => {
-  it.each(FAILURES)('falls back when Binance fails with %s', async (_name, reply) => {
+  it.each(FAILURES)('falls back when Binance fails with %s', async (_name, reply, reason) => {
     fake.route(`GET ${TICKER}`, reply);
     fake.route(`GET ${CB_TICKER}`, { body: fixture('coinbase__ticker.json') });
     const res = await get('/v1/price?symbol=BTC');
@@ -102,7 +80,7 @@ describe('GET /v1/price — fallback to Coinbase Exchange', () => {
     expect(data).toEqual({ symbol: 'BTC/USD', asset_class: 'crypto', price: 333.99, currency: 'USD', as_of: '2015-11-14T20:46:03.511Z' });
     expect(meta.sources).toHaveLength(1);
     expect(meta.sources[0].provider).toBe('coinbase');
-    expect(meta.fallback).toMatchObject({ from: 'binance', to: 'coinbase' });
+    expect(meta.fallback).toMatchObject({ from: 'binance', to: 'coinbase', reason });
   });
 
   it('says why it fell back: the 451 geo-block', async () => {
@@ -196,11 +174,9 @@ describe('GET /v1/price — equities on Yahoo', () => {
     }
   });
 
-  it.each<[string, FakeReply, string]>([
+  it.each<FailureCase>([
     ['HTTP 429 (plain text)', { status: 429, body: 'Too Many Requests' }, 'yahoo answered HTTP 429'],
-    ['HTTP 500', { status: 500, body: 'oops' }, 'yahoo answered HTTP 500'],
-    ['a timeout', { delayMs: 1500, body: {} }, 'yahoo did not answer in time'],
-    ['malformed JSON', { body: '{"chart":{', headers: { 'content-type': 'application/json' } }, 'yahoo returned a body that is not valid JSON'],
+    ...upstreamFailures('yahoo', { malformed: '{"chart":{' }),
     ['another chart error', { status: 422, body: { chart: { result: null, error: { code: 'Unprocessable Entity', description: 'bad range' } } } }, 'yahoo error: Unprocessable Entity (bad range)'],
   ])('answers 502 naming yahoo on %s', async (_name, reply, message) => {
     fake.route(`GET ${AAPL}`, reply);

@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CHAINS } from '../src/risk/chains.ts';
-import { FakeUpstream } from './fakes/fake-upstream.ts';
+import { upstreamFailures } from './fakes/failures.ts';
 import { sample } from './fixtures.ts';
-import { makeApp, type TestApp } from './helpers.ts';
+import { makeApp, useFakeUpstreamApp } from './helpers.ts';
 
 const EVM = '0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c';
 const RAY = '4k3Dyjzvzp8eMZWUXbBCjEvwSkkk59S5iCNLY3QrkX6R';
@@ -10,23 +10,8 @@ const evmSample = () => sample('goplus__token_security_evm.json');
 const evmToken = () => evmSample().result[EVM];
 const solanaEnvelope = () => ({ code: 1, message: 'OK', result: { [RAY]: sample('goplus__solana_token_security.json') } });
 
-const fake = new FakeUpstream();
-let t: TestApp;
-
-beforeAll(async () => {
-  await fake.start();
-  t = await makeApp({ GOPLUS_BASE_URL: fake.url, RISK_RATE_LIMIT: '100000' });
-});
-afterAll(async () => {
-  await t.app.close();
-  await fake.stop();
-});
-afterEach(() => {
-  fake.reset();
-  t.app.services.cache.clear();
-});
-
-const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, headers });
+const t = useFakeUpstreamApp((url) => ({ GOPLUS_BASE_URL: url, RISK_RATE_LIMIT: '100000' }));
+const { fake, get } = t;
 
 describe('GET /risk/v1/token-risk on an EVM chain', () => {
   it('scores the recorded GoPlus sample and returns flags, raw and provenance', async () => {
@@ -144,11 +129,16 @@ describe('upstream failures answer 502 naming the provider', () => {
     expect(fake.calls('/api/v1/token_security/1')).toHaveLength(2);
   });
 
-  it('HTTP 500', async () => {
-    fake.route('GET /api/v1/token_security/1', { status: 500, body: 'oops' });
+  it.each(upstreamFailures('goplus', { malformed: '{"code":1,"result":{', timeoutBody: evmSample() }))('%s', async (_name, reply, error) => {
+    fake.route('GET /api/v1/token_security/1', reply);
     const res = await get(url);
     expect(res.statusCode).toBe(502);
-    expect(res.json()).toEqual({ error: 'goplus answered HTTP 500', source: 'goplus' });
+    expect(res.json()).toEqual({ error, source: 'goplus' });
+  });
+
+  it('HTTP 500 is not retried', async () => {
+    fake.route('GET /api/v1/token_security/1', { status: 500, body: 'oops' });
+    await get(url);
     expect(fake.calls('/api/v1/token_security/1')).toHaveLength(1);
   });
 
@@ -165,20 +155,6 @@ describe('upstream failures answer 502 naming the provider', () => {
     const res = await get(url);
     expect(res.statusCode).toBe(200);
     expect(fake.calls('/api/v1/token_security/1')).toHaveLength(2);
-  });
-
-  it('a timeout', async () => {
-    fake.route('GET /api/v1/token_security/1', { delayMs: 1500, body: evmSample() });
-    const res = await get(url);
-    expect(res.statusCode).toBe(502);
-    expect(res.json()).toEqual({ error: 'goplus did not answer in time', source: 'goplus' });
-  });
-
-  it('malformed JSON', async () => {
-    fake.route('GET /api/v1/token_security/1', { body: '{"code":1,"result":{' , headers: { 'content-type': 'application/json' } });
-    const res = await get(url);
-    expect(res.statusCode).toBe(502);
-    expect(res.json()).toEqual({ error: 'goplus returned a body that is not valid JSON', source: 'goplus' });
   });
 
   it('a body that is JSON but not the documented shape', async () => {

@@ -16,16 +16,21 @@ export interface StatusContext {
   startedAt: number;
 }
 
-export function statusRoutes(ctx: StatusContext): RouteDef[] {
-  const health = defineRoute({
+/** `/health` of an interface: 200 with status, service name, version and uptime while the process serves. */
+export function healthRoute(service: string, tag: string, startedAt: number): RouteDef {
+  return defineRoute({
     path: '/health',
-    summary: 'Liveness of the market-data API',
+    summary: `Liveness of marketgate ${service}`,
     description: 'Answers 200 while the process serves requests.',
-    tag: 'Reference',
+    tag,
     data: z.object({ status: z.literal('ok'), service: z.string(), version: z.string(), uptime_s: z.number() }),
     handler: async () =>
-      envelope({ status: 'ok' as const, service: 'marketgate market data', version: VERSION, uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000) }, []),
-  });
+      envelope({ status: 'ok' as const, service: `marketgate ${service}`, version: VERSION, uptime_s: Math.round((Date.now() - startedAt) / 1000) }, []),
+  }) as RouteDef;
+}
+
+export function statusRoutes(ctx: StatusContext): RouteDef[] {
+  const health = healthRoute('market data', 'Reference', ctx.startedAt);
 
   const status = defineRoute({
     path: '/v1/status',

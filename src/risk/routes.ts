@@ -4,12 +4,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { defineRoute, mountRoutes, type RouteCatalog, type RouteDef } from '../catalog/route.ts';
 import { describeParams, requiredString } from '../catalog/params.ts';
+import { healthRoute } from '../catalog/status.ts';
 import { AppError, BadRequestError } from '../http/errors.ts';
 import { envelope } from '../http/envelope.ts';
 import type { GoPlus } from '../sources/goplus.ts';
 import { VERSION } from '../version.ts';
-import { ACCEPTED_CHAINS, CHAINS, findChain } from './chains.ts';
-import { assess } from './score.ts';
+import { ACCEPTED_CHAINS, CHAINS, findChain, type ChainFamily } from './chains.ts';
+import { assess, type Assessment } from './score.ts';
 import { GROUPS, SIGNALS } from './signals.ts';
 
 export interface RiskPluginOptions {
@@ -74,15 +75,7 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, opt
       new AppError(429, `rate limit exceeded: ${ctx.max} requests per minute per client; retry in ${Math.ceil(ctx.ttl / 1000)} s`),
   });
 
-  const health = defineRoute({
-    path: '/health',
-    summary: 'Liveness of the token risk service',
-    description: 'Answers 200 while the process serves requests.',
-    tag: 'Token risk',
-    data: z.object({ status: z.literal('ok'), service: z.string(), version: z.string(), uptime_s: z.number() }),
-    handler: async () =>
-      envelope({ status: 'ok' as const, service: 'marketgate token risk', version: VERSION, uptime_s: Math.round((Date.now() - opts.startedAt) / 1000) }, []),
-  });
+  const health = healthRoute('token risk', 'Token risk', opts.startedAt);
 
   const status = defineRoute({
     path: '/v1/status',
@@ -138,7 +131,7 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, opt
       const address = chain.family === 'evm' ? req.query.address.toLowerCase() : req.query.address;
 
       const { data: raw, meta } = await opts.goplus.tokenSecurity({ chain: chain.id ?? 'solana', address });
-      const result = assess(chain.family, raw);
+      const result = assessOnce(chain.family, raw);
       return envelope(
         {
           chain: { name: chain.name, id: chain.id },
@@ -156,6 +149,15 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, opt
 
   mountRoutes(app, opts.catalog, 'risk', [health, status, tokenRisk] as RouteDef[]);
 };
+
+// A cached provider answer is the same object on every hit, and assess() is pure: score it once.
+const assessed = new WeakMap<object, Assessment>();
+function assessOnce(family: ChainFamily, raw: Record<string, unknown> | null): Assessment {
+  if (raw === null) return assess(family, raw);
+  let result = assessed.get(raw);
+  if (!result) assessed.set(raw, (result = assess(family, raw)));
+  return result;
+}
 
 const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
 const metadata = (raw: Record<string, unknown> | null) => (raw?.metadata && typeof raw.metadata === 'object' ? (raw.metadata as Record<string, unknown>) : undefined);
