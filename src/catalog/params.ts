@@ -22,9 +22,17 @@ export interface ParamInfo {
   maximum?: number;
 }
 
-/** Lists a route's query parameters from its zod schema (the same source OpenAPI uses). */
+const described = new WeakMap<z.ZodObject, ParamInfo[]>();
+
+/** Lists a route's query parameters from its zod schema (the same source OpenAPI uses); computed once per schema. */
 export function describeParams(query: z.ZodObject | undefined): ParamInfo[] {
   if (!query) return [];
+  let params = described.get(query);
+  if (!params) described.set(query, (params = toParamInfo(query)));
+  return params;
+}
+
+function toParamInfo(query: z.ZodObject): ParamInfo[] {
   const json = z.toJSONSchema(query, { io: 'input', unrepresentable: 'any' }) as {
     properties?: Record<string, Record<string, unknown>>;
     required?: string[];
