@@ -18,7 +18,7 @@ const { fake, get } = t;
 const FAILURES: FailureCase[] = [
   ...upstreamFailures('binance', { geoBlock: true, malformed: '{"symbol":"BTCUSDT","lastPrice":' }),
   ['HTTP 403 (WAF)', { status: 403, body: '<html>403 Forbidden</html>' }, 'binance answered HTTP 403'],
-  ['an unexpected shape', { body: { symbol: 'BTCUSDT', lastPrice: 'n/a', closeTime: 1 } }, 'binance returned an unexpected response shape'],
+  ['an unexpected shape', { body: { symbol: 'BTCUSDT', lastPrice: 'n/a', closeTime: 1 } }, 'binance returned an unexpected response shape at lastPrice'],
 ];
 
 describe('GET /v1/price — crypto on Binance', () => {

@@ -1,7 +1,7 @@
 // /.well-known/agent.json: capabilities and authentication in the A2A agent-card shape.
 // marketgate is a plain REST API: no streaming, push notifications, webhooks, JSON-RPC or tasks.
 import type { AccessSummary } from './access-summary.ts';
-import type { CatalogEntry } from './route.ts';
+import { examplePath, type CatalogEntry } from './route.ts';
 
 export function agentCard(entries: CatalogEntry[], baseUrl: string, access: AccessSummary) {
   return {
@@ -36,7 +36,7 @@ export function agentCard(entries: CatalogEntry[], baseUrl: string, access: Acce
       endpoint: `GET ${e.url}`,
       access: e.access,
       price: e.price,
-      examples: [e.def.example ? `${baseUrl}${e.url}?${new URLSearchParams(e.def.example)}` : `${baseUrl}${e.url}`],
+      examples: [`${baseUrl}${examplePath(e)}`],
       inputModes: ['application/x-www-form-urlencoded'],
       outputModes: ['application/json'],
     })),

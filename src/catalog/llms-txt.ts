@@ -1,5 +1,5 @@
 // /llms.txt: a plain-text summary for language-model clients, generated from the catalog.
-import type { CatalogEntry } from './route.ts';
+import { examplePath, type CatalogEntry } from './route.ts';
 import { accessText, type AccessSummary } from './access-summary.ts';
 import { describeParams } from './params.ts';
 
@@ -30,7 +30,7 @@ export function llmsTxt(entries: CatalogEntry[], baseUrl: string, access: Access
 
 function endpoint(e: CatalogEntry, baseUrl: string): string[] {
   const params = describeParams(e.def.query);
-  const example = e.def.example ? `${baseUrl}${e.url}?${new URLSearchParams(e.def.example)}` : `${baseUrl}${e.url}`;
+  const example = `${baseUrl}${examplePath(e)}`;
   return [
     `### GET ${e.url} (${e.access === 'paid' ? `paid, ${e.price}` : 'free'})`,
     '',

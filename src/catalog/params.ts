@@ -1,6 +1,7 @@
 // Query-parameter helpers shared by every route: zod pieces with messages that name what is
 // accepted, and a plain description of a route's parameters for the catalog outputs.
 import { z } from 'zod';
+import { examplePath, type CatalogEntry } from './route.ts';
 
 /**
  * A required string parameter whose error says what it accepts. The error handler prefixes
@@ -48,4 +49,18 @@ function toParamInfo(query: z.ZodObject): ParamInfo[] {
     ...(typeof p.minimum === 'number' ? { minimum: p.minimum } : {}),
     ...(typeof p.maximum === 'number' ? { maximum: p.maximum } : {}),
   }));
+}
+
+/** An endpoint as the status routes list it: path, words, access, parameters and a working example. */
+export function describeEndpoint(e: CatalogEntry) {
+  return {
+    method: 'GET' as const,
+    path: e.url,
+    summary: e.def.summary,
+    description: e.def.description,
+    access: e.access,
+    price: e.price,
+    parameters: describeParams(e.def.query),
+    example: examplePath(e),
+  };
 }

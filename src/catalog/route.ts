@@ -66,6 +66,11 @@ export class RouteCatalog {
   }
 }
 
+/** A working request path for the route: its example query, or the bare path. */
+export function examplePath(e: CatalogEntry): string {
+  return e.def.example ? `${e.url}?${new URLSearchParams(e.def.example)}` : e.url;
+}
+
 const sourceMetaSchema = z
   .object({
     provider: z.string(),

@@ -5,7 +5,7 @@ import { envelope } from '../http/envelope.ts';
 import type { ProviderInfo } from '../sources/index.ts';
 import { VERSION } from '../version.ts';
 import type { AccessSummary } from './access-summary.ts';
-import { describeParams } from './params.ts';
+import { describeEndpoint } from './params.ts';
 import { defineRoute, type RouteCatalog, type RouteDef } from './route.ts';
 
 export interface StatusContext {
@@ -52,16 +52,7 @@ export function statusRoutes(ctx: StatusContext): RouteDef[] {
         {
           name: 'marketgate market data',
           version: VERSION,
-          endpoints: ctx.catalog.of('market').map((e) => ({
-            method: 'GET',
-            path: e.url,
-            summary: e.def.summary,
-            description: e.def.description,
-            access: e.access,
-            price: e.price,
-            parameters: describeParams(e.def.query),
-            ...(e.def.example ? { example: `${e.url}?${new URLSearchParams(e.def.example)}` } : {}),
-          })),
+          endpoints: ctx.catalog.of('market').map(describeEndpoint),
           access: ctx.access,
           upstreams: ctx.providers.map((p) => ({
             provider: p.name,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { clean } from '../analytics/numbers.ts';
 import { defineRoute, type RouteDef } from '../catalog/route.ts';
 import { envelope } from '../http/envelope.ts';
+import { isoFromMs } from '../sources/wire.ts';
 import type { MarketContext } from './routes.ts';
 import { binancePair, cryptoSymbolParam, parseCryptoSymbol } from './symbols.ts';
 
@@ -64,7 +65,7 @@ export function basisRoutes(ctx: MarketContext): RouteDef[] {
           funding_interval_hours: p.funding_interval_hours,
           annualized_carry_pct: carry,
           spot_as_of: spot.data.closeTime,
-          perp_as_of: new Date(p.time).toISOString(),
+          perp_as_of: isoFromMs(p.time),
         },
         [spot.meta, perp.meta],
       );

@@ -26,6 +26,7 @@ import {
 import { BINANCE_FUTURES, RATIO_PERIODS, type RatioPoint, type TakerPoint } from '../sources/binance-futures.ts';
 import { BYBIT } from '../sources/bybit.ts';
 import { HYPERLIQUID } from '../sources/hyperliquid.ts';
+import { isoFromMs } from '../sources/wire.ts';
 import type { Sources } from '../sources/index.ts';
 import type { MarketContext } from './routes.ts';
 import { binancePair, cryptoSymbolParam, parseCryptoSymbol } from './symbols.ts';
@@ -37,8 +38,7 @@ const FUNDING_HISTORY_LIMIT = 200;
 /** Hourly open-interest points asked for: the newest and the one 24 h before it. */
 const OI_HISTORY_POINTS = 25;
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+const isoOrNull = (ms: number | null) => (ms === null ? null : isoFromMs(ms));
 const pctText = (rate: number) => `${rate >= 0 ? '+' : ''}${clean(rate * 100)}%`;
 
 // ---------------------------------------------------------------- parameters
@@ -295,8 +295,8 @@ function aggregate(rows: VenueResult[]) {
 
 // ---------------------------------------------------------------- long/short ratio
 
-const toRatioRow = (p: RatioPoint) => ({ long_pct: toPct(p.long_fraction), short_pct: toPct(p.short_fraction), ratio: p.long_short_ratio, time: iso(p.time) });
-const toTakerRow = (p: TakerPoint) => ({ buy_volume: p.buy_volume, sell_volume: p.sell_volume, ratio: p.buy_sell_ratio, time: iso(p.time) });
+const toRatioRow = (p: RatioPoint) => ({ long_pct: toPct(p.long_fraction), short_pct: toPct(p.short_fraction), ratio: p.long_short_ratio, time: isoFromMs(p.time) });
+const toTakerRow = (p: TakerPoint) => ({ buy_volume: p.buy_volume, sell_volume: p.sell_volume, ratio: p.buy_sell_ratio, time: isoFromMs(p.time) });
 
 // ---------------------------------------------------------------- routes
 

@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { defineRoute, mountRoutes, type RouteCatalog, type RouteDef } from '../catalog/route.ts';
-import { describeParams, requiredString } from '../catalog/params.ts';
+import { describeEndpoint, requiredString } from '../catalog/params.ts';
 import { healthRoute } from '../catalog/status.ts';
 import { AppError, BadRequestError } from '../http/errors.ts';
 import { envelope } from '../http/envelope.ts';
@@ -89,14 +89,7 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, opt
           name: 'marketgate token risk',
           version: VERSION,
           description: 'Free token risk check: one score from a security provider\'s signals, with the raw data beside it.',
-          endpoints: opts.catalog.of('risk').map((e) => ({
-            method: 'GET',
-            path: e.url,
-            summary: e.def.summary,
-            description: e.def.description,
-            parameters: describeParams(e.def.query),
-            ...(e.def.example ? { example: `${e.url}?${new URLSearchParams(e.def.example)}` } : {}),
-          })),
+          endpoints: opts.catalog.of('risk').map(describeEndpoint),
           chains: CHAINS.map((c) => ({ name: c.name, id: c.id, family: c.family })),
           provider: { name: 'GoPlus Security', id: 'goplus', base_url: opts.goplusBaseUrl },
           signals: SIGNALS.map((s) => ({ name: s.name, group: s.group, weight: s.weight, critical: s.critical ?? false, families: Object.keys(s.read) })),

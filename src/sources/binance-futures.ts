@@ -10,35 +10,14 @@
 // openInterestHist.timestamp is a number live and a string in the docs; takerlongshortRatio rows
 // have no symbol; topLongShortPositionRatio also names its fields longAccount/shortAccount.
 import { z } from 'zod';
-import { NotFoundError } from '../http/errors.ts';
-import { fetchSource, type SourceDeps, type Sourced } from '../http/fetch-source.ts';
-import { decimal, optionalDecimal } from './wire.ts';
+import type { SourceDeps, Sourced } from '../http/fetch-source.ts';
+import { binanceGet } from './binance-api.ts';
+import { decimal, epochMs, optionalDecimal } from './wire.ts';
 
 export const BINANCE_FUTURES = 'binance-futures';
 
-/** Binance's code for an unknown symbol. */
-const INVALID_SYMBOL = -1121;
 /** Funding interval of every USD-M perpetual not listed by /fapi/v1/fundingInfo. */
 export const BINANCE_DEFAULT_FUNDING_INTERVAL_HOURS = 8;
-
-const epochMs = z.union([z.number(), z.string().regex(/^\d+$/)]).transform(Number);
-const errorBody = z.object({ code: z.number(), msg: z.string() });
-
-type Answer<T> = { ok: true; data: T } | { ok: false; code: number; msg: string };
-
-/** The documented body, or Binance's `{code, msg}` error body (sent with HTTP 400). */
-function orError<S extends z.ZodType>(schema: S) {
-  return z.unknown().transform((body, ctx): Answer<z.output<S>> => {
-    const err = errorBody.safeParse(body);
-    if (err.success) return { ok: false, ...err.data };
-    const parsed = schema.safeParse(body);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
-      return z.NEVER;
-    }
-    return { ok: true, data: parsed.data };
-  });
-}
 
 const premiumIndexSchema = z.object({
   symbol: z.string(),
@@ -134,25 +113,16 @@ export interface BinanceFuturesOptions {
 export function createBinanceFutures(deps: SourceDeps, options: BinanceFuturesOptions) {
   const slowTtlS = options.slowTtlS ?? (options.ttlS === 0 ? 0 : Math.max(options.ttlS, 300));
   /** One GET; an "Invalid symbol" body becomes a 404 naming the symbol, other error bodies a 502. */
-  async function get<S extends z.ZodType>(
-    path: string,
-    query: Record<string, string>,
-    schema: S,
-    ttlS: number,
-  ): Promise<Sourced<z.output<S>>> {
-    const qs = new URLSearchParams(query).toString();
-    const res = await fetchSource(deps, {
+  const get = <S extends z.ZodType>(path: string, params: Record<string, string>, schema: S, ttlS: number) =>
+    binanceGet(deps, {
       source: BINANCE_FUTURES,
-      url: `${options.baseUrl}${path}${qs ? `?${qs}` : ''}`,
-      schema: orError(schema),
-      acceptStatus: [400],
-      providerError: (b) => (b.ok || b.code === INVALID_SYMBOL ? undefined : `code ${b.code} (${b.msg})`),
+      baseUrl: options.baseUrl,
+      path,
+      params,
+      schema,
       ttlS,
+      notFound: `${BINANCE_FUTURES} lists no USD-M perpetual '${params.symbol ?? ''}'`,
     });
-    const answer = res.data as Answer<z.output<S>>;
-    if (!answer.ok) throw new NotFoundError(`${BINANCE_FUTURES} lists no USD-M perpetual '${query.symbol ?? ''}'`, BINANCE_FUTURES);
-    return { data: answer.data, meta: res.meta };
-  }
 
   /** Funding interval per adjusted symbol; undefined when the call fails (the interval is then unknown). */
   async function fundingIntervals(): Promise<Map<string, number> | undefined> {

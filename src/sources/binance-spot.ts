@@ -6,16 +6,11 @@
 // {"code":-1121,"msg":"Invalid symbol."} (our 404). Restricted locations (the US included) get
 // HTTP 451 on every endpoint; the WAF answers 403; both are 502s here (price falls back on them).
 import { z } from 'zod';
-import { NotFoundError } from '../http/errors.ts';
-import { fetchSource, type SourceDeps, type Sourced } from '../http/fetch-source.ts';
+import type { SourceDeps, Sourced } from '../http/fetch-source.ts';
+import { binanceGet } from './binance-api.ts';
 import { decimal } from './wire.ts';
 
 export const BINANCE = 'binance';
-
-/** Binance's error body, e.g. {"code":-1121,"msg":"Invalid symbol."}. */
-const errorBody = z.object({ code: z.number(), msg: z.string() });
-type ErrorBody = z.output<typeof errorBody>;
-const INVALID_SYMBOL = -1121;
 
 const ticker24hSchema = z.object({
   symbol: z.string(),
@@ -65,19 +60,8 @@ export interface BinanceSpotOptions {
 
 export function createBinanceSpot(deps: SourceDeps, options: BinanceSpotOptions) {
   /** One GET; the -1121 body becomes a 404 naming the pair, any other error code a 502. */
-  async function get<S extends z.ZodType>(path: string, params: Record<string, string | number>, schema: S, ttlS: number) {
-    const query = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]));
-    const res = await fetchSource(deps, {
-      source: BINANCE,
-      url: `${options.baseUrl}${path}?${query}`,
-      schema: z.union([schema, errorBody]),
-      acceptStatus: [400],
-      providerError: (b) => (isError(b) && b.code !== INVALID_SYMBOL ? `code ${b.code} (${b.msg})` : undefined),
-      ttlS,
-    });
-    if (isError(res.data)) throw new NotFoundError(`binance does not list the spot pair ${params.symbol}`, BINANCE);
-    return res as Sourced<z.output<S>>;
-  }
+  const get = <S extends z.ZodType>(path: string, params: Record<string, string | number>, schema: S, ttlS: number) =>
+    binanceGet(deps, { source: BINANCE, baseUrl: options.baseUrl, path, params, schema, ttlS, notFound: `binance does not list the spot pair ${params.symbol}` });
 
   return {
     /** 24 h ticker of one pair: last price and the venue's statistics time. */
@@ -104,10 +88,6 @@ export function createBinanceSpot(deps: SourceDeps, options: BinanceSpotOptions)
       return { data: { bids: side(res.data.bids), asks: side(res.data.asks) }, meta: res.meta };
     },
   };
-}
-
-function isError(body: unknown): body is ErrorBody {
-  return typeof body === 'object' && body !== null && !Array.isArray(body) && 'code' in body && 'msg' in body;
 }
 
 export type BinanceSpot = ReturnType<typeof createBinanceSpot>;

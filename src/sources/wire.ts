@@ -25,6 +25,9 @@ export const optionalDecimal = z
     return n;
   });
 
+/** Epoch milliseconds as a number or numeric string (Binance's docs and live answers differ) → number. */
+export const epochMs = z.union([z.number(), z.string().regex(/^\d+$/)]).transform(Number);
+
 /** Epoch milliseconds (number or numeric string) → ISO-8601 UTC. */
 export const msTime = z.union([z.number(), z.string().regex(/^\d+$/)]).transform((v) => new Date(Number(v)).toISOString());
 
