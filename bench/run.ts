@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Pool } from 'undici';
 import { FakeUpstream } from '../test/fakes/fake-upstream.ts';
-import { fixture, sample } from '../test/fixtures.ts';
+import { recorded } from '../test/fixtures.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -70,8 +70,8 @@ async function load(name: string, origin: string, path: string, headers: Record<
 }
 
 const fake = await new FakeUpstream().start();
-fake.route('GET /api/v1/token_security/8453', { body: sample('goplus__token_security_evm.json') });
-fake.route('GET /api/v3/ticker/24hr', { body: fixture('binance__spot_ticker_24hr_BTCUSDT.json') });
+fake.route('GET /api/v1/token_security/8453', { body: recorded('goplus__token_security_evm.json') });
+fake.route('GET /api/v3/ticker/24hr', { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
 
 const hello = await startServer('bench/hello.ts', {});
 process.on('exit', () => hello.proc.kill());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fixture, sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { useFakeUpstreamApps } from './helpers.ts';
 
 const t = useFakeUpstreamApps(['spot', 'futures'], (urls) => ({
@@ -10,8 +10,8 @@ const t = useFakeUpstreamApps(['spot', 'futures'], (urls) => ({
 const { spot, futures } = t.fakes;
 
 function serveAll(fundingInfo: unknown = [{ symbol: 'ETHUSDT', fundingIntervalHours: 4 }]) {
-  spot.route('GET /api/v3/ticker/24hr', { body: fixture('binance__spot_ticker_24hr_BTCUSDT.json') });
-  futures.route('GET /fapi/v1/premiumIndex', { body: sample('binance__futures_premiumIndex.json') });
+  spot.route('GET /api/v3/ticker/24hr', { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
+  futures.route('GET /fapi/v1/premiumIndex', { body: recorded('binance__futures_premiumIndex.json') });
   futures.route('GET /fapi/v1/fundingInfo', { body: fundingInfo });
 }
 const get = (qs: string, key = 'test-key') => t.get(`/v1/basis?${qs}`, key ? { 'x-api-key': key } : {});
@@ -61,7 +61,7 @@ describe('GET /v1/basis', () => {
 
   it('spot failing (451) → 502 naming binance; futures failing → 502 naming binance-futures', async () => {
     serveAll();
-    spot.route('GET /api/v3/ticker/24hr', { status: 451, body: sample('binance__error_451_restricted_location.json') });
+    spot.route('GET /api/v3/ticker/24hr', { status: 451, body: recorded('binance__error_451_restricted_location.json') });
     const a = await get('symbol=BTC');
     expect(a.statusCode).toBe(502);
     expect(a.json()).toEqual({ error: 'binance answered HTTP 451', source: 'binance' });

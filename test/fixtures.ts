@@ -1,20 +1,17 @@
-// Recorded upstream payloads from ../shared/upstream-samples (with their provenance beside them).
+// Recorded upstream payloads, kept in this repository (test/fixtures/upstream/) so that a clone
+// runs its tests with nothing beside it. Each NAME.json has a NAME.source.txt saying where and
+// how it was recorded (copied from the project's shared samples, or captured for this repo).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const SAMPLES_DIR = fileURLToPath(new URL('../../shared/upstream-samples/', import.meta.url));
-const LOCAL_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
+export const RECORDED_DIR = fileURLToPath(new URL('./fixtures/upstream/', import.meta.url));
 
-/** A shared recorded sample, parsed (JSON) — a fresh copy each call so tests can vary it. */
-export function sample<T = any>(name: string): T {
-  return JSON.parse(readFileSync(SAMPLES_DIR + name, 'utf8')) as T;
+/** A recorded payload, parsed (JSON): a fresh copy each call, so tests can edit it. */
+export function recorded<T = any>(name: string): T {
+  return JSON.parse(readFileSync(RECORDED_DIR + name, 'utf8')) as T;
 }
 
-export function sampleText(name: string): string {
-  return readFileSync(SAMPLES_DIR + name, 'utf8');
-}
-
-/** A fixture of this repo (test/fixtures/). */
-export function fixture<T = any>(name: string): T {
-  return JSON.parse(readFileSync(LOCAL_DIR + name, 'utf8')) as T;
+/** A recorded payload as text (CSV, HTML). */
+export function recordedText(name: string): string {
+  return readFileSync(RECORDED_DIR + name, 'utf8');
 }

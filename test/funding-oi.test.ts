@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { FakeReply } from './fakes/fake-upstream.ts';
 import { upstreamFailures, type FailureOptions } from './fakes/failures.ts';
-import { fixture, sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
 const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, BINANCE_FUTURES_BASE_URL: url, BYBIT_BASE_URL: url }), { headers: TEST_KEY });
@@ -15,20 +15,20 @@ const BINANCE_PATHS = ['/fapi/v1/premiumIndex', '/fapi/v1/openInterest', '/fapi/
 const BYBIT_PATHS = ['/v5/market/tickers', '/v5/market/funding/history', '/v5/market/open-interest'];
 
 function serveBinance(overrides: Record<string, FakeReply> = {}) {
-  fake.route('GET /fapi/v1/premiumIndex', overrides.premiumIndex ?? { body: sample('binance__futures_premiumIndex.json') });
+  fake.route('GET /fapi/v1/premiumIndex', overrides.premiumIndex ?? { body: recorded('binance__futures_premiumIndex.json') });
   // Only symbols with adjusted settings are listed (official example); BTCUSDT is not → default 8 h.
   fake.route('GET /fapi/v1/fundingInfo', overrides.fundingInfo ?? {
     body: [{ symbol: 'BLZUSDT', adjustedFundingRateCap: '0.02500000', adjustedFundingRateFloor: '-0.02500000', fundingIntervalHours: 4, disclaimer: false }],
   });
-  fake.route('GET /fapi/v1/openInterest', overrides.openInterest ?? { body: sample('binance__futures_openInterest.json') });
-  fake.route('GET /fapi/v1/fundingRate', overrides.fundingRate ?? { body: fixture('binance-futures__fundingRate_BTCUSDT_7d.json') });
-  fake.route('GET /futures/data/openInterestHist', overrides.openInterestHist ?? { body: fixture('binance-futures__openInterestHist_BTCUSDT_1h.json') });
+  fake.route('GET /fapi/v1/openInterest', overrides.openInterest ?? { body: recorded('binance__futures_openInterest.json') });
+  fake.route('GET /fapi/v1/fundingRate', overrides.fundingRate ?? { body: recorded('binance-futures__fundingRate_BTCUSDT_7d.json') });
+  fake.route('GET /futures/data/openInterestHist', overrides.openInterestHist ?? { body: recorded('binance-futures__openInterestHist_BTCUSDT_1h.json') });
 }
 
 function serveBybit(overrides: Record<string, FakeReply> = {}) {
-  fake.route('GET /v5/market/tickers', overrides.tickers ?? { body: sample('bybit__market_tickers_linear.json') });
-  fake.route('GET /v5/market/funding/history', overrides.funding ?? { body: fixture('bybit__funding_history_BTCUSDT_7d.json') });
-  fake.route('GET /v5/market/open-interest', overrides.openInterest ?? { body: fixture('bybit__open_interest_BTCUSDT_1h.json') });
+  fake.route('GET /v5/market/tickers', overrides.tickers ?? { body: recorded('bybit__market_tickers_linear.json') });
+  fake.route('GET /v5/market/funding/history', overrides.funding ?? { body: recorded('bybit__funding_history_BTCUSDT_7d.json') });
+  fake.route('GET /v5/market/open-interest', overrides.openInterest ?? { body: recorded('bybit__open_interest_BTCUSDT_1h.json') });
 }
 
 /** Every path of a venue answers the same failure. */
@@ -143,7 +143,7 @@ describe('GET /v1/funding-oi', () => {
 
   it('falls back to the spacing of settlements when fundingInfo fails, and uses a Bybit-stated interval', async () => {
     serveBinance({ fundingInfo: { status: 500, body: 'down' } });
-    const tickers = sample('bybit__market_tickers_linear.json');
+    const tickers = recorded('bybit__market_tickers_linear.json');
     tickers.result.list[0].fundingIntervalHour = '4';
     serveBybit({ tickers: { body: tickers } });
     const { data } = (await get('/v1/funding-oi?symbol=BTC')).json();
@@ -155,9 +155,9 @@ describe('GET /v1/funding-oi', () => {
     ['long', '0.00050000', '0.0005', 'OI-weighted funding +0.0500% per 8h is above +0.0300%: longs are crowded and pay shorts'],
     ['short', '-0.00030000', '-0.0003', 'OI-weighted funding -0.0300% per 8h is below -0.0100%: shorts are crowded and pay longs'],
   ])('bias %s', async (signal, binanceRate, bybitRate, reason) => {
-    const premium = sample('binance__futures_premiumIndex.json');
+    const premium = recorded('binance__futures_premiumIndex.json');
     premium.lastFundingRate = binanceRate;
-    const tickers = sample('bybit__market_tickers_linear.json');
+    const tickers = recorded('bybit__market_tickers_linear.json');
     tickers.result.list[0].fundingRate = bybitRate;
     serveBinance({ premiumIndex: { body: premium } });
     serveBybit({ tickers: { body: tickers } });
@@ -167,7 +167,7 @@ describe('GET /v1/funding-oi', () => {
   });
 
   it('leaves fields the venue did not send null, and keeps them out of the aggregate', async () => {
-    const tickers = sample('bybit__market_tickers_linear.json');
+    const tickers = recorded('bybit__market_tickers_linear.json');
     delete tickers.result.list[0].openInterestValue;
     delete tickers.result.list[0].openInterest;
     tickers.result.list[0].fundingRate = '';
@@ -225,7 +225,7 @@ describe('funding-oi with one venue down', () => {
   });
 
   it('a body that is not the documented shape names the field', async () => {
-    const premium = sample('binance__futures_premiumIndex.json');
+    const premium = recorded('binance__futures_premiumIndex.json');
     delete premium.markPrice;
     serveBinance({ premiumIndex: { body: premium } });
     serveBybit();
@@ -236,7 +236,7 @@ describe('funding-oi with one venue down', () => {
 
 describe('funding-oi when no venue answers', () => {
   it.each<[string, FakeReply, FakeReply, string]>([
-    ['geo-blocked everywhere (451 / 403 HTML)', { status: 451, body: sample('binance__error_451_restricted_location.json') }, { status: 403, body: CLOUDFRONT_403 }, 'binance-futures answered HTTP 451; bybit answered HTTP 403'],
+    ['geo-blocked everywhere (451 / 403 HTML)', { status: 451, body: recorded('binance__error_451_restricted_location.json') }, { status: 403, body: CLOUDFRONT_403 }, 'binance-futures answered HTTP 451; bybit answered HTTP 403'],
     ...bothVenuesFail(),
   ])('%s → 502 naming the first venue as source and both in the message', async (_name, binanceReply, bybitReply, error) => {
     failVenue(BINANCE_PATHS, binanceReply);
@@ -260,7 +260,7 @@ describe('funding-oi unknown symbols', () => {
     failVenue(BINANCE_PATHS, INVALID_SYMBOL);
     fake.route('GET /fapi/v1/fundingRate', { body: [] }); // the history endpoint answers an empty list
     fake.route('GET /fapi/v1/fundingInfo', { body: [] });
-    failVenue(BYBIT_PATHS, { body: fixture('bybit__error_not_supported_symbols.json') });
+    failVenue(BYBIT_PATHS, { body: recorded('bybit__error_not_supported_symbols.json') });
     const res = await get('/v1/funding-oi?symbol=NOPE');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({
@@ -278,7 +278,7 @@ describe('funding-oi unknown symbols', () => {
 
   it('listed on Binance only → 200 with Bybit under venues_unavailable', async () => {
     serveBinance();
-    failVenue(BYBIT_PATHS, { body: fixture('bybit__error_not_supported_symbols.json') });
+    failVenue(BYBIT_PATHS, { body: recorded('bybit__error_not_supported_symbols.json') });
     const res = await get('/v1/funding-oi?symbol=BTC');
     expect(res.statusCode).toBe(200);
     expect(res.json().data.venues_unavailable).toEqual([{ venue: 'bybit', error: "bybit lists no linear perpetual 'BTCUSDT'" }]);

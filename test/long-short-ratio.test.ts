@@ -1,7 +1,7 @@
 // GET /v1/long-short-ratio against a fake Binance USD-M futures-data server on 127.0.0.1.
 import { describe, expect, it } from 'vitest';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
-import { sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
 const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, BINANCE_FUTURES_BASE_URL: url }), { headers: TEST_KEY });
@@ -17,24 +17,24 @@ const H = 3_600_000;
 
 /** The recorded samples, one row each. */
 function serveSamples() {
-  fake.route(`GET ${GLOBAL}`, { body: sample('binance__futures_globalLongShortAccountRatio.json') });
-  fake.route(`GET ${TOP_ACCOUNTS}`, { body: sample('binance__futures_topLongShortAccountRatio.json') });
-  fake.route(`GET ${TOP_POSITIONS}`, { body: sample('binance__futures_topLongShortPositionRatio.json') });
-  fake.route(`GET ${TAKER}`, { body: sample('binance__futures_takerlongshortRatio.json') });
+  fake.route(`GET ${GLOBAL}`, { body: recorded('binance__futures_globalLongShortAccountRatio.json') });
+  fake.route(`GET ${TOP_ACCOUNTS}`, { body: recorded('binance__futures_topLongShortAccountRatio.json') });
+  fake.route(`GET ${TOP_POSITIONS}`, { body: recorded('binance__futures_topLongShortPositionRatio.json') });
+  fake.route(`GET ${TAKER}`, { body: recorded('binance__futures_takerlongshortRatio.json') });
 }
 
 /** Three hourly rows per series built from the samples' shape, oldest first as Binance sends them. */
 function serveHistory() {
   const ratioRows = (file: string, longs: string[]) =>
     longs.map((l, i) => {
-      const row = sample(file)[0];
+      const row = recorded(file)[0];
       const short = (1 - Number(l)).toFixed(4);
       return { ...row, longAccount: l, shortAccount: short, longShortRatio: (Number(l) / Number(short)).toFixed(4), timestamp: T - (2 - i) * H };
     });
   fake.route(`GET ${GLOBAL}`, { body: ratioRows('binance__futures_globalLongShortAccountRatio.json', ['0.6500', '0.6800', '0.7069']) });
   fake.route(`GET ${TOP_ACCOUNTS}`, { body: ratioRows('binance__futures_topLongShortAccountRatio.json', ['0.6000', '0.6100', '0.6442']) });
   fake.route(`GET ${TOP_POSITIONS}`, { body: ratioRows('binance__futures_topLongShortPositionRatio.json', ['0.5000', '0.5200', '0.5344']) });
-  const taker = sample('binance__futures_takerlongshortRatio.json')[0];
+  const taker = recorded('binance__futures_takerlongshortRatio.json')[0];
   fake.route(`GET ${TAKER}`, {
     body: [
       { ...taker, buyVol: '100.0000', sellVol: '200.0000', buySellRatio: '0.5000', timestamp: T - 2 * H },
@@ -90,7 +90,7 @@ describe('GET /v1/long-short-ratio', () => {
 
   it('sorts rows that arrive newest first', async () => {
     serveHistory();
-    const rows = sample('binance__futures_globalLongShortAccountRatio.json');
+    const rows = recorded('binance__futures_globalLongShortAccountRatio.json');
     fake.route(`GET ${GLOBAL}`, { body: [{ ...rows[0], timestamp: T }, { ...rows[0], longAccount: '0.5000', timestamp: T - H }] });
     const { data } = (await get('/v1/long-short-ratio?symbol=BTC')).json();
     expect(data.history.global_accounts.map((r: { long_pct: number }) => r.long_pct)).toEqual([50, 66.22]);

@@ -3,7 +3,7 @@ import { describeParams } from '../src/catalog/params.ts';
 import { yahooRange } from '../src/market/price.ts';
 import { BROWSER_USER_AGENT } from '../src/sources/yahoo.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
-import { fixture, sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
 const KLINES = '/api/v3/klines';
@@ -14,7 +14,7 @@ const { fake, get } = t;
 
 describe('GET /v1/ohlcv — crypto from Binance klines', () => {
   it('maps positional klines to candles with the defaults timeframe=1h, limit=100', async () => {
-    fake.route(`GET ${KLINES}`, { body: sample('binance__spot_klines.json') });
+    fake.route(`GET ${KLINES}`, { body: recorded('binance__spot_klines.json') });
     const res = await get('/v1/ohlcv?symbol=BTC');
     expect(res.statusCode).toBe(200);
     const q = fake.calls(KLINES)[0]!.query;
@@ -32,7 +32,7 @@ describe('GET /v1/ohlcv — crypto from Binance klines', () => {
   });
 
   it('keeps Binance\'s order (oldest first) over several rows', async () => {
-    const row = sample('binance__spot_klines.json')[0];
+    const row = recorded('binance__spot_klines.json')[0];
     const rows = [0, 1, 2].map((i) => [row[0] + i * 3_600_000, ...row.slice(1, 6), row[6] + i * 3_600_000, ...row.slice(7)]);
     fake.route(`GET ${KLINES}`, { body: rows });
     const { data } = (await get('/v1/ohlcv?symbol=ETHUSDT&timeframe=4h&limit=3')).json();
@@ -41,7 +41,7 @@ describe('GET /v1/ohlcv — crypto from Binance klines', () => {
   });
 
   it.each(['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w'])('passes timeframe %s to Binance as is', async (tf) => {
-    fake.route(`GET ${KLINES}`, { body: sample('binance__spot_klines.json') });
+    fake.route(`GET ${KLINES}`, { body: recorded('binance__spot_klines.json') });
     const res = await get(`/v1/ohlcv?symbol=SOL&timeframe=${tf}&limit=1000`);
     expect(res.statusCode).toBe(200);
     expect(fake.calls(KLINES)[0]!.query.get('interval')).toBe(tf);
@@ -49,7 +49,7 @@ describe('GET /v1/ohlcv — crypto from Binance klines', () => {
   });
 
   it('answers 404 for a pair Binance does not list', async () => {
-    fake.route(`GET ${KLINES}`, { status: 400, body: fixture('binance__error_invalid_symbol.json') });
+    fake.route(`GET ${KLINES}`, { status: 400, body: recorded('binance__error_invalid_symbol.json') });
     const res = await get('/v1/ohlcv?symbol=FOOUSDT');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'binance does not list the spot pair FOOUSDT', source: 'binance' });
@@ -72,7 +72,7 @@ describe('GET /v1/ohlcv — crypto from Binance klines', () => {
 
 describe('GET /v1/ohlcv — equities from Yahoo chart', () => {
   it('returns the last `limit` daily bars, rounded to priceHint, with the listing currency', async () => {
-    fake.route(`GET ${AAPL}`, { body: sample('yahoo__chart_AAPL_1d.json') });
+    fake.route(`GET ${AAPL}`, { body: recorded('yahoo__chart_AAPL_1d.json') });
     const res = await get('/v1/ohlcv?symbol=AAPL&timeframe=1d&limit=3');
     expect(res.statusCode).toBe(200);
     const call = fake.calls(AAPL)[0]!;
@@ -93,7 +93,7 @@ describe('GET /v1/ohlcv — equities from Yahoo chart', () => {
   });
 
   it('returns every bar when Yahoo has fewer than `limit`', async () => {
-    fake.route(`GET ${AAPL}`, { body: sample('yahoo__chart_AAPL_1d.json') });
+    fake.route(`GET ${AAPL}`, { body: recorded('yahoo__chart_AAPL_1d.json') });
     const { data } = (await get('/v1/ohlcv?symbol=AAPL&timeframe=1d&limit=1000')).json();
     expect(data.candles).toHaveLength(49);
     expect(data.candles[0]).toEqual({ time: '2020-08-31T13:30:00.000Z', open: 127.58, high: 131, low: 126, close: 129.04, volume: 225702700 });
@@ -101,7 +101,7 @@ describe('GET /v1/ohlcv — equities from Yahoo chart', () => {
   });
 
   it('drops rows with a null open/high/low/close instead of filling them; a null volume stays null', async () => {
-    const body = sample('yahoo__chart_AAPL_1d.json');
+    const body = recorded('yahoo__chart_AAPL_1d.json');
     const q = body.chart.result[0].indicators.quote[0];
     q.close[47] = null; // 2020-11-05 has no close → dropped
     q.open[45] = null; // 2020-11-03 has no open → dropped
@@ -114,7 +114,7 @@ describe('GET /v1/ohlcv — equities from Yahoo chart', () => {
   });
 
   it('answers an empty window (no timestamp, no indicators) with no candles', async () => {
-    const body = sample('yahoo__chart_AAPL_1d.json');
+    const body = recorded('yahoo__chart_AAPL_1d.json');
     delete body.chart.result[0].timestamp;
     delete body.chart.result[0].indicators;
     fake.route(`GET ${AAPL}`, { body });
@@ -132,7 +132,7 @@ describe('GET /v1/ohlcv — equities from Yahoo chart', () => {
     ['1d', '1d'],
     ['1w', '1wk'],
   ])('maps timeframe %s to Yahoo interval %s', async (tf, interval) => {
-    fake.route(`GET ${AAPL}`, { body: sample('yahoo__chart_AAPL_1d.json') });
+    fake.route(`GET ${AAPL}`, { body: recorded('yahoo__chart_AAPL_1d.json') });
     const res = await get(`/v1/ohlcv?symbol=AAPL&timeframe=${tf}`);
     expect(res.statusCode).toBe(200);
     expect(fake.calls(AAPL)[0]!.query.get('interval')).toBe(interval);
@@ -146,7 +146,7 @@ describe('GET /v1/ohlcv — equities from Yahoo chart', () => {
   });
 
   it('answers 404 for a ticker Yahoo does not know', async () => {
-    fake.route('GET /v8/finance/chart/ZZZZ', { status: 404, body: sample('yahoo__chart_error_not_found.json') });
+    fake.route('GET /v8/finance/chart/ZZZZ', { status: 404, body: recorded('yahoo__chart_error_not_found.json') });
     const res = await get('/v1/ohlcv?symbol=ZZZZ&timeframe=1d');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'yahoo has no data for the ticker ZZZZ', source: 'yahoo' });
@@ -199,7 +199,7 @@ describe('GET /v1/ohlcv — parameters and access', () => {
   });
 
   it('accepts the bounds limit=1 and limit=1000', async () => {
-    fake.route(`GET ${KLINES}`, { body: sample('binance__spot_klines.json') });
+    fake.route(`GET ${KLINES}`, { body: recorded('binance__spot_klines.json') });
     expect((await get('/v1/ohlcv?symbol=BTC&limit=1')).statusCode).toBe(200);
     expect((await get('/v1/ohlcv?symbol=BTC&limit=1000')).statusCode).toBe(200);
   });
@@ -215,7 +215,7 @@ describe('GET /v1/ohlcv — parameters and access', () => {
   });
 
   it('requires credentials: 401 without a key, 200 with one', async () => {
-    fake.route(`GET ${KLINES}`, { body: sample('binance__spot_klines.json') });
+    fake.route(`GET ${KLINES}`, { body: recorded('binance__spot_klines.json') });
     expect((await get('/v1/ohlcv?symbol=BTC', {})).statusCode).toBe(401);
     expect(fake.calls(KLINES)).toHaveLength(0);
     expect((await get('/v1/ohlcv?symbol=BTC')).statusCode).toBe(200);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { describeParams } from '../src/catalog/params.ts';
 import { summariseBook, type Level } from '../src/market/orderbook.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
-import { fixture, sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
 const DEPTH = '/api/v3/depth';
@@ -19,7 +19,7 @@ const num = (levels: (string | number)[][]): Level[] => levels.map((l) => [Numbe
 describe('summariseBook (pure)', () => {
   it('computes the statistics of the Binance docs book by hand', () => {
     // bids [4.00000000 × 431], asks [4.00000200 × 12]
-    const s = summariseBook(num(sample('binance__spot_depth.json').bids), num(sample('binance__spot_depth.json').asks), 20);
+    const s = summariseBook(num(recorded('binance__spot_depth.json').bids), num(recorded('binance__spot_depth.json').asks), 20);
     expect(s.best_bid).toBe(4);
     expect(s.best_ask).toBe(4.000002);
     expect(s.mid).toBe(4.000001); // (4 + 4.000002) / 2
@@ -31,7 +31,7 @@ describe('summariseBook (pure)', () => {
   });
 
   it('trims each side to depth before summing (Coinbase sample, depth 2)', () => {
-    const cb = sample('coinbase__product_book_level2.json');
+    const cb = recorded('coinbase__product_book_level2.json');
     const s = summariseBook(num(cb.bids), num(cb.asks), 2);
     expect(s.bids).toEqual([[0.1135, 35], [0.1134, 20606.7]]);
     expect(s.asks).toEqual([[0.1137, 10113.4], [0.1138, 49781.3]]);
@@ -69,7 +69,7 @@ describe('summariseBook (pure)', () => {
 
 describe('GET /v1/orderbook on Binance (default venue)', () => {
   it('answers the book with its statistics; depth 20 asks Binance for limit=20; as_of is null (no venue time)', async () => {
-    fake.route(`GET ${DEPTH}`, { body: sample('binance__spot_depth.json') });
+    fake.route(`GET ${DEPTH}`, { body: recorded('binance__spot_depth.json') });
     const res = await get('/v1/orderbook?symbol=BTC');
     expect(res.statusCode).toBe(200);
     const q = fake.calls(DEPTH)[0]!.query;
@@ -116,14 +116,14 @@ describe('GET /v1/orderbook on Binance (default venue)', () => {
   });
 
   it('gives depth in the quote currency and null USD depth when the quote is not USD-like (ETH-BTC)', async () => {
-    fake.route(`GET ${DEPTH}`, { body: sample('binance__spot_depth.json') });
+    fake.route(`GET ${DEPTH}`, { body: recorded('binance__spot_depth.json') });
     const { data } = (await get('/v1/orderbook?symbol=ETH-BTC')).json();
     expect(fake.calls(DEPTH)[0]!.query.get('symbol')).toBe('ETHBTC');
     expect(data).toMatchObject({ symbol: 'ETH/BTC', quote_currency: 'BTC', bid_depth_quote: 1724, bid_depth_usd: null, ask_depth_usd: null });
   });
 
   it('answers 404 for a pair Binance does not list', async () => {
-    fake.route(`GET ${DEPTH}`, { status: 400, body: fixture('binance__error_invalid_symbol.json') });
+    fake.route(`GET ${DEPTH}`, { status: 400, body: recorded('binance__error_invalid_symbol.json') });
     const res = await get('/v1/orderbook?symbol=FOOUSDT');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'binance does not list the spot pair FOOUSDT', source: 'binance' });
@@ -140,7 +140,7 @@ describe('GET /v1/orderbook on Binance (default venue)', () => {
 describe('GET /v1/orderbook on Coinbase Exchange', () => {
   it('reads the level-2 book of BTC-USD, trims it to depth, and has no as_of without a `time`', async () => {
     // The recorded book is of an unrecorded low-priced product; served here under BTC-USD.
-    fake.route(`GET ${CB_BOOK}`, { body: sample('coinbase__product_book_level2.json') });
+    fake.route(`GET ${CB_BOOK}`, { body: recorded('coinbase__product_book_level2.json') });
     const res = await get('/v1/orderbook?symbol=BTC&exchange=coinbase&depth=2');
     expect(res.statusCode).toBe(200);
     expect(fake.calls(CB_BOOK)[0]!.query.get('level')).toBe('2');
@@ -164,7 +164,7 @@ describe('GET /v1/orderbook on Coinbase Exchange', () => {
   });
 
   it('uses the book `time` newer responses carry as as_of; default depth 20 keeps all 5 levels', async () => {
-    fake.route(`GET ${CB_BOOK}`, { body: { ...sample<Record<string, unknown>>('coinbase__product_book_level2.json'), time: '2024-05-01T12:00:00.123456Z' } });
+    fake.route(`GET ${CB_BOOK}`, { body: { ...recorded<Record<string, unknown>>('coinbase__product_book_level2.json'), time: '2024-05-01T12:00:00.123456Z' } });
     const { data } = (await get('/v1/orderbook?symbol=BTC&exchange=coinbase')).json();
     expect(data.as_of).toBe('2024-05-01T12:00:00.123Z');
     expect(data.bids).toHaveLength(5);
@@ -175,7 +175,7 @@ describe('GET /v1/orderbook on Coinbase Exchange', () => {
   });
 
   it('answers 404 for a product Coinbase does not list', async () => {
-    fake.route('GET /products/FOO-USD/book', { status: 404, body: fixture('coinbase__error_not_found.json') });
+    fake.route('GET /products/FOO-USD/book', { status: 404, body: recorded('coinbase__error_not_found.json') });
     const res = await get('/v1/orderbook?symbol=FOO&exchange=coinbase');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'coinbase does not list the product FOO-USD', source: 'coinbase' });
@@ -194,7 +194,7 @@ describe('GET /v1/orderbook on Coinbase Exchange', () => {
 
 describe('GET /v1/orderbook on Kraken', () => {
   it('asks for XBTUSD, takes the single result (XXBTZUSD), and uses the latest level time as as_of', async () => {
-    fake.route(`GET ${KRAKEN}`, { body: sample('kraken__public_depth.json') });
+    fake.route(`GET ${KRAKEN}`, { body: recorded('kraken__public_depth.json') });
     const res = await get('/v1/orderbook?symbol=BTC&exchange=kraken&depth=10');
     expect(res.statusCode).toBe(200);
     const q = fake.calls(KRAKEN)[0]!.query;
@@ -229,13 +229,13 @@ describe('GET /v1/orderbook on Kraken', () => {
     ['ETH-USDT', 'ETHUSDT'],
     ['BTC/EUR', 'XBTEUR'],
   ])('spells %s as Kraken does (%s)', async (symbol, pair) => {
-    fake.route(`GET ${KRAKEN}`, { body: sample('kraken__public_depth.json') });
+    fake.route(`GET ${KRAKEN}`, { body: recorded('kraken__public_depth.json') });
     expect((await get(`/v1/orderbook?symbol=${encodeURIComponent(symbol)}&exchange=kraken`)).statusCode).toBe(200);
     expect(fake.calls(KRAKEN)[0]!.query.get('pair')).toBe(pair);
   });
 
   it('answers 404 for "EQuery:Unknown asset pair"', async () => {
-    fake.route(`GET ${KRAKEN}`, { body: fixture('kraken__error_unknown_pair.json') });
+    fake.route(`GET ${KRAKEN}`, { body: recorded('kraken__error_unknown_pair.json') });
     const res = await get('/v1/orderbook?symbol=FOO&exchange=kraken');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'kraken does not list the pair FOOUSD', source: 'kraken' });
@@ -286,7 +286,7 @@ describe('GET /v1/orderbook — parameters and access', () => {
   });
 
   it('requires credentials: 401 without a key, 200 with one', async () => {
-    fake.route(`GET ${DEPTH}`, { body: sample('binance__spot_depth.json') });
+    fake.route(`GET ${DEPTH}`, { body: recorded('binance__spot_depth.json') });
     expect((await get('/v1/orderbook?symbol=BTC', {})).statusCode).toBe(401);
     expect(fake.calls(DEPTH)).toHaveLength(0);
     expect((await get('/v1/orderbook?symbol=BTC')).statusCode).toBe(200);

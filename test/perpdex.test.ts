@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FakeReply } from './fakes/fake-upstream.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
-import { fixture, sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
 const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, HYPERLIQUID_BASE_URL: url }), { headers: TEST_KEY });
@@ -10,7 +10,7 @@ const serve = (reply: FakeReply) => fake.route('POST /info', reply);
 
 describe('GET /v1/perpdex', () => {
   it('reads the official sample (ctxs aligned by index with the universe)', async () => {
-    serve({ body: sample('hyperliquid__info_metaAndAssetCtxs.json') });
+    serve({ body: recorded('hyperliquid__info_metaAndAssetCtxs.json') });
     const res = await get('/v1/perpdex?symbol=BTC');
     expect(res.statusCode).toBe(200);
     const { data, meta } = res.json();
@@ -43,13 +43,13 @@ describe('GET /v1/perpdex', () => {
   });
 
   it('picks the context by position: ETH is ctxs[1]', async () => {
-    serve({ body: sample('hyperliquid__info_metaAndAssetCtxs.json') });
+    serve({ body: recorded('hyperliquid__info_metaAndAssetCtxs.json') });
     const { data } = (await get('/v1/perpdex?symbol=ETH')).json();
     expect(data).toMatchObject({ symbol: 'ETH', mark_price: 6.0436, open_interest: 1882.55, prev_day_price: 6.3611 });
   });
 
   it('reads the live shape (real BTC ctx; extra top-level fields)', async () => {
-    serve({ body: fixture('hyperliquid__metaAndAssetCtxs_live_shape.json') });
+    serve({ body: recorded('hyperliquid__metaAndAssetCtxs_live_shape.json') });
     const { data } = (await get('/v1/perpdex?symbol=BTC-USD')).json();
     // 0.0000052764 × 8760 × 100 = 4.6221264 %; 36295.80812 × 80639.0 = 2 926 857 670.99;
     // (80639 − 77759) / 77759 × 100 = 3.70375133425 %.
@@ -71,7 +71,7 @@ describe('GET /v1/perpdex', () => {
   });
 
   it('mid_price and premium are null when the venue gives null', async () => {
-    serve({ body: fixture('hyperliquid__metaAndAssetCtxs_live_shape.json') });
+    serve({ body: recorded('hyperliquid__metaAndAssetCtxs_live_shape.json') });
     const { data } = (await get('/v1/perpdex?symbol=eth')).json();
     expect(data).toMatchObject({ symbol: 'ETH', mid_price: null, premium: null, funding_rate_hourly: -0.0000125, funding_annualized_pct: -10.95 });
     // (2412 − 2400) / 2400 × 100 = 0.5 %
@@ -79,21 +79,21 @@ describe('GET /v1/perpdex', () => {
   });
 
   it('matches coin names case-insensitively and answers with the venue spelling', async () => {
-    serve({ body: fixture('hyperliquid__metaAndAssetCtxs_live_shape.json') });
+    serve({ body: recorded('hyperliquid__metaAndAssetCtxs_live_shape.json') });
     const { data } = (await get('/v1/perpdex?symbol=kpepe')).json();
     expect(data.symbol).toBe('kPEPE');
     expect(data.open_interest_usd).toBe(36458240); // 2 912 000 000 × 0.01252
   });
 
   it.each(['BTCUSDT', 'btc/usdc', 'BTC-USD'])('a USD-quoted pair %s is read as its base asset', async (symbol) => {
-    serve({ body: sample('hyperliquid__info_metaAndAssetCtxs.json') });
+    serve({ body: recorded('hyperliquid__info_metaAndAssetCtxs.json') });
     const res = await get(`/v1/perpdex?symbol=${encodeURIComponent(symbol)}`);
     expect(res.statusCode).toBe(200);
     expect(res.json().data.symbol).toBe('BTC');
   });
 
   it('one upstream answer serves every coin within the TTL', async () => {
-    serve({ body: sample('hyperliquid__info_metaAndAssetCtxs.json') });
+    serve({ body: recorded('hyperliquid__info_metaAndAssetCtxs.json') });
     await get('/v1/perpdex?symbol=BTC');
     const eth = (await get('/v1/perpdex?symbol=ETH')).json();
     expect(eth.meta.sources[0].cached).toBe(true);
@@ -107,7 +107,7 @@ describe('perpdex: unknown, delisted, failures', () => {
     ['a delisted coin', 'FTT', "hyperliquid perpetual 'FTT' is delisted"],
     ['a non-USD quote', 'ETHBTC', 'hyperliquid perpetuals are quoted in USD; there is no ETH/BTC perpetual'],
   ])('%s → 404', async (_name, symbol, error) => {
-    serve({ body: fixture('hyperliquid__metaAndAssetCtxs_live_shape.json') });
+    serve({ body: recorded('hyperliquid__metaAndAssetCtxs_live_shape.json') });
     const res = await get(`/v1/perpdex?symbol=${symbol}`);
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error, source: 'hyperliquid' });
@@ -124,7 +124,7 @@ describe('perpdex: unknown, delisted, failures', () => {
   });
 
   it('contexts not aligned with the universe → 502 rather than a wrong coin\'s numbers', async () => {
-    const body = sample('hyperliquid__info_metaAndAssetCtxs.json');
+    const body = recorded('hyperliquid__info_metaAndAssetCtxs.json');
     body[1].pop();
     serve({ body });
     const res = await get('/v1/perpdex?symbol=BTC');
@@ -146,7 +146,7 @@ describe('perpdex: unknown, delisted, failures', () => {
   });
 
   it('requires credentials: no key → 401, the key → 200', async () => {
-    serve({ body: sample('hyperliquid__info_metaAndAssetCtxs.json') });
+    serve({ body: recorded('hyperliquid__info_metaAndAssetCtxs.json') });
     expect((await get('/v1/perpdex?symbol=BTC', {})).statusCode).toBe(401);
     expect(fake.requests).toHaveLength(0);
     expect((await get('/v1/perpdex?symbol=BTC')).statusCode).toBe(200);

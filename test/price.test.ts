@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BROWSER_USER_AGENT } from '../src/sources/yahoo.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
-import { fixture, sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
 const TICKER = '/api/v3/ticker/24hr';
@@ -23,7 +23,7 @@ const FAILURES: FailureCase[] = [
 
 describe('GET /v1/price — crypto on Binance', () => {
   it('prices BTC from the 24 h ticker of BTCUSDT, with the venue time as as_of', async () => {
-    fake.route(`GET ${TICKER}`, { body: sample('binance__spot_ticker_24hr.json') });
+    fake.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr.json') });
     const res = await get('/v1/price?symbol=btc');
     expect(res.statusCode).toBe(200);
     expect(fake.calls(TICKER)[0]!.query.get('symbol')).toBe('BTCUSDT');
@@ -37,14 +37,14 @@ describe('GET /v1/price — crypto on Binance', () => {
   });
 
   it('keeps an explicit quote: ETH-BTC → ETHBTC, currency BTC', async () => {
-    fake.route(`GET ${TICKER}`, { body: sample('binance__spot_ticker_24hr.json') });
+    fake.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr.json') });
     const { data } = (await get('/v1/price?symbol=ETH-BTC')).json();
     expect(fake.calls(TICKER)[0]!.query.get('symbol')).toBe('ETHBTC');
     expect(data).toMatchObject({ symbol: 'ETH/BTC', currency: 'BTC' });
   });
 
   it('serves a repeated request from the cache', async () => {
-    fake.route(`GET ${TICKER}`, { body: sample('binance__spot_ticker_24hr.json') });
+    fake.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr.json') });
     await get('/v1/price?symbol=BTC');
     const { meta } = (await get('/v1/price?symbol=BTCUSDT')).json();
     expect(meta.sources[0].cached).toBe(true);
@@ -52,8 +52,8 @@ describe('GET /v1/price — crypto on Binance', () => {
   });
 
   it('answers 404 for a pair Binance does not list (HTTP 400, code -1121), without falling back', async () => {
-    fake.route(`GET ${TICKER}`, { status: 400, body: fixture('binance__error_invalid_symbol.json') });
-    fake.route('GET /products/FOO-USD/ticker', { body: fixture('coinbase__ticker.json') });
+    fake.route(`GET ${TICKER}`, { status: 400, body: recorded('binance__error_invalid_symbol.json') });
+    fake.route('GET /products/FOO-USD/ticker', { body: recorded('coinbase__ticker.json') });
     const res = await get('/v1/price?symbol=FOOUSDT');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'binance does not list the spot pair FOOUSDT', source: 'binance' });
@@ -72,7 +72,7 @@ describe('GET /v1/price — crypto on Binance', () => {
 describe('GET /v1/price — fallback to Coinbase Exchange', () => {
   it.each(FAILURES)('falls back when Binance fails with %s', async (_name, reply, reason) => {
     fake.route(`GET ${TICKER}`, reply);
-    fake.route(`GET ${CB_TICKER}`, { body: fixture('coinbase__ticker.json') });
+    fake.route(`GET ${CB_TICKER}`, { body: recorded('coinbase__ticker.json') });
     const res = await get('/v1/price?symbol=BTC');
     expect(res.statusCode).toBe(200);
     const { data, meta } = res.json();
@@ -84,8 +84,8 @@ describe('GET /v1/price — fallback to Coinbase Exchange', () => {
   });
 
   it('says why it fell back: the 451 geo-block', async () => {
-    fake.route(`GET ${TICKER}`, { status: 451, body: sample('binance__error_451_restricted_location.json') });
-    fake.route(`GET ${CB_TICKER}`, { body: fixture('coinbase__ticker.json') });
+    fake.route(`GET ${TICKER}`, { status: 451, body: recorded('binance__error_451_restricted_location.json') });
+    fake.route(`GET ${CB_TICKER}`, { body: recorded('coinbase__ticker.json') });
     const { meta } = (await get('/v1/price?symbol=BTC')).json();
     expect(meta.fallback).toEqual({ from: 'binance', to: 'coinbase', reason: 'binance answered HTTP 451' });
     expect(fake.calls(TICKER)).toHaveLength(1);
@@ -93,14 +93,14 @@ describe('GET /v1/price — fallback to Coinbase Exchange', () => {
   });
 
   it('asks Coinbase for the explicit quote when the caller named one (BTC-USDT → BTC-USDT)', async () => {
-    fake.route(`GET ${TICKER}`, { status: 451, body: sample('binance__error_451_restricted_location.json') });
-    fake.route('GET /products/BTC-USDT/ticker', { body: fixture('coinbase__ticker.json') });
+    fake.route(`GET ${TICKER}`, { status: 451, body: recorded('binance__error_451_restricted_location.json') });
+    fake.route('GET /products/BTC-USDT/ticker', { body: recorded('coinbase__ticker.json') });
     const { data } = (await get('/v1/price?symbol=BTC-USDT')).json();
     expect(data).toMatchObject({ symbol: 'BTC/USDT', currency: 'USDT', price: 333.99 });
   });
 
   it('prices an explicit USD pair on Coinbase directly (Binance lists no USD pairs), without calling Binance', async () => {
-    fake.route(`GET ${CB_TICKER}`, { body: fixture('coinbase__ticker.json') });
+    fake.route(`GET ${CB_TICKER}`, { body: recorded('coinbase__ticker.json') });
     const { data, meta } = (await get('/v1/price?symbol=btc-usd')).json();
     expect(data).toEqual({ symbol: 'BTC/USD', asset_class: 'crypto', price: 333.99, currency: 'USD', as_of: '2015-11-14T20:46:03.511Z' });
     expect(meta.sources[0].provider).toBe('coinbase');
@@ -109,7 +109,7 @@ describe('GET /v1/price — fallback to Coinbase Exchange', () => {
   });
 
   it('answers 502 naming binance (and the coinbase failure) when both fail', async () => {
-    fake.route(`GET ${TICKER}`, { status: 451, body: sample('binance__error_451_restricted_location.json') });
+    fake.route(`GET ${TICKER}`, { status: 451, body: recorded('binance__error_451_restricted_location.json') });
     fake.route(`GET ${CB_TICKER}`, { status: 500, body: 'down' });
     const res = await get('/v1/price?symbol=BTC');
     expect(res.statusCode).toBe(502);
@@ -117,8 +117,8 @@ describe('GET /v1/price — fallback to Coinbase Exchange', () => {
   });
 
   it('answers 404 from coinbase when Binance is down and Coinbase does not list the product', async () => {
-    fake.route(`GET ${TICKER}`, { status: 451, body: sample('binance__error_451_restricted_location.json') });
-    fake.route('GET /products/SOL-USD/ticker', { status: 404, body: fixture('coinbase__error_not_found.json') });
+    fake.route(`GET ${TICKER}`, { status: 451, body: recorded('binance__error_451_restricted_location.json') });
+    fake.route('GET /products/SOL-USD/ticker', { status: 404, body: recorded('coinbase__error_not_found.json') });
     const res = await get('/v1/price?symbol=SOL');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'coinbase does not list the product SOL-USD', source: 'coinbase' });
@@ -127,7 +127,7 @@ describe('GET /v1/price — fallback to Coinbase Exchange', () => {
 
 describe('GET /v1/price — equities on Yahoo', () => {
   it('prices AAPL from the chart meta, with a browser User-Agent', async () => {
-    fake.route(`GET ${AAPL}`, { body: sample('yahoo__chart_AAPL_1d.json') });
+    fake.route(`GET ${AAPL}`, { body: recorded('yahoo__chart_AAPL_1d.json') });
     const res = await get('/v1/price?symbol=aapl');
     expect(res.statusCode).toBe(200);
     const call = fake.calls(AAPL)[0]!;
@@ -141,14 +141,14 @@ describe('GET /v1/price — equities on Yahoo', () => {
   });
 
   it('spells class shares as Yahoo does (BRK.B → BRK-B) and answers with the caller\'s spelling', async () => {
-    fake.route('GET /v8/finance/chart/BRK-B', { body: sample('yahoo__chart_AAPL_1d.json') });
+    fake.route('GET /v8/finance/chart/BRK-B', { body: recorded('yahoo__chart_AAPL_1d.json') });
     const res = await get('/v1/price?symbol=BRK.B');
     expect(res.statusCode).toBe(200);
     expect(res.json().data.symbol).toBe('BRK.B');
   });
 
   it('asset_class=equity overrides the crypto default for a ticker on the crypto list', async () => {
-    fake.route('GET /v8/finance/chart/ETH', { body: sample('yahoo__chart_AAPL_1d.json') });
+    fake.route('GET /v8/finance/chart/ETH', { body: recorded('yahoo__chart_AAPL_1d.json') });
     const res = await get('/v1/price?symbol=ETH&asset_class=equity');
     expect(res.statusCode).toBe(200);
     expect(res.json().data.asset_class).toBe('equity');
@@ -156,7 +156,7 @@ describe('GET /v1/price — equities on Yahoo', () => {
   });
 
   it('leaves price and as_of null when Yahoo does not give them', async () => {
-    const body = sample('yahoo__chart_AAPL_1d.json');
+    const body = recorded('yahoo__chart_AAPL_1d.json');
     delete body.chart.result[0].meta.regularMarketPrice;
     delete body.chart.result[0].meta.regularMarketTime;
     fake.route(`GET ${AAPL}`, { body });
@@ -167,7 +167,7 @@ describe('GET /v1/price — equities on Yahoo', () => {
   it('answers 404 for a ticker Yahoo does not know (HTTP 404 and HTTP 200 alike)', async () => {
     for (const status of [404, 200]) {
       t.app.services.cache.clear();
-      fake.route('GET /v8/finance/chart/ZZZZ', { status, body: sample('yahoo__chart_error_not_found.json') });
+      fake.route('GET /v8/finance/chart/ZZZZ', { status, body: recorded('yahoo__chart_error_not_found.json') });
       const res = await get('/v1/price?symbol=ZZZZ');
       expect(res.statusCode).toBe(404);
       expect(res.json()).toEqual({ error: 'yahoo has no data for the ticker ZZZZ', source: 'yahoo' });
@@ -199,7 +199,7 @@ describe('GET /v1/price — parameters and access', () => {
   });
 
   it('requires credentials: 401 without a key or with a wrong one, 200 with a valid key', async () => {
-    fake.route(`GET ${TICKER}`, { body: sample('binance__spot_ticker_24hr.json') });
+    fake.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr.json') });
     expect((await get('/v1/price?symbol=BTC', {})).statusCode).toBe(401);
     expect((await get('/v1/price?symbol=BTC', { 'x-api-key': 'nope' })).statusCode).toBe(401);
     expect(fake.calls(TICKER)).toHaveLength(0);

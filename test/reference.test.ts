@@ -5,7 +5,7 @@ import { generateOpenApi } from '../scripts/openapi-document.ts';
 import { FREE_ROUTES } from '../src/access/policy.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { probeRoute } from './fakes/probe-route.ts';
-import { sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { makeApp, type TestApp } from './helpers.ts';
 
 const PAY_TO = '0x1111111111111111111111111111111111111111';
@@ -146,7 +146,7 @@ describe('/v1/status and /health', () => {
     const goplusBefore = before.upstreams.find((u: { provider: string }) => u.provider === 'goplus');
     expect(goplusBefore).toMatchObject({ status: 'unknown', last_success_at: null, last_error: null, base_url: fake.url });
 
-    fake.route('GET /api/v1/token_security/1', { body: sample('goplus__empty_result.json') });
+    fake.route('GET /api/v1/token_security/1', { body: recorded('goplus__empty_result.json') });
     await get('/risk/v1/token-risk?chain=1&address=0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c');
     fake.route('GET /api/v1/token_security/56', { status: 500, body: 'down' });
     await get('/risk/v1/token-risk?chain=56&address=0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c');

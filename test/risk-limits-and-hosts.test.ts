@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
-import { sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { makeApp } from './helpers.ts';
 
 const EVM = '0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c';
 const fake = new FakeUpstream();
 beforeAll(async () => {
   await fake.start();
-  fake.route('GET /api/v1/token_security/8453', { body: sample('goplus__token_security_evm.json') });
+  fake.route('GET /api/v1/token_security/8453', { body: recorded('goplus__token_security_evm.json') });
 });
 afterAll(() => fake.stop());
 

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { CHAINS } from '../src/risk/chains.ts';
 import { upstreamFailures } from './fakes/failures.ts';
-import { sample } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { makeApp, useFakeUpstreamApp } from './helpers.ts';
 
 const EVM = '0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c';
 const RAY = '4k3Dyjzvzp8eMZWUXbBCjEvwSkkk59S5iCNLY3QrkX6R';
-const evmSample = () => sample('goplus__token_security_evm.json');
+const evmSample = () => recorded('goplus__token_security_evm.json');
 const evmToken = () => evmSample().result[EVM];
-const solanaEnvelope = () => ({ code: 1, message: 'OK', result: { [RAY]: sample('goplus__solana_token_security.json') } });
+const solanaEnvelope = () => ({ code: 1, message: 'OK', result: { [RAY]: recorded('goplus__solana_token_security.json') } });
 
 const t = useFakeUpstreamApp((url) => ({ GOPLUS_BASE_URL: url, RISK_RATE_LIMIT: '100000' }));
 const { fake, get } = t;
@@ -80,7 +80,7 @@ describe('GET /risk/v1/token-risk on an EVM chain', () => {
   });
 
   it('answers an unknown token with a null score, null flags, zero coverage and a note', async () => {
-    fake.route('GET /api/v1/token_security/56', { body: sample('goplus__empty_result.json') });
+    fake.route('GET /api/v1/token_security/56', { body: recorded('goplus__empty_result.json') });
     const res = await get(`/risk/v1/token-risk?chain=bsc&address=${EVM}`);
     expect(res.statusCode).toBe(200);
     const { data } = res.json();
@@ -120,7 +120,7 @@ describe('upstream failures answer 502 naming the provider', () => {
   const url = `/risk/v1/token-risk?chain=ethereum&address=${EVM}`;
 
   it('provider code 4029 (rate limited, HTTP 200) is a 502, not our 429, and is not cached', async () => {
-    fake.route('GET /api/v1/token_security/1', { body: sample('goplus__rate_limited.json') });
+    fake.route('GET /api/v1/token_security/1', { body: recorded('goplus__rate_limited.json') });
     const res = await get(url);
     expect(res.statusCode).toBe(502);
     expect(res.json()).toEqual({ error: 'goplus error: code 4029 (too many requests)', source: 'goplus' });
@@ -185,13 +185,13 @@ describe('upstream failures answer 502 naming the provider', () => {
 
 describe('chain and address parameters', () => {
   it('every chain name and numeric id reaches the right provider path', async () => {
-    fake.route('* /api/v1/solana/token_security', { body: sample('goplus__empty_result.json') });
-    for (const c of CHAINS) if (c.id !== null) fake.route(`GET /api/v1/token_security/${c.id}`, { body: sample('goplus__empty_result.json') });
+    fake.route('* /api/v1/solana/token_security', { body: recorded('goplus__empty_result.json') });
+    for (const c of CHAINS) if (c.id !== null) fake.route(`GET /api/v1/token_security/${c.id}`, { body: recorded('goplus__empty_result.json') });
     for (const c of CHAINS) {
       const inputs = c.id === null ? [c.name, c.name.toUpperCase()] : [c.name, c.name.toUpperCase(), String(c.id)];
       for (const chain of inputs) {
         fake.reset();
-        fake.route(c.id === null ? 'GET /api/v1/solana/token_security' : `GET /api/v1/token_security/${c.id}`, { body: sample('goplus__empty_result.json') });
+        fake.route(c.id === null ? 'GET /api/v1/solana/token_security' : `GET /api/v1/token_security/${c.id}`, { body: recorded('goplus__empty_result.json') });
         t.app.services.cache.clear();
         const res = await get(`/risk/v1/token-risk?chain=${chain}&address=${c.id === null ? RAY : EVM}`);
         expect(res.statusCode, chain).toBe(200);

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
-import { fixture } from './fixtures.ts';
+import { recorded } from './fixtures.ts';
 import { makeApp } from './helpers.ts';
 import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
 import { startFacilitator } from './x402/facilitator.ts';
@@ -30,7 +30,7 @@ const TICKER = '/api/v3/ticker/24hr';
 
 beforeAll(async () => {
   await exchange.start();
-  exchange.route(`GET ${TICKER}`, { body: fixture('binance__spot_ticker_24hr_BTCUSDT.json') });
+  exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
   chain = await startLocalChain(31337);
   fx = await deployFixtures(chain);
   await fx.mint(payer.address, 5_000_000n); // 5 tokens, 6 decimals
@@ -126,7 +126,7 @@ describe('x402 on a paid route', () => {
     expect(await res.json()).toEqual({ error: 'binance answered HTTP 451; fallback coinbase answered HTTP 500', source: 'binance' });
     expect(res.headers.get('payment-response')).toBeNull();
     expect(await balances()).toEqual(before);
-    exchange.route(`GET ${TICKER}`, { body: fixture('binance__spot_ticker_24hr_BTCUSDT.json') });
+    exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
   });
 
   it('a bad parameter → 400 before any payment is taken', async () => {

@@ -1,6 +1,6 @@
 // The failures any provider can answer with, each with the exact error message the app must give
 // for it. Meant for `it.each`; a provider's own failure cases go beside them in the same table.
-import { sample } from '../fixtures.ts';
+import { recorded } from '../fixtures.ts';
 import type { FakeReply } from './fake-upstream.ts';
 
 export type FailureCase = [name: string, reply: FakeReply, message: string];
@@ -29,5 +29,5 @@ export function upstreamFailures(source: string, options: FailureOptions): Failu
 }
 
 function binanceGeoBlock(source: string): FailureCase {
-  return ['HTTP 451 (geo-block)', { status: 451, body: sample('binance__error_451_restricted_location.json') }, `${source} answered HTTP 451`];
+  return ['HTTP 451 (geo-block)', { status: 451, body: recorded('binance__error_451_restricted_location.json') }, `${source} answered HTTP 451`];
 }
