@@ -1,25 +1,28 @@
 // buildApp(config): one Fastify instance serving interface A under /risk (and at the root of
-// RISK_HOSTNAME) and interface B at the root. Shared services are created once here and handed
-// to the plugins as options.
-import { randomUUID } from 'node:crypto';
+// RISK_HOSTNAME) and interface B at the root. Shared services are created once here and handed to
+// the plugins as one RouteContext.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
-import { accessSummary } from './catalog/access-summary.ts';
-import { registerOpenApi } from './catalog/openapi.ts';
-import { registerReferenceRoutes } from './catalog/reference-routes.ts';
-import { RouteCatalog, type RouteDef } from './catalog/route.ts';
-import { ResponseCache } from './http/cache.ts';
-import { errorHandler } from './http/error-handler.ts';
-import { UpstreamClient } from './http/upstream.ts';
-import type { PaymentGate } from './access/access-control.ts';
+import { installAccessControl, type PaymentGate } from './access/access-control.ts';
 import { KeyStore } from './access/keys.ts';
 import { createFacilitatorClient } from './access/x402/facilitator.ts';
 import { createPaymentGate } from './access/x402/gate.ts';
-import { marketPlugin } from './market/plugin.ts';
+import { accessSummary } from './catalog/access-summary.ts';
+import type { RouteContext } from './catalog/context.ts';
+import { registerOpenApi } from './catalog/openapi.ts';
+import { registerReferenceRoutes } from './catalog/reference-routes.ts';
+import { mountRoutes, RouteCatalog, type RouteDef } from './catalog/route.ts';
+import { ResponseCache } from './http/cache.ts';
+import { registerEdge, requestIds } from './http/edge.ts';
+import { errorHandler } from './http/error-handler.ts';
+import { serialize } from './http/envelope.ts';
+import { UpstreamGuard } from './http/guard.ts';
+import { HttpClient } from './http/http-client.ts';
+import { MARKET_ROUTES } from './market/index.ts';
 import { riskPlugin } from './risk/routes.ts';
-import { createSources, type Sources } from './sources/index.ts';
+import { createSources, providerInfo, type Sources } from './sources/index.ts';
 import { VERSION } from './version.ts';
 
 export interface BuildOptions {
@@ -32,8 +35,6 @@ export interface BuildOptions {
 /** Headers that carry credentials: never logged. */
 export const REDACTED_HEADERS = ['x-api-key', 'authorization', 'payment-signature', 'x-payment', 'cookie'];
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
@@ -43,57 +44,55 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     // Fastify accepts a hop count at run time; its types omit the number form.
     trustProxy: config.trustProxy as boolean | string[],
-    // Echo a caller's request id when it is sane; otherwise make one.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIds(),
     rewriteUrl: riskHostRewrite(config.risk.hostname),
     bodyLimit: 64 * 1024,
+    // A client that takes more than 30 s to send its request (headers and body) gets a 408.
+    requestTimeout: 30_000,
+    ...registerEdge.serverOptions,
   });
 
   app.setValidatorCompiler(validatorCompiler);
-  // Responses are built by our own code from validated data; serialise them as they are.
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Responses are built by our own code from validated data; an envelope's data is serialised once.
+  app.setSerializerCompiler(() => serialize);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).send({ error: `no route for ${req.method} ${req.url.split('?')[0]}` });
-  });
-  app.addHook('onSend', async (req, reply) => {
-    reply.header('x-request-id', req.id);
-  });
 
-  const upstream = new UpstreamClient({ ...config.upstream, userAgent: `marketgate/${VERSION} (token risk and market data API)` });
+  const http = new HttpClient({ ...config.upstream, userAgent: `marketgate/${VERSION} (token risk and market data API)` });
+  const guard = new UpstreamGuard(config.upstream);
   const cache = new ResponseCache(config.cache.maxEntries);
   const catalog = new RouteCatalog(config.x402.price);
-  const sources = createSources({ upstream, cache }, config);
-  app.decorate('services', { upstream, cache, catalog, config, sources });
-  app.addHook('onClose', async () => upstream.close());
+  const sources = createSources(config.sources, { http, guard, cache });
+  app.decorate('services', { cache, catalog, config, sources, guard });
+  app.addHook('onClose', async () => http.close());
 
-  const startedAt = Date.now();
-  const payments = await paymentGate(app, config, catalog);
-  const access = accessSummary(config, payments !== undefined);
-  await registerOpenApi(app, config, payments !== undefined);
-  registerReferenceRoutes(app, catalog, config.publicBaseUrl, access);
-
-  await app.register(riskPlugin, {
-    prefix: '/risk',
+  const ctx: RouteContext = {
+    config,
+    sources,
+    guard,
+    providers: providerInfo(config.sources),
     catalog,
-    goplus: sources.goplus,
-    goplusBaseUrl: config.goplus.baseUrl,
-    rateLimitPerMinute: config.risk.rateLimitPerMinute,
-    startedAt,
-  });
+    access: accessSummary(config),
+    startedAt: Date.now(),
+  };
+
+  await registerEdge(app, ctx);
+  await registerOpenApi(app, config);
+  registerReferenceRoutes(app, ctx);
+
+  await app.register(riskPlugin, { prefix: '/risk', ctx });
 
   const keys = new KeyStore(config.keys, (err) => app.log.error({ err }, 'API key file could not be read; keeping the previous keys'));
   keys.watch();
   app.addHook('onClose', async () => keys.stop());
-  await app.register(marketPlugin, {
-    sources,
-    config,
-    status: { catalog, upstream, providers: sources.providers, access, startedAt },
-    access: { keys, keyRateLimitPerMinute: config.keys.rateLimitPerMinute, payments },
-    extraRoutes: options.extraMarketRoutes ?? [],
+  const payments = await paymentGate(app, config, catalog);
+  const marketRoutes = [...MARKET_ROUTES, ...(options.extraMarketRoutes ?? [])];
+  await app.register(async (market) => {
+    await installAccessControl(market, {
+      keys,
+      limits: { keyPerMinute: config.keys.rateLimitPerMinute, paidIpPerMinute: config.limits.paidIpPerMinute, freePerMinute: config.limits.freePerMinute },
+      payments,
+    });
+    mountRoutes(market, ctx, 'market', marketRoutes);
   });
 
   return app;
@@ -102,7 +101,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 /** x402 is on when enabled and a payee is set; otherwise paid routes need an API key. */
 async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteCatalog): Promise<PaymentGate | undefined> {
   const x402 = config.x402;
-  if (!x402.enabled || !x402.payTo) {
+  if (!x402.active) {
     app.log.info(
       x402.enabled
         ? 'x402 payments are off: set X402_PAY_TO (the address that receives USDC) and X402_FACILITATOR to enable them; paid routes need an API key meanwhile'
@@ -137,6 +136,6 @@ function riskHostRewrite(hostname: string | undefined) {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    services: { upstream: UpstreamClient; cache: ResponseCache; catalog: RouteCatalog; config: Config; sources: Sources };
+    services: { cache: ResponseCache; catalog: RouteCatalog; config: Config; sources: Sources; guard: UpstreamGuard };
   }
 }

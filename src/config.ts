@@ -1,133 +1,14 @@
-// Every setting comes from the environment, is parsed here once, and the rest of the app
-// only ever sees the typed result. An invalid value stops start-up with a message that names
-// the variable and says what it accepts.
+// Every setting comes from the environment, is parsed here once, and the rest of the app only ever
+// sees the typed result. The variables are declared as data (src/env.ts): the server's own below,
+// each provider's in its source descriptor (src/sources/). An invalid value stops start-up with a
+// message that names the variable and says what it accepts.
 import { z } from 'zod';
+import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './env.ts';
+import { SOURCES, type SourceSettings } from './sources/index.ts';
+
+export { ConfigError } from './env.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-const int = (min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, `a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(z.number().int().min(min, `a whole number from ${min} to ${max}`).max(max, `a whole number from ${min} to ${max}`));
-
-const httpUrl = z
-  .string()
-  .trim()
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return u.protocol === 'http:' || u.protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, 'an absolute http(s) URL')
-  .transform((v) => v.replace(/\/+$/, ''));
-
-const bool = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no'].includes(v), 'true or false')
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-
-const optionalText = z
-  .string()
-  .trim()
-  .transform((v) => (v === '' ? undefined : v))
-  .optional();
-
-/**
- * TRUST_PROXY: `false` (default: use the socket address), `true` (trust every hop),
- * a hop count, or a comma-separated list of proxy IPs / CIDRs.
- */
-const trustProxy = z
-  .string()
-  .trim()
-  .transform((v, ctx): boolean | number | string[] => {
-    const lower = v.toLowerCase();
-    if (lower === 'false' || lower === '0' || lower === '') return false;
-    if (lower === 'true') return true;
-    if (/^\d+$/.test(v)) return Number(v);
-    const list = v.split(',').map((s) => s.trim()).filter(Boolean);
-    if (list.every((s) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) return list;
-    ctx.addIssue({ code: 'custom', message: 'true, false, a hop count, or a comma-separated list of IPs/CIDRs' });
-    return z.NEVER;
-  });
-
-const hostname = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .transform((v) => (v === '' ? undefined : v))
-  .refine((v) => v === undefined || /^[a-z0-9.-]+$/.test(v), 'a bare host name such as risk.example.com (no scheme, no port)')
-  .optional();
-
-/** Environment variable name → parser, with the default applied when the variable is unset. */
-const envSchema = z.object({
-  PORT: int(0, 65535).default(3000),
-  HOST: z.string().trim().min(1, 'an interface address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
-  LOG_LEVEL: z.enum(LOG_LEVELS, { message: `one of ${LOG_LEVELS.join(', ')}` }).default('info'),
-  TRUST_PROXY: trustProxy.default(false),
-  PUBLIC_BASE_URL: httpUrl.optional(),
-  RISK_HOSTNAME: hostname,
-  RISK_RATE_LIMIT: int(1, 1_000_000).default(60),
-
-  UPSTREAM_CONNECT_TIMEOUT_MS: int(1, 120_000).default(3000),
-  UPSTREAM_HEADERS_TIMEOUT_MS: int(1, 120_000).default(8000),
-  UPSTREAM_BODY_TIMEOUT_MS: int(1, 300_000).default(15_000),
-  UPSTREAM_MAX_BODY_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
-  UPSTREAM_CONNECTIONS: int(1, 1024).default(16),
-
-  CACHE_MAX_ENTRIES: int(1, 10_000_000).default(10_000),
-  CACHE_TTL_TOKEN_RISK_S: int(0, 86_400).default(60),
-
-  GOPLUS_BASE_URL: httpUrl.default('https://api.gopluslabs.io'),
-  GOPLUS_ACCESS_TOKEN: optionalText,
-
-  // interface B: access
-  API_KEYS: optionalText,
-  API_KEYS_FILE: z.string().trim().min(1, 'a file path').default('./data/api-keys.json'),
-  API_KEYS_RELOAD_MS: int(100, 3_600_000).default(2000),
-  KEY_RATE_LIMIT: int(1, 1_000_000).default(120),
-  X402_ENABLED: bool.default(true),
-  X402_NETWORK: z
-    .string()
-    .trim()
-    .refine((v) => v in X402_NETWORKS || /^eip155:\d+$/.test(v), `base, base-sepolia, or a CAIP-2 id eip155:<chain id>`)
-    .default('base'),
-  X402_PRICE: z.string().trim().regex(/^\$\d+(\.\d+)?$/, 'a dollar price such as $0.001').default('$0.001'),
-  X402_PAY_TO: z.string().trim().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address (0x + 40 hex)').optional(),
-  X402_ASSET: z.string().trim().regex(/^0x[0-9a-fA-F]{40}$/, 'an ERC-20 token address (0x + 40 hex)').optional(),
-  X402_FACILITATOR: z
-    .string()
-    .trim()
-    .refine((v) => v === 'coinbase-cdp' || /^https?:\/\/\S+$/.test(v), 'coinbase-cdp or the http(s) URL of an x402 facilitator')
-    .default('coinbase-cdp'),
-  X402_ASSET_DECIMALS: int(0, 36).default(6),
-  X402_ASSET_NAME: z.string().trim().min(1, "the token's EIP-712 domain name").optional(),
-  X402_ASSET_VERSION: z.string().trim().min(1, "the token's EIP-712 domain version").default('2'),
-  X402_MAX_TIMEOUT_S: int(10, 3600).default(60),
-  X402_FACILITATOR_TIMEOUT_MS: int(100, 120_000).default(10_000),
-  CDP_API_KEY_ID: optionalText,
-  CDP_API_KEY_SECRET: optionalText,
-
-  // interface B: exchange data
-  BINANCE_SPOT_BASE_URL: httpUrl.default('https://api.binance.com'),
-  BINANCE_FUTURES_BASE_URL: httpUrl.default('https://fapi.binance.com'),
-  BYBIT_BASE_URL: httpUrl.default('https://api.bybit.com'),
-  COINBASE_BASE_URL: httpUrl.default('https://api.exchange.coinbase.com'),
-  KRAKEN_BASE_URL: httpUrl.default('https://api.kraken.com'),
-  HYPERLIQUID_BASE_URL: httpUrl.default('https://api.hyperliquid.xyz'),
-  YAHOO_BASE_URL: httpUrl.default('https://query1.finance.yahoo.com'),
-  CACHE_TTL_PRICE_S: int(0, 86_400).default(5),
-  CACHE_TTL_OHLCV_S: int(0, 86_400).default(30),
-  CACHE_TTL_DERIVATIVES_S: int(0, 86_400).default(30),
-  CACHE_TTL_ORDERBOOK_S: int(0, 86_400).default(2),
-  CACHE_TTL_PERPDEX_S: int(0, 86_400).default(10),
-});
 
 /** x402 networks by short name → CAIP-2 id and that network's USDC. */
 export const X402_NETWORKS: Record<string, { caip2: `eip155:${number}`; usdc: `0x${string}`; usdcName: string }> = {
@@ -135,27 +16,121 @@ export const X402_NETWORKS: Record<string, { caip2: `eip155:${number}`; usdc: `0
   'base-sepolia': { caip2: 'eip155:84532', usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', usdcName: 'USDC' },
 };
 
-export type Env = z.output<typeof envSchema>;
+/**
+ * TRUST_PROXY: `false` (default: use the socket address), `true` (trust every hop),
+ * a hop count, or a comma-separated list of proxy IPs / CIDRs.
+ */
+const trustProxy = z.string().transform((v, ctx): boolean | number | string[] => {
+  const lower = v.toLowerCase();
+  if (lower === 'false' || lower === '0') return false;
+  if (lower === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  if (list.length && list.every((s) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) return list;
+  ctx.addIssue({ code: 'custom', message: 'true, false, a hop count, or a comma-separated list of IPs/CIDRs' });
+  return z.NEVER;
+});
+
+const hostname = z
+  .string()
+  .toLowerCase()
+  .refine((v) => /^[a-z0-9.-]+$/.test(v), 'a bare host name such as risk.example.com (no scheme, no port)');
+
+const evmAddress = (what: string) =>
+  z
+    .string()
+    .regex(/^0[xX][0-9a-fA-F]{40}$/, `${what} (0x + 40 hex)`)
+    .transform((v) => `0x${v.slice(2)}`);
+
+/** The server's own variables, by section (the sections head `.env.example`). */
+export const CORE_ENV_SECTIONS = {
+  server: {
+    PORT: env.int(0, 65535, 3000, 'TCP port to listen on.'),
+    HOST: env.text('127.0.0.1', 'Interface to bind (the Dockerfile sets 0.0.0.0).', 'an interface address such as 127.0.0.1 or 0.0.0.0'),
+    LOG_LEVEL: env.oneOf(LOG_LEVELS, 'info', 'Log level (pino); logs are JSON lines with a reqId.'),
+    TRUST_PROXY: env.custom(trustProxy, 'false', 'Client IP behind proxies: false, true, a hop count, or comma-separated proxy IPs/CIDRs.'),
+    PUBLIC_BASE_URL: env.optionalUrl('Public URL used in generated docs and the agent card (default: http://HOST:PORT).', 'https://api.example.com'),
+  },
+  'interface A (token risk)': {
+    RISK_HOSTNAME: env.custom(hostname, undefined, 'When set, requests with this Host reach interface A at the root too (/v1/token-risk).', {
+      example: 'risk.example.com',
+    }),
+    RISK_RATE_LIMIT: env.int(1, 1_000_000, 60, 'Requests per minute per client IP on /risk/* (/risk/health is never limited).'),
+  },
+  'upstream calls': {
+    UPSTREAM_DEADLINE_MS: env.int(100, 120_000, 4000, 'Total deadline of one upstream call, connect + headers + whole body (ms); a retry shares it.'),
+    UPSTREAM_CONNECT_TIMEOUT_MS: env.int(1, 120_000, 3000, 'TCP/TLS connect timeout of one upstream call (ms), within the deadline.'),
+    UPSTREAM_MAX_BODY_BYTES: env.int(1024, 256 * 1024 * 1024, 16 * 1024 * 1024, 'Largest upstream body accepted (bytes); larger answers fail with 502.'),
+    UPSTREAM_CONNECTIONS: env.int(1, 1024, 16, 'Keep-alive connections per upstream origin.'),
+    BREAKER_FAILURES: env.int(1, 1000, 5, 'Consecutive failures of one provider that open its circuit (calls then fail fast with 503).'),
+    BREAKER_COOLDOWN_MS: env.int(100, 3_600_000, 30_000, 'How long an open circuit fails fast before one probe call is let through (ms).'),
+    HEDGE_DELAY_MS: env.int(0, 60_000, 500, 'A fallback source is asked when the primary has not answered after this long (ms), or at once when it fails.'),
+    CACHE_MAX_ENTRIES: env.int(1, 10_000_000, 10_000, 'Most entries held by the response cache (least recently used go first).'),
+  },
+  'interface B: access (API keys, x402, limits)': {
+    API_KEYS: env.optionalText('Comma-separated raw API keys accepted in x-api-key (for development; prefer API_KEYS_FILE).'),
+    API_KEYS_FILE: env.text('./data/api-keys.json', 'JSON file of hashed keys written by `npm run keys -- create --label NAME` (a missing file = no keys).', 'a file path'),
+    API_KEYS_RELOAD_MS: env.int(100, 3_600_000, 2000, 'How often the key file is checked for changes (ms); revocations apply without a restart.'),
+    KEY_RATE_LIMIT: env.int(1, 1_000_000, 120, 'Requests per minute per API key on paid routes.'),
+    PAID_IP_RATE_LIMIT: env.int(1, 1_000_000, 120, 'Requests per minute per client IP on paid routes without an API key (checked before any payment is verified).'),
+    FREE_RATE_LIMIT: env.int(1, 1_000_000, 60, 'Requests per minute per client IP on the free /v1 routes (/health is never limited).'),
+    X402_ENABLED: env.bool(true, 'x402 pay-per-call on paid routes (active only once X402_PAY_TO is set).'),
+    X402_NETWORK: env.custom(
+      z.string().refine((v) => v in X402_NETWORKS || /^eip155:\d+$/.test(v), 'base, base-sepolia, or a CAIP-2 id eip155:<chain id>'),
+      'base',
+      'base (eip155:8453), base-sepolia (eip155:84532), or any eip155:<chain id> (then X402_ASSET is required).',
+    ),
+    X402_PRICE: env.custom(z.string().regex(/^\$\d+(\.\d+)?$/, 'a dollar price such as $0.001'), '$0.001', 'Price of one paid call.'),
+    X402_PAY_TO: env.custom(evmAddress('an EVM address'), undefined, 'Address that receives payments; while unset, paid routes need an API key.', { example: '0x...' }),
+    X402_ASSET: env.custom(evmAddress('an ERC-20 token address'), undefined, 'Token paid in (default: USDC of X402_NETWORK).', { example: '0x...' }),
+    X402_ASSET_DECIMALS: env.int(0, 36, 6, 'Decimals of X402_ASSET ($0.001 = 1000 units at 6).'),
+    X402_ASSET_NAME: env.optionalText("EIP-712 domain name of X402_ASSET (required for a token other than the network's USDC).", 'USD Coin'),
+    X402_ASSET_VERSION: env.text('2', 'EIP-712 domain version of X402_ASSET.', "the token's EIP-712 domain version"),
+    X402_MAX_TIMEOUT_S: env.int(10, 3600, 60, 'Seconds a payment authorization stays valid.'),
+    X402_FACILITATOR_TIMEOUT_MS: env.int(100, 120_000, 10_000, 'Timeout for each facilitator call (ms); a facilitator that does not answer is a 503.'),
+    X402_FACILITATOR: env.custom(
+      z.string().refine((v) => v === 'coinbase-cdp' || /^https?:\/\/\S+$/.test(v), 'coinbase-cdp or the http(s) URL of an x402 facilitator'),
+      'coinbase-cdp',
+      'coinbase-cdp (needs CDP_API_KEY_ID/CDP_API_KEY_SECRET) or the URL of any x402 facilitator.',
+    ),
+    CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
+    CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
+  },
+} satisfies Record<string, EnvSpec>;
+
+const CORE_ENV = mergeEnvSpecs(Object.values(CORE_ENV_SECTIONS)) as UnionOfSections;
+type UnionOfSections = (typeof CORE_ENV_SECTIONS)[keyof typeof CORE_ENV_SECTIONS] extends infer U
+  ? { [K in U extends unknown ? keyof U : never]: U extends Record<K, infer V> ? V : never }
+  : never;
+
+/** Every variable the server reads: its own and every source's. */
+export const ENV_SPEC: EnvSpec = mergeEnvSpecs([CORE_ENV, ...SOURCES.map((s) => s.env)]);
+
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Config {
   port: number;
   host: string;
-  logLevel: (typeof LOG_LEVELS)[number];
+  logLevel: LogLevel;
   trustProxy: boolean | number | string[];
   /** Used in generated docs and the agent card; derived from HOST/PORT when unset. */
   publicBaseUrl: string;
-  risk: { hostname: string | undefined; rateLimitPerMinute: number; cacheTtlS: number };
+  risk: { hostname: string | undefined; rateLimitPerMinute: number };
   upstream: {
+    deadlineMs: number;
     connectTimeoutMs: number;
-    headersTimeoutMs: number;
-    bodyTimeoutMs: number;
     maxBodyBytes: number;
     connections: number;
+    breakerFailures: number;
+    breakerCooldownMs: number;
+    hedgeDelayMs: number;
   };
   cache: { maxEntries: number };
-  goplus: { baseUrl: string; accessToken: string | undefined };
+  limits: { freePerMinute: number; paidIpPerMinute: number };
   keys: { raw: string[]; file: string; reloadMs: number; rateLimitPerMinute: number };
   x402: {
+    /** Enabled and a payee set: paid routes take x402 payments. */
+    active: boolean;
     enabled: boolean;
     /** CAIP-2 network id, e.g. eip155:8453. */
     network: `eip155:${number}`;
@@ -168,40 +143,16 @@ export interface Config {
     facilitator: 'coinbase-cdp' | string;
     cdp: { keyId: string | undefined; keySecret: string | undefined };
   };
-  sources: {
-    binanceSpot: string;
-    binanceFutures: string;
-    bybit: string;
-    coinbase: string;
-    kraken: string;
-    hyperliquid: string;
-    yahoo: string;
-  };
-  /** Cache TTL per kind of data, seconds. */
-  ttl: { price: number; ohlcv: number; derivatives: number; orderbook: number; perpdex: number };
+  /** Each source's settings (base URLs, keys, TTLs), by source key; see src/sources/. */
+  sources: SourceSettings;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+type CoreValues = EnvValues<typeof CORE_ENV>;
 
 /** Parses the environment once. Throws ConfigError naming every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  // Empty strings count as unset so `FOO=` in an env file means "use the default".
-  const present = Object.fromEntries(
-    Object.keys(envSchema.shape)
-      .map((k) => [k, env[k]] as const)
-      .filter(([, v]) => v !== undefined && v !== ''),
-  );
-  const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => {
-      const name = String(i.path[0] ?? '?');
-      return `${name}=${JSON.stringify(env[name] ?? '')} is invalid: expected ${i.message}`;
-    });
-    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
-  }
-  const e = parsed.data;
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const values = parseEnv(ENV_SPEC, source);
+  const e = values as unknown as CoreValues;
   const x402Active = e.X402_ENABLED && e.X402_PAY_TO !== undefined;
   if (x402Active && !X402_NETWORKS[e.X402_NETWORK] && !e.X402_ASSET) {
     throw new ConfigError(`invalid configuration:\n  X402_ASSET is required when X402_NETWORK=${e.X402_NETWORK} (no default USDC for that network)`);
@@ -222,16 +173,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${shownHost}:${e.PORT}`,
-    risk: { hostname: e.RISK_HOSTNAME, rateLimitPerMinute: e.RISK_RATE_LIMIT, cacheTtlS: e.CACHE_TTL_TOKEN_RISK_S },
+    risk: { hostname: e.RISK_HOSTNAME, rateLimitPerMinute: e.RISK_RATE_LIMIT },
     upstream: {
+      deadlineMs: e.UPSTREAM_DEADLINE_MS,
       connectTimeoutMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
-      headersTimeoutMs: e.UPSTREAM_HEADERS_TIMEOUT_MS,
-      bodyTimeoutMs: e.UPSTREAM_BODY_TIMEOUT_MS,
       maxBodyBytes: e.UPSTREAM_MAX_BODY_BYTES,
       connections: e.UPSTREAM_CONNECTIONS,
+      breakerFailures: e.BREAKER_FAILURES,
+      breakerCooldownMs: e.BREAKER_COOLDOWN_MS,
+      hedgeDelayMs: e.HEDGE_DELAY_MS,
     },
     cache: { maxEntries: e.CACHE_MAX_ENTRIES },
-    goplus: { baseUrl: e.GOPLUS_BASE_URL, accessToken: e.GOPLUS_ACCESS_TOKEN },
+    limits: { freePerMinute: e.FREE_RATE_LIMIT, paidIpPerMinute: e.PAID_IP_RATE_LIMIT },
     keys: {
       raw: (e.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
       file: e.API_KEYS_FILE,
@@ -239,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rateLimitPerMinute: e.KEY_RATE_LIMIT,
     },
     x402: {
+      active: x402Active,
       enabled: e.X402_ENABLED,
       network: X402_NETWORKS[e.X402_NETWORK]?.caip2 ?? (e.X402_NETWORK as `eip155:${number}`),
       price: e.X402_PRICE,
@@ -249,27 +203,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       facilitator: e.X402_FACILITATOR,
       cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
     },
-    sources: {
-      binanceSpot: e.BINANCE_SPOT_BASE_URL,
-      binanceFutures: e.BINANCE_FUTURES_BASE_URL,
-      bybit: e.BYBIT_BASE_URL,
-      coinbase: e.COINBASE_BASE_URL,
-      kraken: e.KRAKEN_BASE_URL,
-      hyperliquid: e.HYPERLIQUID_BASE_URL,
-      yahoo: e.YAHOO_BASE_URL,
-    },
-    ttl: {
-      price: e.CACHE_TTL_PRICE_S,
-      ohlcv: e.CACHE_TTL_OHLCV_S,
-      derivatives: e.CACHE_TTL_DERIVATIVES_S,
-      orderbook: e.CACHE_TTL_ORDERBOOK_S,
-      perpdex: e.CACHE_TTL_PERPDEX_S,
-    },
+    sources: Object.fromEntries(SOURCES.map((d) => [d.key, (d.settings as (v: unknown) => unknown)(values)])) as SourceSettings,
   };
 }
 
 /** X402_ASSET when set; else the USDC of a known network (USDC: 6 decimals, EIP-712 version 2). */
-function resolveAsset(e: Env): Config['x402']['asset'] {
+function resolveAsset(e: CoreValues): Config['x402']['asset'] {
   const known = X402_NETWORKS[e.X402_NETWORK];
   if (e.X402_ASSET) {
     const isKnownUsdc = known && e.X402_ASSET.toLowerCase() === known.usdc.toLowerCase();

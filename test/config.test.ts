@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, ENV_SPEC, loadConfig } from '../src/config.ts';
 import { VERSION } from '../src/version.ts';
 
 describe('config', () => {
   it('starts on embedded defaults with no variables at all', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', logLevel: 'info', trustProxy: false, publicBaseUrl: 'http://127.0.0.1:3000' });
-    expect(c.goplus).toEqual({ baseUrl: 'https://api.gopluslabs.io', accessToken: undefined });
-    expect(c.risk).toEqual({ hostname: undefined, rateLimitPerMinute: 60, cacheTtlS: 60 });
+    expect(c.sources.goplus).toEqual({ baseUrl: 'https://api.gopluslabs.io', accessToken: undefined, ttlS: 60 });
+    expect(c.risk).toEqual({ hostname: undefined, rateLimitPerMinute: 60 });
+    expect(c.sources.binanceSpot).toEqual({ baseUrl: 'https://api.binance.com', ttl: { price: 5, ohlcv: 30, orderbook: 2 } });
+    expect(c.upstream).toMatchObject({ deadlineMs: 4000, breakerFailures: 5, breakerCooldownMs: 30_000, hedgeDelayMs: 500 });
   });
 
   it.each([
@@ -30,13 +32,25 @@ describe('config', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
   });
 
-  it('every variable the config reads is listed in .env.example', () => {
+  it('every variable the config reads (its own and each source descriptor\'s) is in .env.example with its default', () => {
     const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
-    const listed = new Set([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
-    const source = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');
-    const read = [...source.matchAll(/^\s{2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]);
-    expect(read.length).toBeGreaterThan(10);
-    for (const name of read) expect(listed.has(name), name).toBe(true);
+    const listed = new Map([...example.matchAll(/^(#\s*)?([A-Z][A-Z0-9_]+)=(.*)$/gm)].map((m) => [m[2], { commented: !!m[1], value: m[3] }]));
+    const names = Object.keys(ENV_SPEC);
+    expect(names).toEqual(expect.arrayContaining(['PORT', 'GOPLUS_BASE_URL', 'BINANCE_SPOT_BASE_URL', 'CACHE_TTL_PRICE_S', 'UPSTREAM_DEADLINE_MS']));
+    for (const name of names) {
+      const v = ENV_SPEC[name]!;
+      expect(listed.get(name), name).toEqual(v.default !== undefined && !v.secret ? { commented: false, value: v.default } : { commented: true, value: expect.any(String) });
+    }
+    expect([...listed.keys()].sort()).toEqual([...names].sort());
+  });
+
+  it('a source variable is parsed by the descriptor that declares it', () => {
+    const c = loadConfig({ BINANCE_SPOT_BASE_URL: 'http://127.0.0.1:9/', CACHE_TTL_PRICE_S: '7', GOPLUS_ACCESS_TOKEN: 'tok' });
+    expect(c.sources.binanceSpot).toEqual({ baseUrl: 'http://127.0.0.1:9', ttl: { price: 7, ohlcv: 30, orderbook: 2 } });
+    expect(c.sources.coinbase.ttl.price).toBe(7);
+    expect(c.sources.goplus.accessToken).toBe('tok');
+    expect(() => loadConfig({ CACHE_TTL_PRICE_S: '-1' })).toThrow('CACHE_TTL_PRICE_S="-1" is invalid: expected a whole number from 0 to 86400');
+    expect(() => loadConfig({ CDP_API_KEY_SECRET: '' })).not.toThrow();
   });
 
   it('VERSION matches package.json', () => {

@@ -9,7 +9,7 @@ import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, BINANCE_FUTURES_BASE_URL: url, BYBIT_BASE_URL: url }), { headers: TEST_KEY });
 
 const INVALID_SYMBOL = { status: 400, body: { code: -1121, msg: 'Invalid symbol.' } };
-const CLOUDFRONT_403 = readFileSync(new URL('./fixtures/bybit__error_403_cloudfront.html', import.meta.url), 'utf8');
+const CLOUDFRONT_403 = readFileSync(new URL('./fixtures/upstream/bybit__error_403_cloudfront.html', import.meta.url), 'utf8');
 
 const BINANCE_PATHS = ['/fapi/v1/premiumIndex', '/fapi/v1/openInterest', '/fapi/v1/fundingRate', '/futures/data/openInterestHist'];
 const BYBIT_PATHS = ['/v5/market/tickers', '/v5/market/funding/history', '/v5/market/open-interest'];
@@ -195,7 +195,7 @@ describe('funding-oi with one venue down', () => {
   it.each<[string, string, FakeReply, string]>([
     ['Bybit 403 (CloudFront HTML, geo-block)', 'bybit', { status: 403, body: CLOUDFRONT_403, headers: { 'content-type': 'text/html' } }, 'bybit answered HTTP 403'],
     ...venueFailures('Bybit', 'bybit', { malformed: '{"retCode":0,"result":{' }),
-    ['Bybit retCode 10006', 'bybit', { body: { retCode: 10006, retMsg: 'Too many visits!', result: {}, time: 1 } }, 'bybit error: retCode 10006 (Too many visits!)'],
+    ['Bybit retCode 10006', 'bybit', { body: { retCode: 10006, retMsg: 'Too many visits!', result: {}, time: 1 } }, 'bybit is rate limiting this server (retCode 10006 (Too many visits!))'],
     ...venueFailures('Binance', 'binance-futures', { geoBlock: true, malformed: '{"symbol":"BTCUSDT","markPrice":' }),
     ['Binance error code', 'binance-futures', { status: 400, body: { code: -1130, msg: "Data sent for parameter 'limit' is not valid." } }, "binance-futures error: code -1130 (Data sent for parameter 'limit' is not valid.)"],
   ])('%s → the other venue, and venues_unavailable', async (_name, down, reply, error) => {
@@ -261,7 +261,7 @@ describe('funding-oi unknown symbols', () => {
     fake.route('GET /fapi/v1/fundingRate', { body: [] }); // the history endpoint answers an empty list
     fake.route('GET /fapi/v1/fundingInfo', { body: [] });
     failVenue(BYBIT_PATHS, { body: recorded('bybit__error_not_supported_symbols.json') });
-    const res = await get('/v1/funding-oi?symbol=NOPE');
+    const res = await get('/v1/funding-oi?symbol=NOPEUSDT');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({
       error: "no venue lists a perpetual 'NOPEUSDT': binance-futures lists no USD-M perpetual 'NOPEUSDT'; bybit lists no linear perpetual 'NOPEUSDT'",
@@ -273,7 +273,7 @@ describe('funding-oi unknown symbols', () => {
     failVenue(BINANCE_PATHS, INVALID_SYMBOL);
     fake.route('GET /fapi/v1/fundingRate', { body: [] });
     serveBybit({ tickers: { body: { retCode: 0, retMsg: 'OK', result: { category: 'linear', list: [] }, retExtInfo: {}, time: 1 } } });
-    expect((await get('/v1/funding-oi?symbol=NOPE')).statusCode).toBe(404);
+    expect((await get('/v1/funding-oi?symbol=NOPEUSDT')).statusCode).toBe(404);
   });
 
   it('listed on Binance only → 200 with Bybit under venues_unavailable', async () => {

@@ -7,6 +7,9 @@ import type { RouteDef } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 
+/** The upstream deadline of test apps: a fake that answers later counts as not answering. */
+export const TEST_DEADLINE_MS = 400;
+
 export interface TestApp {
   app: FastifyInstance;
   logs: string[];
@@ -25,7 +28,7 @@ export async function makeApp(
       cb();
     },
   });
-  const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_HEADERS_TIMEOUT_MS: '400', UPSTREAM_BODY_TIMEOUT_MS: '400', ...env });
+  const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS), ...env });
   const app = await buildApp(config, { logStream: logStream as never, extraMarketRoutes });
   await before?.(app);
   await app.ready();
@@ -81,6 +84,7 @@ export function useFakeUpstreamApps<Name extends string>(
   afterEach(() => {
     for (const fake of all) fake.reset();
     t?.app.services.cache.clear();
+    t?.app.services.guard.reset();
   });
 
   return {

@@ -134,7 +134,7 @@ describe('long-short-ratio parameters', () => {
 describe('long-short-ratio: unknown symbols and failures', () => {
   it('Binance -1121 → 404 naming the provider', async () => {
     for (const p of ALL) fake.route(`GET ${p}`, { status: 400, body: { code: -1121, msg: 'Invalid symbol.' } });
-    const res = await get('/v1/long-short-ratio?symbol=NOPE');
+    const res = await get('/v1/long-short-ratio?symbol=NOPEUSDT');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: "binance-futures lists no USD-M perpetual 'NOPEUSDT'", source: 'binance-futures' });
   });

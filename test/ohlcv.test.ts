@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeParams } from '../src/catalog/params.ts';
-import { yahooRange } from '../src/market/price.ts';
+import { yahooRange } from '../src/market/candles.ts';
 import { BROWSER_USER_AGENT } from '../src/sources/yahoo.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { recorded } from './fixtures.ts';
@@ -153,12 +153,12 @@ describe('GET /v1/ohlcv — equities from Yahoo chart', () => {
   });
 
   it.each<FailureCase>([
-    ['HTTP 429', { status: 429, body: 'Too Many Requests' }, 'yahoo answered HTTP 429'],
+    ['HTTP 429', { status: 429, body: 'Too Many Requests' }, 'yahoo is rate limiting this server (HTTP 429)', 503],
     ...upstreamFailures('yahoo', { malformed: '{"chart":' }),
-  ])('answers 502 naming yahoo on %s', async (_name, reply, message) => {
+  ])('answers 502 naming yahoo on %s', async (_name, reply, message, status = 502) => {
     fake.route(`GET ${AAPL}`, reply);
     const res = await get('/v1/ohlcv?symbol=AAPL&timeframe=1d');
-    expect(res.statusCode).toBe(502);
+    expect(res.statusCode).toBe(status);
     expect(res.json()).toEqual({ error: message, source: 'yahoo' });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeParams } from '../src/catalog/params.ts';
-import { summariseBook, type Level } from '../src/market/orderbook.ts';
+import { summariseBook, type Level } from '../src/analytics/orderbook.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { recorded } from './fixtures.ts';
 import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
@@ -176,18 +176,18 @@ describe('GET /v1/orderbook on Coinbase Exchange', () => {
 
   it('answers 404 for a product Coinbase does not list', async () => {
     fake.route('GET /products/FOO-USD/book', { status: 404, body: recorded('coinbase__error_not_found.json') });
-    const res = await get('/v1/orderbook?symbol=FOO&exchange=coinbase');
+    const res = await get('/v1/orderbook?symbol=FOO-USD&exchange=coinbase');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'coinbase does not list the product FOO-USD', source: 'coinbase' });
   });
 
   it.each<FailureCase>([
-    ['HTTP 429', { status: 429, body: { message: 'Public rate limit exceeded' } }, 'coinbase answered HTTP 429'],
+    ['HTTP 429', { status: 429, body: { message: 'Public rate limit exceeded' } }, 'coinbase is rate limiting this server (Public rate limit exceeded)', 503],
     ...upstreamFailures('coinbase', { malformed: '{"bids":' }),
-  ])('answers 502 naming coinbase on %s', async (_name, reply, message) => {
+  ])('answers 502/503 naming coinbase on %s', async (_name, reply, message, status = 502) => {
     fake.route(`GET ${CB_BOOK}`, reply);
     const res = await get('/v1/orderbook?symbol=BTC&exchange=coinbase');
-    expect(res.statusCode).toBe(502);
+    expect(res.statusCode).toBe(status);
     expect(res.json()).toEqual({ error: message, source: 'coinbase' });
   });
 });
@@ -236,19 +236,20 @@ describe('GET /v1/orderbook on Kraken', () => {
 
   it('answers 404 for "EQuery:Unknown asset pair"', async () => {
     fake.route(`GET ${KRAKEN}`, { body: recorded('kraken__error_unknown_pair.json') });
-    const res = await get('/v1/orderbook?symbol=FOO&exchange=kraken');
+    const res = await get('/v1/orderbook?symbol=FOO-USD&exchange=kraken');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'kraken does not list the pair FOOUSD', source: 'kraken' });
   });
 
   it.each<FailureCase>([
-    ['an error in error[] (HTTP 200)', { body: { error: ['EGeneral:Too many requests'] } }, 'kraken error: EGeneral:Too many requests'],
+    ['an error in error[] (HTTP 200)', { body: { error: ['EGeneral:Internal error'] } }, 'kraken error: EGeneral:Internal error'],
+    ['its rate limit in error[] (HTTP 200)', { body: { error: ['EGeneral:Too many requests'] } }, 'kraken is rate limiting this server (EGeneral:Too many requests)', 503],
     ['two books for one pair', { body: { error: [], result: { XXBTZUSD: { asks: [], bids: [] }, XBTUSD: { asks: [], bids: [] } } } }, 'kraken returned 2 books for one pair'],
     ...upstreamFailures('kraken', { malformed: '{"error":[],"result":' }),
-  ])('answers 502 naming kraken on %s', async (_name, reply, message) => {
+  ])('answers 502/503 naming kraken on %s', async (_name, reply, message, status = 502) => {
     fake.route(`GET ${KRAKEN}`, reply);
     const res = await get('/v1/orderbook?symbol=BTC&exchange=kraken');
-    expect(res.statusCode).toBe(502);
+    expect(res.statusCode).toBe(status);
     expect(res.json()).toEqual({ error: message, source: 'kraken' });
   });
 

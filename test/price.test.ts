@@ -175,13 +175,13 @@ describe('GET /v1/price — equities on Yahoo', () => {
   });
 
   it.each<FailureCase>([
-    ['HTTP 429 (plain text)', { status: 429, body: 'Too Many Requests' }, 'yahoo answered HTTP 429'],
+    ['HTTP 429 (plain text)', { status: 429, body: 'Too Many Requests' }, 'yahoo is rate limiting this server (HTTP 429)', 503],
     ...upstreamFailures('yahoo', { malformed: '{"chart":{' }),
     ['another chart error', { status: 422, body: { chart: { result: null, error: { code: 'Unprocessable Entity', description: 'bad range' } } } }, 'yahoo error: Unprocessable Entity (bad range)'],
-  ])('answers 502 naming yahoo on %s', async (_name, reply, message) => {
+  ])('answers 502 naming yahoo on %s', async (_name, reply, message, status = 502) => {
     fake.route(`GET ${AAPL}`, reply);
     const res = await get('/v1/price?symbol=AAPL');
-    expect(res.statusCode).toBe(502);
+    expect(res.statusCode).toBe(status);
     expect(res.json()).toEqual({ error: message, source: 'yahoo' });
   });
 });

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateOpenApi } from '../scripts/openapi-document.ts';
-import { FREE_ROUTES } from '../src/access/policy.ts';
+import { generatedFiles } from '../scripts/generated-docs.ts';
+import { VERSION } from '../src/version.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { probeRoute } from './fakes/probe-route.ts';
 import { recorded } from './fixtures.ts';
@@ -58,18 +58,20 @@ describe('/openapi.json', () => {
     expect(doc.components.securitySchemes.X402Payment.description).toMatch(/\$0\.001 per call in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453/);
   });
 
-  it('the committed openapi/openapi.json is what the code generates (run `npm run openapi`)', async () => {
-    const committed = readFileSync(new URL('../openapi/openapi.json', import.meta.url), 'utf8');
-    expect(committed).toBe((await generateOpenApi()) + '\n');
+  it('the committed generated files (openapi/openapi.json, .env.example, the README providers table) are current (run `npm run docs`)', async () => {
+    for (const file of await generatedFiles()) {
+      expect(readFileSync(new URL(`../${file.path}`, import.meta.url), 'utf8'), file.path).toBe(file.content);
+    }
   });
 });
 
 describe('access policy', () => {
-  it('exactly the six listed interface-B routes (plus health and reference paths) are free', () => {
-    expect([...FREE_ROUTES].sort()).toEqual(['/v1/gas', '/v1/macro-calendar', '/v1/market-overview', '/v1/predmkt-probability', '/v1/sentiment', '/v1/status']);
-    for (const e of t.app.services.catalog.of('market')) {
-      expect(e.access, e.url).toBe(e.url.startsWith('/v1/') && !FREE_ROUTES.has(e.url) ? 'paid' : 'free');
-    }
+  it('the routes declare the product\'s policy: only the six free interface-B routes (plus health) are free', () => {
+    const FREE = new Set(['/v1/status', '/v1/predmkt-probability', '/v1/sentiment', '/v1/market-overview', '/v1/gas', '/v1/macro-calendar']);
+    const market = t.app.services.catalog.of('market');
+    expect(market.filter((e) => e.access === 'paid').length).toBeGreaterThanOrEqual(7);
+    for (const e of market) expect(e.access, e.url).toBe(e.url.startsWith('/v1/') && !FREE.has(e.url) ? 'paid' : 'free');
+    for (const e of t.app.services.catalog.of('risk')) expect(e.access, e.url).toBe('free');
   });
 
   it('every paid route answers 402 without credentials when x402 is on (the facilitator is not even needed for that)', async () => {
@@ -107,7 +109,7 @@ describe('/.well-known/agent.json', () => {
     expect(card).toMatchObject({
       name: 'marketgate',
       url: 'http://127.0.0.1:3000',
-      version: '1.0.0-mvp',
+      version: VERSION,
       capabilities: { streaming: false, pushNotifications: false },
       supportsAuthenticatedExtendedCard: false,
     });

@@ -119,11 +119,11 @@ describe('GET /risk/v1/token-risk on Solana', () => {
 describe('upstream failures answer 502 naming the provider', () => {
   const url = `/risk/v1/token-risk?chain=ethereum&address=${EVM}`;
 
-  it('provider code 4029 (rate limited, HTTP 200) is a 502, not our 429, and is not cached', async () => {
+  it('provider code 4029 (rate limited, HTTP 200) is a 503 naming goplus, not our 429, and is not cached', async () => {
     fake.route('GET /api/v1/token_security/1', { body: recorded('goplus__rate_limited.json') });
     const res = await get(url);
-    expect(res.statusCode).toBe(502);
-    expect(res.json()).toEqual({ error: 'goplus error: code 4029 (too many requests)', source: 'goplus' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ error: 'goplus is rate limiting this server (code 4029 (too many requests))', source: 'goplus' });
     fake.route('GET /api/v1/token_security/1', { body: evmSample() });
     expect((await get(url)).statusCode).toBe(200);
     expect(fake.calls('/api/v1/token_security/1')).toHaveLength(2);
@@ -179,7 +179,7 @@ describe('upstream failures answer 502 naming the provider', () => {
     const res = await down.app.inject({ url });
     await down.app.close();
     expect(res.statusCode).toBe(502);
-    expect(res.json()).toEqual({ error: 'goplus could not be reached', source: 'goplus' });
+    expect(res.json()).toEqual({ error: 'goplus could not be reached (ECONNREFUSED)', source: 'goplus' });
   });
 });
 
@@ -268,7 +268,7 @@ describe('health, status, request ids', () => {
     const res = await get('/risk/health', { 'x-request-id': 'abc-123' });
     expect(res.headers['x-request-id']).toBe('abc-123');
     const other = await get('/risk/health');
-    expect(other.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(other.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
     expect(t.logs.some((l) => JSON.parse(l).reqId === 'abc-123')).toBe(true);
   });
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { atomicAmount } from '../src/access/x402/price.ts';
 import { ResponseCache } from '../src/http/cache.ts';
-import { cacheKey } from '../src/http/fetch-source.ts';
 import { coinbaseProduct, parseSymbol } from '../src/market/symbols.ts';
 
 describe('atomicAmount', () => {
@@ -51,13 +50,6 @@ describe('ResponseCache', () => {
     expect(loads).toBe(1);
     expect(all.map((a) => a.cached)).toEqual([false, false, false]);
     expect((await cache.getOrLoad('x', 1000, load)).cached).toBe(true);
-  });
-});
-
-describe('cacheKey', () => {
-  it('ignores query parameter order', () => {
-    expect(cacheKey({ source: 's', url: 'http://h/p?b=2&a=1' })).toBe(cacheKey({ source: 's', url: 'http://h/p?a=1&b=2' }));
-    expect(cacheKey({ source: 's', url: 'http://h/p?a=1' })).not.toBe(cacheKey({ source: 's', url: 'http://h/p?a=2' }));
   });
 });
 

@@ -62,11 +62,16 @@ interface ActiveKey extends KeyIdentity {
   hash: Buffer;
 }
 
+/** Raw keys remembered with their verdict, so a key is hashed once, not on every request. */
+const MEMO_LIMIT = 10_000;
+
 export class KeyStore {
   private fileKeys: ActiveKey[] = [];
   private readonly envKeys: ActiveKey[];
   private fileStamp = '';
   private timer: NodeJS.Timeout | undefined;
+  /** Verdict per presented raw key; emptied whenever the key set changes (a revocation applies at once). */
+  private readonly memo = new Map<string, KeyIdentity | null>();
 
   constructor(
     private readonly options: { raw: string[]; file: string; reloadMs: number },
@@ -91,8 +96,19 @@ export class KeyStore {
     return this.envKeys.length + this.fileKeys.length;
   }
 
-  /** The key's identity, or null when unknown or revoked. Every stored hash is compared. */
+  /** The key's identity, or null when unknown or revoked. */
   verify(raw: string): KeyIdentity | null {
+    const known = this.memo.get(raw);
+    if (known !== undefined) return known;
+    const identity = this.verifyHash(raw);
+    // Bounded: a flood of random keys cannot grow it; the set is rebuilt from scratch past the limit.
+    if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
+    this.memo.set(raw, identity);
+    return identity;
+  }
+
+  /** Hashes the presented key and compares it, in constant time, with every stored hash. */
+  private verifyHash(raw: string): KeyIdentity | null {
     const presented = Buffer.from(hashKey(raw), 'hex');
     let found: ActiveKey | null = null;
     for (const k of this.envKeys.concat(this.fileKeys)) {
@@ -116,6 +132,7 @@ export class KeyStore {
         .filter((k) => k.revoked_at === null)
         .map((k) => ({ id: k.id, label: k.label, hash: Buffer.from(k.hash, 'hex') }));
       this.fileStamp = stamp;
+      this.memo.clear();
     } catch (err) {
       this.onError(err);
     }

@@ -6,7 +6,7 @@ export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 
 /** Funding rates compared across venues are expressed per this many hours. */
-export const FUNDING_BASIS_HOURS = 8;
+export const FUNDING_BASIS_HOURS = 8 as const;
 
 /**
  * Bias thresholds on the OI-weighted funding rate per 8 h (a fraction). Binance and Bybit both
@@ -16,7 +16,7 @@ export const FUNDING_BASIS_HOURS = 8;
 export const BIAS_LONG_ABOVE = 0.0003; // > +0.03 % per 8 h: longs pay three times the baseline
 export const BIAS_SHORT_BELOW = -0.0001; // < −0.01 % per 8 h: shorts pay longs
 
-import { clean } from './numbers.ts';
+import { clean, signedPct } from './numbers.ts';
 
 export { clean };
 
@@ -131,7 +131,6 @@ export function aggregateOiChange24h(perVenue: { venue: string; series: OiPoint[
 
 export type BiasSignal = 'long' | 'short' | 'neutral';
 
-const fmtPct = (rate: number) => `${rate >= 0 ? '+' : ''}${(rate * 100).toFixed(4)}%`;
 
 /**
  * Positioning bias from the OI-weighted funding rate per 8 h:
@@ -146,21 +145,21 @@ export function fundingBias(
   oiChange24hPct: number | null,
 ): { signal: BiasSignal; reason: string } | null {
   if (funding8h === null) return null;
-  const band = `neutral band ${fmtPct(BIAS_SHORT_BELOW)} to ${fmtPct(BIAS_LONG_ABOVE)}`;
+  const band = `neutral band ${signedPct(BIAS_SHORT_BELOW)} to ${signedPct(BIAS_LONG_ABOVE)}`;
   let signal: BiasSignal;
   let head: string;
   if (funding8h > BIAS_LONG_ABOVE) {
     signal = 'long';
-    head = `OI-weighted funding ${fmtPct(funding8h)} per 8h is above ${fmtPct(BIAS_LONG_ABOVE)}: longs are crowded and pay shorts`;
+    head = `OI-weighted funding ${signedPct(funding8h)} per 8h is above ${signedPct(BIAS_LONG_ABOVE)}: longs are crowded and pay shorts`;
   } else if (funding8h < BIAS_SHORT_BELOW) {
     signal = 'short';
-    head = `OI-weighted funding ${fmtPct(funding8h)} per 8h is below ${fmtPct(BIAS_SHORT_BELOW)}: shorts are crowded and pay longs`;
+    head = `OI-weighted funding ${signedPct(funding8h)} per 8h is below ${signedPct(BIAS_SHORT_BELOW)}: shorts are crowded and pay longs`;
   } else {
     signal = 'neutral';
-    head = `OI-weighted funding ${fmtPct(funding8h)} per 8h is inside the ${band}`;
+    head = `OI-weighted funding ${signedPct(funding8h)} per 8h is inside the ${band}`;
   }
   const context = [
-    avg7d8h !== null ? `7-day average ${fmtPct(avg7d8h)} per 8h` : null,
+    avg7d8h !== null ? `7-day average ${signedPct(avg7d8h)} per 8h` : null,
     oiChange24hPct !== null ? `open interest ${oiChange24hPct >= 0 ? '+' : ''}${oiChange24hPct.toFixed(2)}% in 24h` : null,
   ].filter(Boolean);
   return { signal, reason: context.length ? `${head} (${context.join(', ')})` : head };

@@ -1,36 +1,39 @@
 // How to authenticate and pay, in one structure that /v1/status, llms.txt and the agent card share.
+import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { facilitatorName } from '../access/x402/facilitator.ts';
 
-export interface AccessSummary {
-  price: string;
-  api_key: { header: 'x-api-key'; how_to_get: string };
-  x402: {
-    enabled: boolean;
-    version: 2;
-    scheme: 'exact';
-    network: string;
-    price: string;
-    asset: string | null;
-    payTo: string | null;
-    facilitator: string | null;
-  };
-}
+export const accessSummarySchema = z.object({
+  price: z.string().describe('Price of one paid call'),
+  api_key: z.object({ header: z.literal('x-api-key'), how_to_get: z.string() }),
+  x402: z.object({
+    enabled: z.boolean(),
+    version: z.literal(2),
+    scheme: z.literal('exact'),
+    network: z.string().describe('CAIP-2 network id'),
+    price: z.string(),
+    asset: z.string().nullable(),
+    payTo: z.string().nullable(),
+    facilitator: z.string().nullable(),
+  }),
+});
 
-export function accessSummary(config: Config, x402Active: boolean): AccessSummary {
+export type AccessSummary = z.output<typeof accessSummarySchema>;
+
+export function accessSummary(config: Config): AccessSummary {
   const x = config.x402;
   return {
     price: x.price,
     api_key: { header: 'x-api-key', how_to_get: 'Issued by the operator (npm run keys -- create --label NAME).' },
     x402: {
-      enabled: x402Active,
+      enabled: x.active,
       version: 2,
       scheme: 'exact',
       network: x.network,
       price: x.price,
       asset: x.asset?.address ?? null,
       payTo: x.payTo ?? null,
-      facilitator: x402Active ? facilitatorName(x) : null,
+      facilitator: x.active ? facilitatorName(x) : null,
     },
   };
 }

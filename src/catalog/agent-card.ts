@@ -1,16 +1,18 @@
 // /.well-known/agent.json: capabilities and authentication in the A2A agent-card shape.
 // marketgate is a plain REST API: no streaming, push notifications, webhooks, JSON-RPC or tasks.
 import type { AccessSummary } from './access-summary.ts';
+import { EVM_CHAINS_TEXT } from '../risk/chains.ts';
+import { VERSION } from '../version.ts';
 import { examplePath, type CatalogEntry } from './route.ts';
 
 export function agentCard(entries: CatalogEntry[], baseUrl: string, access: AccessSummary) {
   return {
     name: 'marketgate',
     description:
-      'Free token risk check (GoPlus signals → one 0-100 score, 11 EVM chains + Solana) and a market-data REST API for crypto and US equities. ' +
+      `Free token risk check (GoPlus signals → one 0-100 score, ${EVM_CHAINS_TEXT} + Solana) and a market-data REST API for crypto and US equities. ` +
       'Plain HTTPS GET endpoints returning JSON; no streaming, no push notifications, no webhooks, no JSON-RPC and no task endpoint.',
     url: baseUrl,
-    version: '1.0.0-mvp',
+    version: VERSION,
     documentationUrl: `${baseUrl}/docs`,
     provider: { organization: 'marketgate', url: baseUrl },
     capabilities: { streaming: false, pushNotifications: false, stateTransitionHistory: false },

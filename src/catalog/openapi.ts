@@ -6,12 +6,13 @@ import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { Config } from '../config.ts';
 import { VERSION } from '../version.ts';
+import { documentDefaults } from './params.ts';
 
 export const OPENAPI_VERSION = '3.0.3';
 
-export async function registerOpenApi(app: FastifyInstance, config: Config, x402Active: boolean): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
   const x = config.x402;
-  const payment = x402Active
+  const payment = x.active
     ? `x402 v2 ("exact" scheme): ${x.price} per call in the token ${x.asset?.address} on ${x.network}, paid to ${x.payTo}. ` +
       'Call without credentials to get 402 with the PAYMENT-REQUIRED header, then retry with PAYMENT-SIGNATURE (an x402 client such as @x402/fetch does this).'
     : `x402 v2 ("exact" scheme): ${x.price} per call. Not configured on this server (X402_PAY_TO unset): use an API key.`;
@@ -38,15 +39,27 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, x402
         },
       },
       'x-x402': {
-        enabled: x402Active,
+        enabled: x.active,
         price: x.price,
         network: x.network,
         asset: x.asset?.address ?? null,
         payTo: x.payTo ?? null,
       },
     } as never,
-    transform: jsonSchemaTransform,
+    // zod drops defaults of transformed parameters (boundedInt); put them back.
+    transform: (args) => {
+      const out = jsonSchemaTransform(args);
+      documentDefaults(out.schema?.querystring);
+      return out;
+    },
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    // The UI's own CSP, with hashes of its inline script and style (helmet's strict API policy would block them).
+    // Without upgrade-insecure-requests, which would send the UI's own assets to https on a plain-http deployment.
+    staticCSP: true,
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
+  });
 }

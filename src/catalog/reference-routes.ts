@@ -1,12 +1,12 @@
 // The reference paths at the root: /openapi.json, /llms.txt, /.well-known/agent.json.
 // All generated from the catalog on first request (routes are final by then) and kept.
 import type { FastifyInstance } from 'fastify';
-import type { AccessSummary } from './access-summary.ts';
 import { agentCard } from './agent-card.ts';
+import type { RouteContext } from './context.ts';
 import { llmsTxt } from './llms-txt.ts';
-import type { RouteCatalog } from './route.ts';
 
-export function registerReferenceRoutes(app: FastifyInstance, catalog: RouteCatalog, baseUrl: string, access: AccessSummary): void {
+export function registerReferenceRoutes(app: FastifyInstance, { catalog, config, access }: RouteContext): void {
+  const baseUrl = config.publicBaseUrl;
   let text: string | undefined;
   let card: string | undefined;
   const hidden = { schema: { hide: true } };

@@ -1,41 +1,50 @@
-// A route is declared once: path, description, zod schemas, price class, example. Everything
-// else (registration, validation, OpenAPI, /v1/status, llms.txt, the agent card, the access
-// policy) is derived from that declaration, so nothing is maintained twice.
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+// A route is declared once: path, words, access (free or paid), zod schemas of its query and of its
+// `data`, and an example. Registration, validation, the access policy, OpenAPI, /v1/status, llms.txt
+// and the agent card are all derived from that declaration, so nothing is maintained twice. The
+// handler is typed to return the envelope of its documented `data`, and a test checks every route's
+// example answer against that schema.
+import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { accessOf, type Access } from '../access/policy.ts';
+import type { Envelope } from '../http/envelope.ts';
+import type { RouteContext } from './context.ts';
 
 export type InterfaceName = 'risk' | 'market';
+export type Access = 'free' | 'paid';
 
 /** Where each interface is mounted. Interface A also answers at the root of RISK_HOSTNAME. */
 export const INTERFACE_BASE: Record<InterfaceName, string> = { risk: '/risk', market: '' };
 
-export interface RouteDef<Q extends z.ZodObject = z.ZodObject> {
+export type RouteRequest<Q extends z.ZodObject> = FastifyRequest<{ Querystring: z.output<Q> }>;
+
+export interface RouteDef<Q extends z.ZodObject = z.ZodObject, D extends z.ZodType = z.ZodType> {
   /** Path below the interface base, e.g. `/v1/token-risk`. */
   path: string;
   summary: string;
   description: string;
   /** Group shown in the docs. */
   tag: string;
+  /** free: anyone; paid: an API key or an x402 payment. */
+  access: Access;
   query?: Q;
-  /** Schema of `data` inside the success envelope (documentation; responses are not re-validated). */
-  data: z.ZodType;
-  /** A query that works, for llms.txt and the docs. */
+  /** Schema of `data` inside the success envelope. */
+  data: D;
+  /** A query that works, for llms.txt, the docs and the route-schema test. */
   example?: Record<string, string>;
-  handler: (req: FastifyRequest<{ Querystring: z.output<Q> }>, reply: FastifyReply) => Promise<unknown>;
+  /** false for liveness probes, which are never rate-limited. Default true. */
+  rateLimited?: boolean;
+  handler: (req: RouteRequest<Q>, ctx: RouteContext) => Promise<Envelope<z.output<D>>>;
 }
 
-/** Identity helper that keeps the query type attached to the handler. */
-export function defineRoute<Q extends z.ZodObject>(def: RouteDef<Q>): RouteDef<Q> {
-  return def;
+/** Identity helper that ties the handler's query and return types to the declared schemas. */
+export function defineRoute<Q extends z.ZodObject, D extends z.ZodType>(def: RouteDef<Q, D>): RouteDef {
+  return def as unknown as RouteDef;
 }
 
 export interface CatalogEntry {
   interface: InterfaceName;
   /** Full path as served, base included. */
   url: string;
-  /** From the access policy table (src/access/policy.ts). */
   access: Access;
   /** Price of one call when paid (X402_PRICE), else null. */
   price: string | null;
@@ -50,9 +59,7 @@ export class RouteCatalog {
   constructor(readonly price: string) {}
 
   add(iface: InterfaceName, def: RouteDef): CatalogEntry {
-    const url = INTERFACE_BASE[iface] + def.path;
-    const access = accessOf(url);
-    const entry = { interface: iface, url, access, price: access === 'paid' ? this.price : null, def };
+    const entry = { interface: iface, url: INTERFACE_BASE[iface] + def.path, access: def.access, price: def.access === 'paid' ? this.price : null, def };
     this.entries.push(entry);
     return entry;
   }
@@ -71,7 +78,7 @@ export function examplePath(e: CatalogEntry): string {
   return e.def.example ? `${e.url}?${new URLSearchParams(e.def.example)}` : e.url;
 }
 
-const sourceMetaSchema = z
+export const sourceMetaSchema = z
   .object({
     provider: z.string(),
     fetched_at: z.string().describe('ISO-8601 time the provider answered'),
@@ -87,14 +94,26 @@ export const errorSchema = z
   })
   .meta({ id: 'Error', description: 'Error body of every failure' });
 
+/** The 402 body: the price in words beside the machine-readable PAYMENT-REQUIRED header. */
+export const paymentRequiredSchema = z
+  .object({
+    error: z.string().describe('"payment required", or "payment rejected: <reason>"'),
+    reason: z.string().optional().describe('Why a payment was rejected (replay, underpayment, expired, ...)'),
+    price: z.string().describe('Price of one call, e.g. $0.001'),
+    network: z.string().describe('CAIP-2 network id, e.g. eip155:8453'),
+    asset: z.string().describe('Token contract paid in'),
+    payTo: z.string().describe('Address that receives the payment'),
+    accepts: z.array(z.object({}).loose()).describe('The x402 v2 payment requirements, as in the PAYMENT-REQUIRED header'),
+  })
+  .meta({ id: 'PaymentRequired', description: 'x402 payment challenge' });
+
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'A parameter is missing, malformed or out of bounds; the message names it and what is accepted',
-  401: 'Missing, unknown or revoked API key (and x402 not configured)',
-  402: 'Payment required: PAYMENT-REQUIRED header (x402 v2) and a JSON body with the price',
+  401: 'Unknown or revoked API key, or no credentials while x402 is not configured',
   404: 'Well-formed, but unknown to the source',
   429: 'Rate limited; see Retry-After',
   502: 'The upstream provider failed; `source` names it',
-  503: 'Temporarily unavailable (e.g. the payment facilitator); `source` names it',
+  503: 'Temporarily unavailable: the provider is paused after repeated failures or is limiting us, or the payment facilitator is down; `source` names it; see Retry-After',
 };
 
 export function envelopeSchema(data: z.ZodType) {
@@ -109,18 +128,28 @@ export function envelopeSchema(data: z.ZodType) {
   });
 }
 
+/** The status codes a route documents. */
+function responses(def: RouteDef) {
+  const errors = def.access === 'paid' ? [400, 401, 404, 429, 502, 503] : def.rateLimited === false ? [400, 404, 502, 503] : [400, 404, 429, 502, 503];
+  const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
+  return {
+    200: { description: 'Success', ...json(envelopeSchema(def.data)) },
+    ...(def.access === 'paid' ? { 402: { description: 'Payment required: PAYMENT-REQUIRED header (x402 v2) and this body', ...json(paymentRequiredSchema) } } : {}),
+    ...Object.fromEntries(errors.map((code) => [code, { description: ERROR_DESCRIPTIONS[code], ...json(errorSchema) }])),
+  };
+}
+
 /**
  * Registers routes on an (encapsulated) Fastify context and records them in the catalog.
- * `prefix` is the context's prefix, so the catalog knows the served URL.
+ * The context's prefix must be the interface's base, so the catalog knows the served URL.
  */
-export function mountRoutes(app: FastifyInstance, catalog: RouteCatalog, iface: InterfaceName, defs: RouteDef[]): void {
+export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: InterfaceName, defs: readonly RouteDef[]): void {
   for (const def of defs) {
-    const entry = catalog.add(iface, def);
-    const errors = entry.access === 'paid' ? [400, 401, 402, 404, 429, 502, 503] : [400, 404, 429, 502, 503];
+    const entry = ctx.catalog.add(iface, def);
     app.withTypeProvider<ZodTypeProvider>().route({
       method: 'GET',
       url: def.path,
-      config: { catalog: entry },
+      config: { catalog: entry, ...(def.rateLimited === false ? { rateLimit: false } : {}) },
       schema: {
         summary: def.summary,
         description: def.description,
@@ -130,14 +159,9 @@ export function mountRoutes(app: FastifyInstance, catalog: RouteCatalog, iface: 
         'x-access': entry.access,
         ...(entry.price ? { 'x-price': entry.price } : {}),
         ...(def.query ? { querystring: def.query } : {}),
-        response: {
-          200: { description: 'Success', content: { 'application/json': { schema: envelopeSchema(def.data) } } },
-          ...Object.fromEntries(
-            errors.map((code) => [code, { description: ERROR_DESCRIPTIONS[code], content: { 'application/json': { schema: errorSchema } } }]),
-          ),
-        },
+        response: responses(def),
       } as FastifySchema,
-      handler: def.handler as never,
+      handler: (req) => def.handler(req as never, ctx),
     });
   }
 }

@@ -1,70 +1,120 @@
-// Interface B's own reference routes in the catalog: /health and /v1/status (both free).
+// The health route of each interface and interface B's /v1/status.
 import { z } from 'zod';
-import type { UpstreamClient } from '../http/upstream.ts';
 import { envelope } from '../http/envelope.ts';
-import type { ProviderInfo } from '../sources/index.ts';
 import { VERSION } from '../version.ts';
-import type { AccessSummary } from './access-summary.ts';
+import { accessSummarySchema } from './access-summary.ts';
 import { describeEndpoint } from './params.ts';
-import { defineRoute, type RouteCatalog, type RouteDef } from './route.ts';
+import { defineRoute, type RouteDef } from './route.ts';
 
-export interface StatusContext {
-  catalog: RouteCatalog;
-  upstream: UpstreamClient;
-  providers: ProviderInfo[];
-  access: AccessSummary;
-  startedAt: number;
-}
-
-/** `/health` of an interface: 200 with status, service name, version and uptime while the process serves. */
-export function healthRoute(service: string, tag: string, startedAt: number): RouteDef {
+/** `/health` of an interface: 200 with status, service name, version and uptime while the process serves; never rate-limited. */
+export function healthRoute(service: string, tag: string): RouteDef {
   return defineRoute({
     path: '/health',
     summary: `Liveness of marketgate ${service}`,
-    description: 'Answers 200 while the process serves requests.',
+    description: 'Answers 200 while the process serves requests. Never rate-limited (a liveness probe).',
     tag,
+    access: 'free',
+    rateLimited: false,
     data: z.object({ status: z.literal('ok'), service: z.string(), version: z.string(), uptime_s: z.number() }),
-    handler: async () =>
-      envelope({ status: 'ok' as const, service: `marketgate ${service}`, version: VERSION, uptime_s: Math.round((Date.now() - startedAt) / 1000) }, []),
-  }) as RouteDef;
+    handler: async (_req, ctx) =>
+      envelope({ status: 'ok' as const, service: `marketgate ${service}`, version: VERSION, uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000) }, []),
+  });
 }
 
-export function statusRoutes(ctx: StatusContext): RouteDef[] {
-  const health = healthRoute('market data', 'Reference', ctx.startedAt);
+const breakerSchema = z.object({
+  state: z.enum(['closed', 'open', 'half_open']),
+  consecutive_failures: z.number().int(),
+  opens_after: z.number().int().describe('Consecutive failures that open the circuit (BREAKER_FAILURES)'),
+  cooldown_s: z.number().describe('Seconds an open circuit fails fast before one probe (BREAKER_COOLDOWN_MS)'),
+  opened_at: z.string().nullable(),
+  retry_after_s: z.number().nullable(),
+});
 
-  const status = defineRoute({
-    path: '/v1/status',
-    summary: 'Catalog and upstream health',
-    description:
-      'Every market-data endpoint with its parameters, free or paid and price, how to authenticate and pay, ' +
-      'and per-upstream health measured by the server (last success, last error, recent latency).',
-    tag: 'Reference',
-    data: z.object({
+const upstreamSchema = z.object({
+  provider: z.string().describe('The name used in meta.sources and { error, source }'),
+  title: z.string(),
+  base_url: z.string(),
+  docs: z.string(),
+  notes: z.string().describe('Its limits and quirks'),
+  status: z.enum(['ok', 'degraded', 'failing', 'unknown']).describe('From the recent calls of this process: failing = the last call failed or the circuit is open'),
+  last_success_at: z.string().nullable(),
+  last_error: z.object({ at: z.string(), message: z.string() }).nullable(),
+  recent: z.object({
+    calls: z.number().int(),
+    failures: z.number().int(),
+    latency_ms_p50: z.number().nullable(),
+    latency_ms_max: z.number().nullable(),
+  }),
+  breaker: breakerSchema,
+});
+
+const endpointSchema = z.object({
+  method: z.literal('GET'),
+  path: z.string(),
+  summary: z.string(),
+  description: z.string(),
+  access: z.enum(['free', 'paid']),
+  price: z.string().nullable(),
+  parameters: z.array(
+    z.object({
       name: z.string(),
-      version: z.string(),
-      endpoints: z.array(z.object({ path: z.string(), access: z.enum(['free', 'paid']), price: z.string().nullable() }).loose()),
-      access: z.object({}).loose(),
-      upstreams: z.array(z.object({ provider: z.string(), base_url: z.string(), status: z.string() }).loose()),
+      in: z.literal('query'),
+      required: z.boolean(),
+      type: z.string(),
+      description: z.string(),
+      default: z.unknown().optional(),
+      enum: z.array(z.unknown()).optional(),
+      minimum: z.number().optional(),
+      maximum: z.number().optional(),
     }),
-    handler: async () => {
-      const health = ctx.upstream.healthReport();
-      return envelope(
-        {
-          name: 'marketgate market data',
-          version: VERSION,
-          endpoints: ctx.catalog.of('market').map(describeEndpoint),
-          access: ctx.access,
-          upstreams: ctx.providers.map((p) => ({
-            provider: p.name,
-            title: p.title,
-            base_url: p.baseUrl,
-            ...(health[p.name] ?? { status: 'unknown', last_success_at: null, last_error: null, recent: { calls: 0, failures: 0, latency_ms_p50: null, latency_ms_max: null } }),
-          })),
-        },
-        [],
-      );
-    },
-  });
+  ),
+  example: z.string(),
+});
 
-  return [health, status] as RouteDef[];
+export const marketStatus = defineRoute({
+  path: '/v1/status',
+  summary: 'Catalog and upstream health',
+  description:
+    'Every market-data endpoint with its parameters, free or paid and price, how to authenticate and pay, and per-upstream health ' +
+    'measured by the server: last success, last error, recent latency, and the circuit breaker (state, failures, retry-after).',
+  tag: 'Reference',
+  access: 'free',
+  data: z.object({
+    name: z.string(),
+    version: z.string(),
+    endpoints: z.array(endpointSchema),
+    access: accessSummarySchema,
+    upstreams: z.array(upstreamSchema),
+  }),
+  handler: async (_req, ctx) => {
+    const health = ctx.guard.report();
+    return envelope(
+      {
+        name: 'marketgate market data',
+        version: VERSION,
+        endpoints: ctx.catalog.of('market').map(describeEndpoint),
+        access: ctx.access,
+        upstreams: ctx.providers.map((p) => ({
+          provider: p.name,
+          title: p.title,
+          base_url: p.baseUrl,
+          docs: p.docs,
+          notes: p.notes,
+          ...(health[p.name] ?? unmeasured(ctx.config.upstream)),
+        })),
+      },
+      [],
+    );
+  },
+});
+
+/** A provider not called yet: nothing measured, circuit closed. */
+function unmeasured(u: { breakerFailures: number; breakerCooldownMs: number }) {
+  return {
+    status: 'unknown' as const,
+    last_success_at: null,
+    last_error: null,
+    recent: { calls: 0, failures: 0, latency_ms_p50: null, latency_ms_max: null },
+    breaker: { state: 'closed' as const, consecutive_failures: 0, opens_after: u.breakerFailures, cooldown_s: u.breakerCooldownMs / 1000, opened_at: null, retry_after_s: null },
+  };
 }

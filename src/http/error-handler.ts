@@ -21,7 +21,10 @@ export function errorHandler(err: FastifyError, req: FastifyRequest, reply: Fast
   } else if (err instanceof AppError) {
     status = err.statusCode;
     body = err.source ? { error: err.message, source: err.source } : { error: err.message };
-    if (err instanceof UpstreamError) req.log.warn({ source: err.source, failure: err.failure, cause: describeCause(err.cause) }, err.message);
+    if (err instanceof UpstreamError) {
+      req.log.warn({ source: err.source, failure: err.failure, cause: describeCause(err.cause) }, err.message);
+      if (err.retryAfterS !== undefined) void reply.header('retry-after', String(err.retryAfterS));
+    }
   } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
     // Fastify's own client errors (bad content type, body too large, ...): their messages are generic.
     status = err.statusCode;

@@ -31,29 +31,41 @@ export class NotFoundError extends AppError {
   }
 }
 
+/** What went wrong with an upstream call; each kind has its own wording in the message. */
 export type UpstreamFailure =
-  | 'network' // connection refused / reset / DNS
-  | 'timeout' // connect, headers or body timeout
-  | 'http' // non-2xx status
-  | 'provider' // 2xx with a provider error code in the body
-  | 'malformed' // body is not parseable
-  | 'schema' // body parsed but does not have the documented shape
-  | 'too_large'; // body exceeded the configured bound
+  | 'timeout' // the total deadline passed (connect, headers and body together)
+  | 'reset' // the connection was reset or closed before an answer
+  | 'network' // refused, DNS, TLS: no connection
+  | 'truncated' // the connection closed in the middle of the body
+  | 'http' // an HTTP error status the provider's protocol does not explain
+  | 'provider' // the provider's own error code or message (often with HTTP 200)
+  | 'rate_limited' // the provider is limiting this server (HTTP 429, its own code)
+  | 'malformed' // the body is not what the format promises (not JSON, HTML)
+  | 'schema' // parsed, but not the documented shape
+  | 'too_large' // the body exceeded the configured bound
+  | 'circuit_open'; // the provider failed repeatedly; calls are paused
 
-/** 502 (or 503): an upstream provider failed. `source` names the provider. */
+/** Failures that mean "try again later" rather than "the provider broke": 503 with Retry-After. */
+const UNAVAILABLE: ReadonlySet<UpstreamFailure> = new Set(['rate_limited', 'circuit_open']);
+
+/** 502 (or 503 when the provider is paused or limiting us): an upstream provider failed. */
 export class UpstreamError extends AppError {
   override name = 'UpstreamError';
+  /** The upstream's HTTP status, when the failure is an HTTP one. */
+  readonly upstreamStatus: number | undefined;
+  /** Seconds after which a retry may succeed (sent as Retry-After), when known. */
+  readonly retryAfterS: number | undefined;
+
   constructor(
     source: string,
     readonly failure: UpstreamFailure,
     message: string,
-    options?: { cause?: unknown; status?: number; statusCode?: 502 | 503 },
+    options?: { cause?: unknown; status?: number; retryAfterS?: number },
   ) {
-    super(options?.statusCode ?? 502, message, source, options);
+    super(UNAVAILABLE.has(failure) ? 503 : 502, message, source, options);
     this.upstreamStatus = options?.status;
+    this.retryAfterS = options?.retryAfterS;
   }
-  /** The upstream's HTTP status, when the failure is an HTTP one. */
-  readonly upstreamStatus: number | undefined;
 }
 
 export interface ErrorBody {

@@ -1,4 +1,4 @@
-// Rolling health of one upstream provider, as measured by the upstream client.
+// Rolling health of one upstream provider, as measured by the guard: a ring of the last 50 calls.
 
 const WINDOW = 50;
 
@@ -11,30 +11,36 @@ export interface ProviderHealthReport {
 }
 
 export class ProviderHealth {
-  private lastSuccessAt: Date | null = null;
-  private lastError: { at: Date; message: string } | null = null;
-  private readonly latencies: number[] = [];
-  private readonly outcomes: boolean[] = [];
+  private lastSuccessAt: number | null = null;
+  private lastError: { at: number; message: string } | null = null;
+  private readonly latencies = new Float64Array(WINDOW);
+  private readonly outcomes = new Uint8Array(WINDOW);
+  private count = 0;
 
   recordSuccess(latencyMs: number): void {
-    this.lastSuccessAt = new Date();
-    this.push(latencyMs, true);
+    this.lastSuccessAt = Date.now();
+    this.push(latencyMs, 1);
   }
 
   recordFailure(latencyMs: number, message: string): void {
-    this.lastError = { at: new Date(), message };
-    this.push(latencyMs, false);
+    this.lastError = { at: Date.now(), message };
+    this.push(latencyMs, 0);
+  }
+
+  lastErrorMessage(): string | null {
+    return this.lastError?.message ?? null;
   }
 
   report(): ProviderHealthReport {
-    const calls = this.outcomes.length;
-    const failures = this.outcomes.filter((ok) => !ok).length;
-    const sorted = [...this.latencies].sort((a, b) => a - b);
-    const last = this.outcomes.at(-1);
+    const calls = Math.min(this.count, WINDOW);
+    const outcomes = [...this.outcomes.subarray(0, calls)];
+    const failures = outcomes.filter((ok) => ok === 0).length;
+    const sorted = [...this.latencies.subarray(0, calls)].sort((a, b) => a - b);
+    const last = calls === 0 ? undefined : this.outcomes[(this.count - 1) % WINDOW];
     return {
-      status: calls === 0 ? 'unknown' : last === false ? 'failing' : failures > 0 ? 'degraded' : 'ok',
-      last_success_at: this.lastSuccessAt?.toISOString() ?? null,
-      last_error: this.lastError ? { at: this.lastError.at.toISOString(), message: this.lastError.message } : null,
+      status: calls === 0 ? 'unknown' : last === 0 ? 'failing' : failures > 0 ? 'degraded' : 'ok',
+      last_success_at: this.lastSuccessAt === null ? null : new Date(this.lastSuccessAt).toISOString(),
+      last_error: this.lastError ? { at: new Date(this.lastError.at).toISOString(), message: this.lastError.message } : null,
       recent: {
         calls,
         failures,
@@ -44,13 +50,11 @@ export class ProviderHealth {
     };
   }
 
-  private push(latencyMs: number, ok: boolean): void {
-    this.latencies.push(latencyMs);
-    this.outcomes.push(ok);
-    if (this.latencies.length > WINDOW) {
-      this.latencies.shift();
-      this.outcomes.shift();
-    }
+  private push(latencyMs: number, ok: 0 | 1): void {
+    const i = this.count % WINDOW;
+    this.latencies[i] = latencyMs;
+    this.outcomes[i] = ok;
+    this.count++;
   }
 }
 

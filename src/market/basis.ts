@@ -1,10 +1,10 @@
-// Basis: Binance spot vs the Binance USD-M perpetual of the same pair, with the funding carry.
+// /v1/basis: Binance spot vs the Binance USD-M perpetual of the same pair, with the funding carry.
 import { z } from 'zod';
 import { clean } from '../analytics/numbers.ts';
-import { defineRoute, type RouteDef } from '../catalog/route.ts';
+import { defineRoute } from '../catalog/route.ts';
 import { envelope } from '../http/envelope.ts';
+import { settledInOrder } from '../http/settle.ts';
 import { isoFromMs } from '../sources/wire.ts';
-import type { MarketContext } from './routes.ts';
 import { binancePair, cryptoSymbolParam, parseCryptoSymbol } from './symbols.ts';
 
 const HOURS_PER_YEAR = 24 * 365;
@@ -29,47 +29,45 @@ const basisData = z.object({
 
 const basisQuery = z.object({ symbol: cryptoSymbolParam });
 
-export function basisRoutes(ctx: MarketContext): RouteDef[] {
-  const basis = defineRoute({
-    path: '/v1/basis',
-    summary: 'Spot–perpetual basis and annualized funding carry (Binance)',
-    description:
-      'Binance spot last price against the Binance USD-M perpetual mark price of the same pair: basis = mark − spot, basis_pct = basis / spot × 100, ' +
-      'and annualized_carry_pct = funding rate per interval × intervals per year (24 × 365 / interval hours) × 100. ' +
-      'A pair either market does not list is a 404; either venue failing is a 502 naming it.',
-    tag: 'Derivatives',
-    query: basisQuery,
-    data: basisData,
-    example: { symbol: 'BTC' },
-    handler: async (req) => {
-      const sym = parseCryptoSymbol(req.query.symbol);
-      const pair = binancePair(sym);
-      const [spot, perp] = await Promise.all([ctx.sources.binanceSpot.ticker24h(pair), ctx.sources.binanceFutures.premiumIndex(pair)]);
-      const spotPrice = spot.data.lastPrice;
-      const p = perp.data;
-      const basisValue = p.mark_price - spotPrice;
-      const carry =
-        p.last_funding_rate !== null && p.funding_interval_hours !== null
-          ? clean(p.last_funding_rate * (HOURS_PER_YEAR / p.funding_interval_hours) * 100)
-          : null;
-      return envelope(
-        {
-          symbol: `${sym.base}/${sym.quote}`,
-          venue_symbol: pair,
-          spot_price: spotPrice,
-          perp_mark_price: p.mark_price,
-          index_price: p.index_price,
-          basis: clean(basisValue),
-          basis_pct: clean((basisValue / spotPrice) * 100),
-          funding_rate: p.last_funding_rate,
-          funding_interval_hours: p.funding_interval_hours,
-          annualized_carry_pct: carry,
-          spot_as_of: spot.data.closeTime,
-          perp_as_of: isoFromMs(p.time),
-        },
-        [spot.meta, perp.meta],
-      );
-    },
-  });
-  return [basis] as RouteDef[];
-}
+export const basis = defineRoute({
+  path: '/v1/basis',
+  summary: 'Spot–perpetual basis and annualized funding carry (Binance)',
+  description:
+    'Binance spot last price against the Binance USD-M perpetual mark price of the same pair: basis = mark − spot, basis_pct = basis / spot × 100, ' +
+    'and annualized_carry_pct = funding rate per interval × intervals per year (24 × 365 / interval hours) × 100. ' +
+    'A pair either market does not list is a 404; either venue failing is a 502 naming it.',
+  tag: 'Derivatives',
+  access: 'paid',
+  query: basisQuery,
+  data: basisData,
+  example: { symbol: 'BTC' },
+  handler: async (req, ctx) => {
+    const sym = parseCryptoSymbol(req.query.symbol);
+    const pair = binancePair(sym);
+    const [spot, perp] = await settledInOrder([ctx.sources.binanceSpot.ticker24h(pair), ctx.sources.binanceFutures.premiumIndex(pair)]);
+    const spotPrice = spot.data.lastPrice;
+    const p = perp.data;
+    const basisValue = p.mark_price - spotPrice;
+    const carry =
+      p.last_funding_rate !== null && p.funding_interval_hours !== null
+        ? clean(p.last_funding_rate * (HOURS_PER_YEAR / p.funding_interval_hours) * 100)
+        : null;
+    return envelope(
+      {
+        symbol: `${sym.base}/${sym.quote}`,
+        venue_symbol: pair,
+        spot_price: spotPrice,
+        perp_mark_price: p.mark_price,
+        index_price: p.index_price,
+        basis: clean(basisValue),
+        basis_pct: clean((basisValue / spotPrice) * 100),
+        funding_rate: p.last_funding_rate,
+        funding_interval_hours: p.funding_interval_hours,
+        annualized_carry_pct: carry,
+        spot_as_of: spot.data.closeTime,
+        perp_as_of: isoFromMs(p.time),
+      },
+      [spot.meta, perp.meta],
+    );
+  },
+});

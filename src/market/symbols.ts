@@ -27,6 +27,9 @@ export interface EquitySymbol {
 
 export type MarketSymbol = CryptoSymbol | EquitySymbol;
 
+/** Quote currencies whose amounts count as USD (stablecoins at face value). */
+export const USD_QUOTES: ReadonlySet<string> = new Set(['USD', 'USDT', 'USDC', 'FDUSD', 'BUSD', 'TUSD']);
+
 /** Quote assets recognised at the end of a pair written without a separator, longest first. */
 export const QUOTES = ['FDUSD', 'USDT', 'USDC', 'BUSD', 'TUSD', 'USD', 'EUR', 'BTC', 'ETH'] as const;
 
@@ -64,9 +67,11 @@ export const assetClassParam = z
     'Settles ambiguity. Default: a pair, or a base asset on the known crypto list (BTC, ETH, SOL, ...), is crypto; anything else is an equity ticker.',
   );
 
+export const ACCEPTED_CRYPTO_SYMBOL = 'a crypto base asset on the known list (BTC, ETH, SOL, ...) or a pair (BTCUSDT, BTC-USDT, BTC/USDT)';
+
 /** Crypto-only endpoints take this parameter: a base asset or pair. */
 export const cryptoSymbolParam = symbolParam.describe(
-  'Crypto base asset (BTC) or pair (BTCUSDT, BTC-USDT, BTC/USDT). Case-insensitive; quote defaults to USDT.',
+  `Crypto only: ${ACCEPTED_CRYPTO_SYMBOL}. Case-insensitive; the quote defaults to USDT. A base asset outside the known list must be written as a pair; equity tickers are refused.`,
 );
 
 /** Resolves a symbol. Throws a 400 naming `symbol` when it cannot be read as the requested class. */
@@ -84,10 +89,23 @@ export function parseSymbol(input: string, assetClass?: AssetClass): MarketSymbo
   throw new BadRequestError(`query parameter 'symbol' must be a US equity/ETF ticker such as AAPL, SPY or BRK.B; got '${input}'`);
 }
 
-/** Crypto only: rejects an equity symbol with a 400 that says so. */
+/**
+ * Crypto only: a pair, or a base asset on the known list. Anything else would read as an equity
+ * ticker (AAPL), so it is a 400 that says this endpoint takes crypto only, rather than a venue's 404.
+ */
 export function parseCryptoSymbol(input: string): CryptoSymbol {
-  const sym = parseSymbol(input, 'crypto');
-  return sym as CryptoSymbol;
+  const s = input.trim().toUpperCase();
+  if (splitPair(s) || KNOWN_CRYPTO.has(s)) return parseSymbol(input, 'crypto') as CryptoSymbol;
+  throw new NotCryptoError(input);
+}
+
+/** The 400 of a crypto-only endpoint given something else. */
+export class NotCryptoError extends BadRequestError {
+  constructor(input: string) {
+    const s = input.trim().toUpperCase();
+    const hint = CRYPTO_ASSET.test(s) ? `; to ask for a crypto asset outside the known list, write a pair such as ${s}USDT` : '';
+    super(`query parameter 'symbol' takes crypto only (${ACCEPTED_CRYPTO_SYMBOL}); '${input}' reads as an equity ticker${hint}`);
+  }
 }
 
 function splitPair(s: string): { base: string; quote: string } | null {

@@ -33,3 +33,6 @@ export function findChain(input: string): Chain | undefined {
   const v = input.trim().toLowerCase();
   return CHAINS.find((c) => c.name === v || (c.id !== null && String(c.id) === v));
 }
+
+/** "11 EVM chains", counted from the table, for every text that describes the coverage. */
+export const EVM_CHAINS_TEXT = `${CHAINS.filter((c) => c.family === 'evm').length} EVM chains`;

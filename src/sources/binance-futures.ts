@@ -10,8 +10,10 @@
 // openInterestHist.timestamp is a number live and a string in the docs; takerlongshortRatio rows
 // have no symbol; topLongShortPositionRatio also names its fields longAccount/shortAccount.
 import { z } from 'zod';
-import type { SourceDeps, Sourced } from '../http/fetch-source.ts';
-import { binanceGet } from './binance-api.ts';
+import { env } from '../env.ts';
+import { BINANCE_PROTOCOL, query } from './binance-api.ts';
+import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { slowTtl, TTL_ENV } from './ttls.ts';
 import { decimal, epochMs, optionalDecimal } from './wire.ts';
 
 export const BINANCE_FUTURES = 'binance-futures';
@@ -100,28 +102,22 @@ export const RATIO_PERIODS = ['5m', '15m', '30m', '1h', '2h', '4h', '6h', '12h',
 export type RatioPeriod = (typeof RATIO_PERIODS)[number];
 export type RatioKind = 'globalLongShortAccountRatio' | 'topLongShortAccountRatio' | 'topLongShortPositionRatio';
 
-export interface BinanceFuturesOptions {
+export interface BinanceFuturesSettings {
   baseUrl: string;
   ttlS: number;
-  /**
-   * For data that changes once per funding interval (funding history, funding info); default: ttlS, but at
-   * least 300 s (0 still disables caching). Binance's fundingRate/fundingInfo share 500 calls/5 min/IP.
-   */
-  slowTtlS?: number;
 }
 
-export function createBinanceFutures(deps: SourceDeps, options: BinanceFuturesOptions) {
-  const slowTtlS = options.slowTtlS ?? (options.ttlS === 0 ? 0 : Math.max(options.ttlS, 300));
+function createBinanceFutures(ctx: SourceContext<BinanceFuturesSettings>) {
+  const options = ctx.settings;
+  const slowTtlS = slowTtl(options.ttlS);
   /** One GET; an "Invalid symbol" body becomes a 404 naming the symbol, other error bodies a 502. */
   const get = <S extends z.ZodType>(path: string, params: Record<string, string>, schema: S, ttlS: number) =>
-    binanceGet(deps, {
-      source: BINANCE_FUTURES,
-      baseUrl: options.baseUrl,
-      path,
-      params,
+    ctx.fetch({
+      url: `${options.baseUrl}${path}${Object.keys(params).length ? `?${query(params)}` : ''}`,
       schema,
-      ttlS,
+      protocol: BINANCE_PROTOCOL,
       notFound: `${BINANCE_FUTURES} lists no USD-M perpetual '${params.symbol ?? ''}'`,
+      ttlS,
     });
 
   /** Funding interval per adjusted symbol; undefined when the call fails (the interval is then unknown). */
@@ -201,3 +197,17 @@ export function createBinanceFutures(deps: SourceDeps, options: BinanceFuturesOp
 }
 
 export type BinanceFutures = ReturnType<typeof createBinanceFutures>;
+
+export const binanceFuturesSource = defineSource({
+  key: 'binanceFutures',
+  name: BINANCE_FUTURES,
+  title: 'Binance USD-M futures',
+  docs: 'https://developers.binance.com/docs/derivatives/usds-margined-futures/general-info',
+  notes: 'No key. Weight limit 2400/min per IP; fundingRate and fundingInfo share 500 calls/5 min per IP; /futures/data/* serves the last 30 days. HTTP 451 from restricted locations.',
+  env: {
+    BINANCE_FUTURES_BASE_URL: env.url('https://fapi.binance.com', 'Binance USD-M futures REST API.'),
+    CACHE_TTL_DERIVATIVES_S: TTL_ENV.CACHE_TTL_DERIVATIVES_S,
+  },
+  settings: (e) => ({ baseUrl: e.BINANCE_FUTURES_BASE_URL, ttlS: e.CACHE_TTL_DERIVATIVES_S }),
+  create: createBinanceFutures,
+});

@@ -6,17 +6,18 @@
 // {"code":-1121,"msg":"Invalid symbol."} (our 404). Restricted locations (the US included) get
 // HTTP 451 on every endpoint; the WAF answers 403; both are 502s here (price falls back on them).
 import { z } from 'zod';
-import type { SourceDeps, Sourced } from '../http/fetch-source.ts';
-import { binanceGet } from './binance-api.ts';
+import { env } from '../env.ts';
+import { BINANCE_PROTOCOL, query } from './binance-api.ts';
+import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { TTL_ENV } from './ttls.ts';
 import { decimal } from './wire.ts';
 
 export const BINANCE = 'binance';
 
-const ticker24hSchema = z.object({
-  symbol: z.string(),
-  lastPrice: decimal,
-  closeTime: z.number().int(),
-});
+// Mapped in the schema, so the cache keeps the final object and serves the same one on every hit.
+const ticker24hSchema = z
+  .object({ symbol: z.string(), lastPrice: decimal, closeTime: z.number().int() })
+  .transform((t): BinanceTicker => ({ symbol: t.symbol, lastPrice: t.lastPrice, closeTime: new Date(t.closeTime).toISOString() }));
 
 /** [openTime, open, high, low, close, volume, closeTime, quoteVolume, trades, takerBase, takerQuote, "0"] */
 const klineSchema = z.tuple([z.number().int(), decimal, decimal, decimal, decimal, decimal, z.number().int()], z.unknown());
@@ -39,7 +40,8 @@ export interface BinanceTicker {
 }
 
 export interface BinanceKline {
-  openTime: string;
+  /** Open time, ISO-8601 UTC. */
+  time: string;
   open: number;
   high: number;
   low: number;
@@ -53,29 +55,34 @@ export interface BinanceDepth {
   asks: [number, number][];
 }
 
-export interface BinanceSpotOptions {
+export interface BinanceSpotSettings {
   baseUrl: string;
   ttl: { price: number; ohlcv: number; orderbook: number };
 }
 
-export function createBinanceSpot(deps: SourceDeps, options: BinanceSpotOptions) {
+function createBinanceSpot(ctx: SourceContext<BinanceSpotSettings>) {
+  const options = ctx.settings;
   /** One GET; the -1121 body becomes a 404 naming the pair, any other error code a 502. */
   const get = <S extends z.ZodType>(path: string, params: Record<string, string | number>, schema: S, ttlS: number) =>
-    binanceGet(deps, { source: BINANCE, baseUrl: options.baseUrl, path, params, schema, ttlS, notFound: `binance does not list the spot pair ${params.symbol}` });
+    ctx.fetch({
+      url: `${options.baseUrl}${path}?${query(params)}`,
+      schema,
+      protocol: BINANCE_PROTOCOL,
+      notFound: `binance does not list the spot pair ${params.symbol}`,
+      ttlS,
+    });
 
   return {
     /** 24 h ticker of one pair: last price and the venue's statistics time. */
     async ticker24h(pair: string): Promise<Sourced<BinanceTicker>> {
-      const res = await get('/api/v3/ticker/24hr', { symbol: pair }, ticker24hSchema, options.ttl.price);
-      const t = res.data;
-      return { data: { symbol: t.symbol, lastPrice: t.lastPrice, closeTime: new Date(t.closeTime).toISOString() }, meta: res.meta };
+      return get('/api/v3/ticker/24hr', { symbol: pair }, ticker24hSchema, options.ttl.price);
     },
 
     /** The last `limit` (1-1000) candles, oldest first; the newest one may still be open. */
     async klines(pair: string, interval: BinanceInterval, limit: number): Promise<Sourced<BinanceKline[]>> {
       const res = await get('/api/v3/klines', { symbol: pair, interval, limit }, z.array(klineSchema), options.ttl.ohlcv);
       return {
-        data: res.data.map((k) => ({ openTime: new Date(k[0]).toISOString(), open: k[1], high: k[2], low: k[3], close: k[4], volume: k[5] })),
+        data: res.data.map((k) => ({ time: new Date(k[0]).toISOString(), open: k[1], high: k[2], low: k[3], close: k[4], volume: k[5] })),
         meta: res.meta,
       };
     },
@@ -91,3 +98,22 @@ export function createBinanceSpot(deps: SourceDeps, options: BinanceSpotOptions)
 }
 
 export type BinanceSpot = ReturnType<typeof createBinanceSpot>;
+
+export const binanceSpotSource = defineSource({
+  key: 'binanceSpot',
+  name: BINANCE,
+  title: 'Binance (spot)',
+  docs: 'https://developers.binance.com/docs/binance-spot-api-docs/rest-api',
+  notes: 'No key. Weight limit 6000/min per IP (X-MBX-USED-WEIGHT-1M); 429 then 418 bans. HTTP 451 from the US and other restricted locations.',
+  env: {
+    BINANCE_SPOT_BASE_URL: env.url('https://api.binance.com', 'Binance spot REST API (api.binance.com, or data-api.binance.vision for market data only).'),
+    CACHE_TTL_PRICE_S: TTL_ENV.CACHE_TTL_PRICE_S,
+    CACHE_TTL_OHLCV_S: TTL_ENV.CACHE_TTL_OHLCV_S,
+    CACHE_TTL_ORDERBOOK_S: TTL_ENV.CACHE_TTL_ORDERBOOK_S,
+  },
+  settings: (e) => ({
+    baseUrl: e.BINANCE_SPOT_BASE_URL,
+    ttl: { price: e.CACHE_TTL_PRICE_S, ohlcv: e.CACHE_TTL_OHLCV_S, orderbook: e.CACHE_TTL_ORDERBOOK_S },
+  }),
+  create: createBinanceSpot,
+});

@@ -8,41 +8,34 @@
 // IPs get HTTP 403 with a CloudFront HTML page (a 502 here like any other status).
 import { z } from 'zod';
 import { NotFoundError } from '../http/errors.ts';
-import { fetchSource, type SourceDeps, type Sourced } from '../http/fetch-source.ts';
-import { decimal, optionalDecimal } from './wire.ts';
+import { env } from '../env.ts';
+import { isRecord, type Protocol } from '../http/protocol.ts';
+import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { slowTtl, TTL_ENV } from './ttls.ts';
+import { decimal, epochMs, optionalDecimal } from './wire.ts';
 
 export const BYBIT = 'bybit';
 
 /** retCode of a parameter error; with a message about the symbol it means "not listed". */
 const PARAMS_ERROR = 10001;
+/** retCodes of Bybit's rate limits (too many visits; IP rate limit). */
+const RATE_LIMIT_CODES = new Set([10006, 10018]);
 
-const epochMs = z.union([z.number(), z.string().regex(/^\d+$/)]).transform(Number);
+/** Bybit answers HTTP 200 with `{ retCode, retMsg }`; retCode 0 is success. */
+export const BYBIT_PROTOCOL: Protocol = {
+  classify(body) {
+    if (!isRecord(body) || typeof body.retCode !== 'number' || body.retCode === 0) return undefined;
+    const msg = typeof body.retMsg === 'string' ? body.retMsg : '';
+    if (body.retCode === PARAMS_ERROR && /symbol/i.test(msg)) return { kind: 'not_found', detail: msg };
+    const detail = `retCode ${body.retCode} (${msg})`;
+    return RATE_LIMIT_CODES.has(body.retCode) ? { kind: 'rate_limited', detail } : { kind: 'provider_error', detail };
+  },
+};
 
-interface Envelope<T> {
-  retCode: number;
-  retMsg: string;
-  /** Validated only when retCode is 0; null otherwise. */
-  result: T | null;
-}
+/** Bybit's success envelope around `result`. */
+const ok = <S extends z.ZodType>(result: S) => z.object({ retCode: z.literal(0), result });
 
-/** Bybit's envelope; `result` must match `inner` only on success (error bodies carry `{}` or null). */
-function envelope<S extends z.ZodType>(inner: S) {
-  return z
-    .object({ retCode: z.number(), retMsg: z.string(), result: z.unknown() })
-    .transform((b, ctx): Envelope<z.output<S>> => {
-      if (b.retCode !== 0) return { retCode: b.retCode, retMsg: b.retMsg, result: null };
-      const parsed = inner.safeParse(b.result);
-      if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: ['result', ...issue.path] });
-        return z.NEVER;
-      }
-      return { retCode: 0, retMsg: b.retMsg, result: parsed.data };
-    });
-}
-
-const isUnknownSymbol = (b: { retCode: number; retMsg: string }) => b.retCode === PARAMS_ERROR && /symbol/i.test(b.retMsg);
-
-const tickerSchema = z.object({
+const tickerSchema = ok(z.object({
   list: z.array(
     z.object({
       symbol: z.string(),
@@ -56,15 +49,15 @@ const tickerSchema = z.object({
       fundingIntervalHour: optionalDecimal,
     }),
   ),
-});
+}));
 
-const fundingHistorySchema = z.object({
+const fundingHistorySchema = ok(z.object({
   list: z.array(z.object({ symbol: z.string(), fundingRate: decimal, fundingRateTimestamp: epochMs })),
-});
+}));
 
-const openInterestSchema = z.object({
+const openInterestSchema = ok(z.object({
   list: z.array(z.object({ openInterest: decimal, timestamp: epochMs })),
-});
+}));
 
 export interface LinearTicker {
   symbol: string;
@@ -85,29 +78,23 @@ export interface LinearTicker {
 
 export type OpenInterestInterval = '5min' | '15min' | '30min' | '1h' | '4h' | '1d';
 
-export interface BybitOptions {
+export interface BybitSettings {
   baseUrl: string;
   ttlS: number;
-  /**
-   * For data that changes once per funding interval (funding history); default: ttlS, but at
-   * least 300 s (0 still disables caching). Binance's fundingRate/fundingInfo share 500 calls/5 min/IP.
-   */
-  slowTtlS?: number;
 }
 
-export function createBybit(deps: SourceDeps, options: BybitOptions) {
-  const slowTtlS = options.slowTtlS ?? (options.ttlS === 0 ? 0 : Math.max(options.ttlS, 300));
-  async function get<S extends z.ZodType>(path: string, query: Record<string, string>, inner: S, ttlS: number): Promise<Sourced<z.output<S>>> {
-    const res = await fetchSource(deps, {
-      source: BYBIT,
+function createBybit(ctx: SourceContext<BybitSettings>) {
+  const options = ctx.settings;
+  const slowTtlS = slowTtl(options.ttlS);
+  async function get<S extends z.ZodType<{ result: unknown }>>(path: string, query: Record<string, string>, schema: S, ttlS: number): Promise<Sourced<z.output<S>['result']>> {
+    const res = await ctx.fetch({
       url: `${options.baseUrl}${path}?${new URLSearchParams(query)}`,
-      schema: envelope(inner),
-      providerError: (b) => (b.retCode === 0 || isUnknownSymbol(b) ? undefined : `retCode ${b.retCode} (${b.retMsg})`),
+      schema,
+      protocol: BYBIT_PROTOCOL,
+      notFound: notListedMessage(query.symbol ?? ''),
       ttlS,
     });
-    const body = res.data as Envelope<z.output<S>>;
-    if (body.result === null) throw notListed(query.symbol ?? '');
-    return { data: body.result, meta: res.meta };
+    return { data: res.data.result, meta: res.meta };
   }
 
   return {
@@ -152,8 +139,24 @@ export function createBybit(deps: SourceDeps, options: BybitOptions) {
   };
 }
 
+const notListedMessage = (symbol: string) => `${BYBIT} lists no linear perpetual '${symbol}'`;
+
 function notListed(symbol: string): NotFoundError {
-  return new NotFoundError(`${BYBIT} lists no linear perpetual '${symbol}'`, BYBIT);
+  return new NotFoundError(notListedMessage(symbol), BYBIT);
 }
 
 export type Bybit = ReturnType<typeof createBybit>;
+
+export const bybitSource = defineSource({
+  key: 'bybit',
+  name: BYBIT,
+  title: 'Bybit (v5, linear)',
+  docs: 'https://bybit-exchange.github.io/docs/v5/intro',
+  notes: 'No key. 600 requests per 5 s per IP; errors arrive as HTTP 200 with retCode != 0. HTTP 403 (CloudFront) from the US and mainland China.',
+  env: {
+    BYBIT_BASE_URL: env.url('https://api.bybit.com', 'Bybit v5 REST API.'),
+    CACHE_TTL_DERIVATIVES_S: TTL_ENV.CACHE_TTL_DERIVATIVES_S,
+  },
+  settings: (e) => ({ baseUrl: e.BYBIT_BASE_URL, ttlS: e.CACHE_TTL_DERIVATIVES_S }),
+  create: createBybit,
+});

@@ -4,8 +4,10 @@
 // Quirks: numbers are decimal strings; `time` is an ISO string with microseconds (the book has it only
 // in newer responses). An unknown product is HTTP 404 {"message":"NotFound"} (our 404).
 import { z } from 'zod';
-import { NotFoundError } from '../http/errors.ts';
-import { fetchSource, type SourceDeps, type Sourced } from '../http/fetch-source.ts';
+import { env } from '../env.ts';
+import { isRecord, type Protocol } from '../http/protocol.ts';
+import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { TTL_ENV } from './ttls.ts';
 import { decimal } from './wire.ts';
 
 export const COINBASE = 'coinbase';
@@ -15,8 +17,18 @@ const isoTime = z
   .refine((v) => !Number.isNaN(Date.parse(v)), 'expected an ISO-8601 time')
   .transform((v) => new Date(v).toISOString());
 
-/** Coinbase's error body, e.g. {"message":"NotFound"}. */
-const errorBody = z.object({ message: z.string() });
+/**
+ * Coinbase's error body is `{"message": ...}`: "NotFound" (HTTP 404) is an unknown product; a rate
+ * limit is HTTP 429 with "Public rate limit exceeded"; any other message is the provider's error.
+ */
+export const COINBASE_PROTOCOL: Protocol = {
+  classify(body, status) {
+    if (!isRecord(body) || typeof body.message !== 'string' || status < 400) return undefined;
+    if (body.message === 'NotFound') return { kind: 'not_found', detail: body.message };
+    if (status === 429 || /rate limit/i.test(body.message)) return { kind: 'rate_limited', detail: body.message };
+    return { kind: 'provider_error', detail: body.message };
+  },
+};
 
 const tickerSchema = z.object({ price: decimal, time: isoTime });
 
@@ -36,24 +48,21 @@ export interface CoinbaseBook {
   time: string | null;
 }
 
-export interface CoinbaseOptions {
+export interface CoinbaseSettings {
   baseUrl: string;
   ttl: { price: number; orderbook: number };
 }
 
-export function createCoinbase(deps: SourceDeps, options: CoinbaseOptions) {
-  async function get<S extends z.ZodType>(product: string, path: string, schema: S, ttlS: number) {
-    const res = await fetchSource(deps, {
-      source: COINBASE,
+function createCoinbase(ctx: SourceContext<CoinbaseSettings>) {
+  const options = ctx.settings;
+  const get = <S extends z.ZodType>(product: string, path: string, schema: S, ttlS: number) =>
+    ctx.fetch({
       url: `${options.baseUrl}/products/${encodeURIComponent(product)}${path}`,
-      schema: z.union([schema, errorBody]),
-      acceptStatus: [404],
-      providerError: (b) => (isError(b) && b.message !== 'NotFound' ? b.message : undefined),
+      schema,
+      protocol: COINBASE_PROTOCOL,
+      notFound: `coinbase does not list the product ${product}`,
       ttlS,
     });
-    if (isError(res.data)) throw new NotFoundError(`coinbase does not list the product ${product}`, COINBASE);
-    return res as Sourced<z.output<S>>;
-  }
 
   return {
     /** Last trade of a product such as BTC-USD. */
@@ -70,8 +79,19 @@ export function createCoinbase(deps: SourceDeps, options: CoinbaseOptions) {
   };
 }
 
-function isError(body: unknown): body is z.output<typeof errorBody> {
-  return typeof body === 'object' && body !== null && 'message' in body && !('price' in body) && !('bids' in body);
-}
-
 export type Coinbase = ReturnType<typeof createCoinbase>;
+
+export const coinbaseSource = defineSource({
+  key: 'coinbase',
+  name: COINBASE,
+  title: 'Coinbase Exchange',
+  docs: 'https://docs.cdp.coinbase.com/exchange/reference/exchangerestapi_getproductticker',
+  notes: 'No key. Public endpoints allow 10 requests/s per IP (bursts of 15); USD markets (BTC-USD).',
+  env: {
+    COINBASE_BASE_URL: env.url('https://api.exchange.coinbase.com', 'Coinbase Exchange REST API.'),
+    CACHE_TTL_PRICE_S: TTL_ENV.CACHE_TTL_PRICE_S,
+    CACHE_TTL_ORDERBOOK_S: TTL_ENV.CACHE_TTL_ORDERBOOK_S,
+  },
+  settings: (e) => ({ baseUrl: e.COINBASE_BASE_URL, ttl: { price: e.CACHE_TTL_PRICE_S, orderbook: e.CACHE_TTL_ORDERBOOK_S } }),
+  create: createCoinbase,
+});

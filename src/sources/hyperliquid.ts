@@ -6,7 +6,9 @@
 // null when the book is empty; coin names are case-sensitive (BTC, kPEPE). The call is a read, so
 // it is safe to retry although it is a POST. One answer covers every coin, so it is cached once.
 import { z } from 'zod';
-import { fetchSource, type SourceDeps, type Sourced } from '../http/fetch-source.ts';
+import { env } from '../env.ts';
+import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { TTL_ENV } from './ttls.ts';
 import { optionalDecimal } from './wire.ts';
 
 export const HYPERLIQUID = 'hyperliquid';
@@ -57,20 +59,22 @@ export interface PerpAsset {
   };
 }
 
-export interface HyperliquidOptions {
+export interface HyperliquidSettings {
   baseUrl: string;
   ttlS: number;
 }
 
-export function createHyperliquid(deps: SourceDeps, options: HyperliquidOptions) {
+const METAS_REQUEST = JSON.stringify({ type: 'metaAndAssetCtxs' });
+
+function createHyperliquid(ctx: SourceContext<HyperliquidSettings>) {
+  const options = ctx.settings;
   return {
     /** Every perpetual with its context, universe order. */
     async perpAssets(): Promise<Sourced<PerpAsset[]>> {
-      const res = await fetchSource(deps, {
-        source: HYPERLIQUID,
+      const res = await ctx.fetch({
         url: `${options.baseUrl}/info`,
         method: 'POST',
-        body: JSON.stringify({ type: 'metaAndAssetCtxs' }),
+        body: METAS_REQUEST,
         idempotent: true,
         schema: metaAndAssetCtxsSchema,
         ttlS: options.ttlS,
@@ -100,3 +104,17 @@ export function createHyperliquid(deps: SourceDeps, options: HyperliquidOptions)
 }
 
 export type Hyperliquid = ReturnType<typeof createHyperliquid>;
+
+export const hyperliquidSource = defineSource({
+  key: 'hyperliquid',
+  name: HYPERLIQUID,
+  title: 'Hyperliquid (perpetuals)',
+  docs: 'https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint/perpetuals',
+  notes: 'No key. 1200 weight/min per IP; metaAndAssetCtxs weighs 20 and covers every coin, so one cached answer serves all.',
+  env: {
+    HYPERLIQUID_BASE_URL: env.url('https://api.hyperliquid.xyz', 'Hyperliquid info API.'),
+    CACHE_TTL_PERPDEX_S: TTL_ENV.CACHE_TTL_PERPDEX_S,
+  },
+  settings: (e) => ({ baseUrl: e.HYPERLIQUID_BASE_URL, ttlS: e.CACHE_TTL_PERPDEX_S }),
+  create: createHyperliquid,
+});

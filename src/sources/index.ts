@@ -1,48 +1,56 @@
-// The source registry: every upstream adapter, created once with the shared upstream client and
-// cache. Later features (status, fault sweeps, circuit breakers) enumerate `providers` from here.
-import type { Config } from '../config.ts';
-import type { SourceDeps } from '../http/fetch-source.ts';
-import { createGoPlus, GOPLUS } from './goplus.ts';
-import { BINANCE, createBinanceSpot } from './binance-spot.ts';
-import { COINBASE, createCoinbase } from './coinbase.ts';
-import { createKraken, KRAKEN } from './kraken.ts';
-import { createYahoo, YAHOO } from './yahoo.ts';
-import { BINANCE_FUTURES, createBinanceFutures } from './binance-futures.ts';
-import { BYBIT, createBybit } from './bybit.ts';
-import { createHyperliquid, HYPERLIQUID } from './hyperliquid.ts';
+// The source list: every upstream provider, one descriptor each. Adding a provider is one source
+// file and one line here; config, the registry below, /v1/status, `.env.example`, the README's
+// provider table and the fault-sweep test all enumerate this list.
+import { sourceContext, type SourcePlumbing } from './define-source.ts';
+import { binanceFuturesSource } from './binance-futures.ts';
+import { binanceSpotSource } from './binance-spot.ts';
+import { bybitSource } from './bybit.ts';
+import { coinbaseSource } from './coinbase.ts';
+import { goplusSource } from './goplus.ts';
+import { hyperliquidSource } from './hyperliquid.ts';
+import { krakenSource } from './kraken.ts';
+import { yahooSource } from './yahoo.ts';
 
+export const SOURCES = [
+  goplusSource,
+  binanceSpotSource,
+  coinbaseSource,
+  krakenSource,
+  yahooSource,
+  binanceFuturesSource,
+  bybitSource,
+  hyperliquidSource,
+] as const;
+
+type Descriptors = (typeof SOURCES)[number];
+type SettingsOf<D> = D extends { settings: (...args: never[]) => infer S } ? S : never;
+type ApiOf<D> = D extends { create: (...args: never[]) => infer A } ? A : never;
+
+/** Each source's settings, by key, as config.ts parsed them. */
+export type SourceSettings = { [D in Descriptors as D['key']]: SettingsOf<D> };
+
+/** Each source's adapter, by key: `sources.binanceSpot.ticker24h(...)`. */
+export type Sources = { [D in Descriptors as D['key']]: ApiOf<D> };
+
+/** What /v1/status and the docs say about a provider. */
 export interface ProviderInfo {
-  /** The name used in `meta.sources[].provider` and `{ error, source }`. */
+  /** The name in `meta.sources[].provider` and `{ error, source }`. */
   name: string;
-  /** Human name of the provider. */
   title: string;
   baseUrl: string;
+  docs: string;
+  notes: string;
 }
 
-export function createSources(deps: SourceDeps, config: Config) {
-  const providers: ProviderInfo[] = [{ name: GOPLUS, title: 'GoPlus Security', baseUrl: config.goplus.baseUrl }];
-  providers.push(
-    { name: BINANCE, title: 'Binance (spot)', baseUrl: config.sources.binanceSpot },
-    { name: COINBASE, title: 'Coinbase Exchange', baseUrl: config.sources.coinbase },
-    { name: KRAKEN, title: 'Kraken', baseUrl: config.sources.kraken },
-    { name: YAHOO, title: 'Yahoo Finance (chart API)', baseUrl: config.sources.yahoo },
-  );
-  providers.push(
-    { name: BINANCE_FUTURES, title: 'Binance USD-M futures', baseUrl: config.sources.binanceFutures },
-    { name: BYBIT, title: 'Bybit (v5, linear)', baseUrl: config.sources.bybit },
-    { name: HYPERLIQUID, title: 'Hyperliquid (perpetuals)', baseUrl: config.sources.hyperliquid },
-  );
-  return {
-    providers,
-    goplus: createGoPlus(deps, { ...config.goplus, ttlS: config.risk.cacheTtlS }),
-    binanceSpot: createBinanceSpot(deps, { baseUrl: config.sources.binanceSpot, ttl: config.ttl }),
-    coinbase: createCoinbase(deps, { baseUrl: config.sources.coinbase, ttl: config.ttl }),
-    kraken: createKraken(deps, { baseUrl: config.sources.kraken, ttl: config.ttl }),
-    yahoo: createYahoo(deps, { baseUrl: config.sources.yahoo, ttl: config.ttl }),
-    binanceFutures: createBinanceFutures(deps, { baseUrl: config.sources.binanceFutures, ttlS: config.ttl.derivatives }),
-    bybit: createBybit(deps, { baseUrl: config.sources.bybit, ttlS: config.ttl.derivatives }),
-    hyperliquid: createHyperliquid(deps, { baseUrl: config.sources.hyperliquid, ttlS: config.ttl.perpdex }),
-  };
+/** Creates every adapter once, each with its own guarded, cached context. */
+export function createSources(settings: SourceSettings, plumbing: SourcePlumbing): Sources {
+  const all = settings as Record<string, unknown>;
+  return Object.fromEntries(
+    SOURCES.map((d) => [d.key, (d.create as (ctx: unknown) => unknown)(sourceContext(d.name, all[d.key], plumbing))]),
+  ) as Sources;
 }
 
-export type Sources = ReturnType<typeof createSources>;
+export function providerInfo(settings: SourceSettings): ProviderInfo[] {
+  const all = settings as Record<string, { baseUrl: string }>;
+  return SOURCES.map((d) => ({ name: d.name, title: d.title, baseUrl: all[d.key]!.baseUrl, docs: d.docs, notes: d.notes }));
+}

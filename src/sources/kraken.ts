@@ -5,19 +5,33 @@
 // [price(str), volume(str), timestamp(int, unix s)]. Errors arrive in `error[]`, usually with HTTP 200:
 // "EQuery:Unknown asset pair" is our 404, anything else (e.g. "EGeneral:Too many requests") a 502.
 import { z } from 'zod';
-import { NotFoundError, UpstreamError } from '../http/errors.ts';
-import { fetchSource, type SourceDeps, type Sourced } from '../http/fetch-source.ts';
+import { env } from '../env.ts';
+import { UpstreamError } from '../http/errors.ts';
+import { isRecord, type Protocol } from '../http/protocol.ts';
 import type { CryptoSymbol } from '../market/symbols.ts';
+import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { TTL_ENV } from './ttls.ts';
 import { decimal } from './wire.ts';
 
 export const KRAKEN = 'kraken';
 
 const UNKNOWN_PAIR = 'EQuery:Unknown asset pair';
 
+/** Kraken puts its errors in `error[]` (usually with HTTP 200): an unknown pair is an answer, a rate limit is one, the rest are failures. */
+export const KRAKEN_PROTOCOL: Protocol = {
+  classify(body) {
+    if (!isRecord(body) || !Array.isArray(body.error) || body.error.length === 0) return undefined;
+    const errors = body.error.map(String);
+    if (errors.includes(UNKNOWN_PAIR)) return { kind: 'not_found', detail: UNKNOWN_PAIR };
+    const detail = errors.join('; ');
+    return /rate limit|too many requests/i.test(detail) ? { kind: 'rate_limited', detail } : { kind: 'provider_error', detail };
+  },
+};
+
 const level = z.tuple([decimal, decimal, z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/).transform(Number)])], z.unknown());
 const depthSchema = z.object({
   error: z.array(z.string()),
-  result: z.record(z.string(), z.object({ asks: z.array(level), bids: z.array(level) })).optional(),
+  result: z.record(z.string(), z.object({ asks: z.array(level), bids: z.array(level) })),
 });
 
 /** Kraken's asset codes where they differ from the common ones. */
@@ -41,24 +55,24 @@ export interface KrakenBook {
   time: string | null;
 }
 
-export interface KrakenOptions {
+export interface KrakenSettings {
   baseUrl: string;
   ttl: { orderbook: number };
 }
 
-export function createKraken(deps: SourceDeps, options: KrakenOptions) {
+function createKraken(ctx: SourceContext<KrakenSettings>) {
+  const options = ctx.settings;
   return {
     /** The book to `count` (1-500) levels a side. `pair` is a Kraken alias such as XBTUSD. */
     async depth(pair: string, count: number): Promise<Sourced<KrakenBook>> {
-      const res = await fetchSource(deps, {
-        source: KRAKEN,
+      const res = await ctx.fetch({
         url: `${options.baseUrl}/0/public/Depth?pair=${encodeURIComponent(pair)}&count=${count}`,
         schema: depthSchema,
-        providerError: (b) => (b.error.length > 0 && !b.error.includes(UNKNOWN_PAIR) ? b.error.join('; ') : undefined),
+        protocol: KRAKEN_PROTOCOL,
+        notFound: `kraken does not list the pair ${pair}`,
         ttlS: options.ttl.orderbook,
       });
-      if (res.data.error.includes(UNKNOWN_PAIR)) throw new NotFoundError(`kraken does not list the pair ${pair}`, KRAKEN);
-      const entries = Object.entries(res.data.result ?? {});
+      const entries = Object.entries(res.data.result);
       if (entries.length !== 1) {
         throw new UpstreamError(KRAKEN, 'schema', `kraken returned ${entries.length} books for one pair`);
       }
@@ -79,3 +93,17 @@ export function createKraken(deps: SourceDeps, options: KrakenOptions) {
 }
 
 export type Kraken = ReturnType<typeof createKraken>;
+
+export const krakenSource = defineSource({
+  key: 'kraken',
+  name: KRAKEN,
+  title: 'Kraken',
+  docs: 'https://docs.kraken.com/api/docs/rest-api/get-order-book',
+  notes: 'No key. Public calls cost 1 point of a 15-point counter that decays at 0.33/s per IP; errors arrive in error[] with HTTP 200.',
+  env: {
+    KRAKEN_BASE_URL: env.url('https://api.kraken.com', 'Kraken spot REST API.'),
+    CACHE_TTL_ORDERBOOK_S: TTL_ENV.CACHE_TTL_ORDERBOOK_S,
+  },
+  settings: (e) => ({ baseUrl: e.KRAKEN_BASE_URL, ttl: { orderbook: e.CACHE_TTL_ORDERBOOK_S } }),
+  create: createKraken,
+});

@@ -8,10 +8,32 @@
 // HTTP 200 has been reported, so the body decides); prices are float32 noise (129.0399932861328) and are
 // rounded to meta.priceHint decimals; a valid empty window can omit timestamp/indicators.
 import { z } from 'zod';
-import { NotFoundError, UpstreamError } from '../http/errors.ts';
-import { fetchSource, type SourceDeps, type Sourced } from '../http/fetch-source.ts';
+import { env } from '../env.ts';
+import { UpstreamError } from '../http/errors.ts';
+import { isRecord, type Protocol } from '../http/protocol.ts';
+import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { TTL_ENV } from './ttls.ts';
 
 export const YAHOO = 'yahoo';
+
+/**
+ * Yahoo's errors are `{ chart: { result: null, error: { code, description } } }`, with HTTP 404 for an
+ * unknown ticker (the same body with HTTP 200 has been reported, so the body decides) and 400/422 for
+ * other reasons (a range too long for the interval). A success with no result is a failure too.
+ */
+export const YAHOO_PROTOCOL: Protocol = {
+  classify(body) {
+    const chart = isRecord(body) && isRecord(body.chart) ? body.chart : undefined;
+    if (!chart) return undefined;
+    const error = isRecord(chart.error) ? chart.error : undefined;
+    if (error) {
+      if (error.code === 'Not Found') return { kind: 'not_found', detail: String(error.description ?? '') };
+      return { kind: 'provider_error', detail: `${String(error.code)}${error.description ? ` (${String(error.description)})` : ''}` };
+    }
+    if (!Array.isArray(chart.result) || chart.result.length === 0) return { kind: 'provider_error', detail: 'no result' };
+    return undefined;
+  },
+};
 
 /** A current desktop browser's User-Agent; Yahoo throttles unknown clients. */
 export const BROWSER_USER_AGENT =
@@ -31,12 +53,7 @@ const resultSchema = z.object({
     .object({ quote: z.array(z.object({ open: series, high: series, low: series, close: series, volume: series.optional() })) })
     .optional(),
 });
-const chartSchema = z.object({
-  chart: z.object({
-    result: z.array(resultSchema).nullable(),
-    error: z.object({ code: z.string(), description: z.string().nullish() }).nullable(),
-  }),
-});
+const chartSchema = z.object({ chart: z.object({ result: z.array(resultSchema).min(1) }) });
 
 /** Yahoo chart intervals used by this API. */
 export type YahooInterval = '1m' | '5m' | '15m' | '30m' | '60m' | '1d' | '1wk';
@@ -60,32 +77,25 @@ export interface YahooChart {
   bars: YahooBar[];
 }
 
-export interface YahooOptions {
+export interface YahooSettings {
   baseUrl: string;
   ttl: { price: number; ohlcv: number };
 }
 
-export function createYahoo(deps: SourceDeps, options: YahooOptions) {
+function createYahoo(ctx: SourceContext<YahooSettings>) {
+  const options = ctx.settings;
   async function chart(ticker: string, interval: YahooInterval, range: string, ttlS: number): Promise<Sourced<YahooChart>> {
-    const res = await fetchSource(deps, {
-      source: YAHOO,
+    const res = await ctx.fetch({
       url: `${options.baseUrl}/v8/finance/chart/${encodeURIComponent(ticker)}?interval=${interval}&range=${range}`,
       headers: { 'user-agent': BROWSER_USER_AGENT, accept: 'application/json, text/plain, */*' },
       schema: chartSchema,
-      // 404 is an unknown ticker; 400/422 carry Yahoo's reason (e.g. a range too long for the interval).
-      acceptStatus: [400, 404, 422],
-      providerError: ({ chart: c }) =>
-        c.error && c.error.code !== 'Not Found'
-          ? `${c.error.code}${c.error.description ? ` (${c.error.description})` : ''}`
-          : !c.error && !c.result?.length
-            ? 'no result'
-            : undefined,
+      protocol: YAHOO_PROTOCOL,
+      notFound: `yahoo has no data for the ticker ${ticker}`,
       ttlS,
     });
-    const { error, result } = res.data.chart;
-    if (error) throw new NotFoundError(`yahoo has no data for the ticker ${ticker}`, YAHOO);
-    if (result!.length !== 1) throw new UpstreamError(YAHOO, 'schema', `yahoo returned ${result!.length} results for one ticker`);
-    const r = result![0]!;
+    const result = res.data.chart.result;
+    if (result.length !== 1) throw new UpstreamError(YAHOO, 'schema', `yahoo returned ${result.length} results for one ticker`);
+    const r = result[0]!;
     const hint = r.meta.priceHint ?? null;
     const px = (v: number) => (hint === null ? v : Number(v.toFixed(hint)));
     const q = r.indicators?.quote[0];
@@ -119,3 +129,18 @@ export function createYahoo(deps: SourceDeps, options: YahooOptions) {
 }
 
 export type Yahoo = ReturnType<typeof createYahoo>;
+
+export const yahooSource = defineSource({
+  key: 'yahoo',
+  name: YAHOO,
+  title: 'Yahoo Finance (chart API)',
+  docs: 'https://query1.finance.yahoo.com/v8/finance/chart/AAPL (unofficial, undocumented)',
+  notes: 'Unofficial, no key. Needs a browser-like User-Agent (else HTTP 429); 1m bars for 7 days, other intraday for 60 days, 1h for 730 days.',
+  env: {
+    YAHOO_BASE_URL: env.url('https://query1.finance.yahoo.com', 'Yahoo Finance chart API.'),
+    CACHE_TTL_PRICE_S: TTL_ENV.CACHE_TTL_PRICE_S,
+    CACHE_TTL_OHLCV_S: TTL_ENV.CACHE_TTL_OHLCV_S,
+  },
+  settings: (e) => ({ baseUrl: e.YAHOO_BASE_URL, ttl: { price: e.CACHE_TTL_PRICE_S, ohlcv: e.CACHE_TTL_OHLCV_S } }),
+  create: createYahoo,
+});

@@ -3,7 +3,8 @@
 import { recorded } from '../fixtures.ts';
 import type { FakeReply } from './fake-upstream.ts';
 
-export type FailureCase = [name: string, reply: FakeReply, message: string];
+/** A failure, the message the app must give, and its status (502 unless the provider is limiting us: 503). */
+export type FailureCase = [name: string, reply: FakeReply, message: string, status?: number];
 
 export interface FailureOptions {
   /** A truncated body in the provider's own shape, served as application/json. */
@@ -15,7 +16,7 @@ export interface FailureOptions {
 }
 
 /**
- * `HTTP 500`, `a timeout` (1.5 s, past the 400 ms timeouts of the test app) and `malformed JSON`,
+ * `HTTP 500`, `a timeout` (1.5 s, past the 400 ms deadline of the test app) and `malformed JSON`,
  * answered by `source`; with `geoBlock`, `HTTP 451 (geo-block)` first.
  */
 export function upstreamFailures(source: string, options: FailureOptions): FailureCase[] {
@@ -23,7 +24,7 @@ export function upstreamFailures(source: string, options: FailureOptions): Failu
   return [
     ...(geoBlock ? [binanceGeoBlock(source)] : []),
     ['HTTP 500', { status: 500, body: 'oops' }, `${source} answered HTTP 500`],
-    ['a timeout', { delayMs: 1500, body: timeoutBody }, `${source} did not answer in time`],
+    ['a timeout', { delayMs: 1500, body: timeoutBody }, `${source} did not answer within 400 ms`],
     ['malformed JSON', { body: malformed, headers: { 'content-type': 'application/json' } }, `${source} returned a body that is not valid JSON`],
   ];
 }

@@ -1,7 +1,7 @@
 // A paid interface-B route registered only in tests: answers a fixed document, or fails as an
 // upstream would when asked to, so access control can be tested apart from any provider.
 import { z } from 'zod';
-import { defineRoute, type RouteDef } from '../../src/catalog/route.ts';
+import { defineRoute } from '../../src/catalog/route.ts';
 import { envelope } from '../../src/http/envelope.ts';
 import { UpstreamError } from '../../src/http/errors.ts';
 
@@ -12,6 +12,7 @@ export const probeRoute = defineRoute({
   summary: 'Test probe',
   description: 'Test-only paid route.',
   tag: 'Test',
+  access: 'paid',
   query: z.object({ fail: z.enum(['0', '1']).default('0').describe('1 = behave like a failed upstream') }),
   data: z.object({ value: z.number() }),
   handler: async (req) => {
@@ -19,4 +20,4 @@ export const probeRoute = defineRoute({
     if (req.query.fail === '1') throw new UpstreamError('probe-upstream', 'http', 'probe-upstream answered HTTP 500', { status: 500 });
     return envelope({ value: 42 }, []);
   },
-}) as RouteDef;
+});

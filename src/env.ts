@@ -1,0 +1,113 @@
+// Environment variables as data: each one is declared once with its parser, default and meaning.
+// config.ts parses the core ones and every source descriptor's own; `.env.example` and the README's
+// tables are written from the same declarations (npm run docs), so none of them can drift.
+import { z } from 'zod';
+
+export interface EnvVar<T = unknown> {
+  /** Parses the trimmed raw value; its error message says what is accepted. */
+  schema: z.ZodType<T, string>;
+  /** The default, written as a value of the variable; undefined = unset means "not configured". */
+  default: string | undefined;
+  /** One line on what it does, for .env.example and the README. */
+  doc: string;
+  /** A credential: its value is never printed, not even a default. */
+  secret?: boolean;
+  /** An example value shown (commented out) in .env.example when there is no default. */
+  example?: string;
+}
+
+export type EnvSpec = Record<string, EnvVar>;
+
+/** The parsed values of a spec: a variable with a default always has a value. */
+export type EnvValues<E extends EnvSpec> = {
+  [K in keyof E]: E[K] extends EnvVar<infer T> ? (E[K]['default'] extends string ? T : T | undefined) : never;
+};
+
+const define = <T, D extends string | undefined>(schema: z.ZodType<T, string>, def: D, doc: string, extra: Partial<EnvVar> = {}) =>
+  ({ schema, default: def, doc, ...extra }) as EnvVar<T> & { default: D };
+
+const wholeNumber = (min: number, max: number) => {
+  const accepted = `a whole number from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(/^\d+$/, accepted)
+    .transform(Number)
+    .pipe(z.number().int().min(min, accepted).max(max, accepted));
+};
+
+const httpUrlSchema = z
+  .string()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'an absolute http(s) URL')
+  .transform((v) => v.replace(/\/+$/, ''));
+
+const boolSchema = z
+  .string()
+  .toLowerCase()
+  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no'].includes(v), 'true or false')
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** Builders for the kinds of variable the project uses. */
+export const env = {
+  int: <D extends number | undefined>(min: number, max: number, def: D, doc: string) =>
+    define(wholeNumber(min, max), def === undefined ? undefined : String(def), doc) as EnvVar<number> & { default: D extends number ? string : undefined },
+  url: (def: string, doc: string) => define(httpUrlSchema, def, doc),
+  optionalUrl: (doc: string, example?: string) => define(httpUrlSchema, undefined, doc, { example }),
+  bool: (def: boolean, doc: string) => define(boolSchema, String(def), doc),
+  text: (def: string, doc: string, accepted = 'a non-empty value') => define(z.string().min(1, accepted), def, doc),
+  optionalText: (doc: string, example?: string) => define(z.string().min(1), undefined, doc, { example }),
+  secret: (doc: string) => define(z.string().min(1), undefined, doc, { secret: true }),
+  oneOf: <const V extends readonly [string, ...string[]], D extends V[number]>(values: V, def: D, doc: string) =>
+    define(z.enum(values, { message: `one of ${values.join(', ')}` }), def, doc) as EnvVar<V[number]> & { default: D },
+  custom: <T, D extends string | undefined>(schema: z.ZodType<T, string>, def: D, doc: string, extra: Partial<EnvVar> = {}) => define(schema, def, doc, extra),
+  /** Seconds an answer of one kind of data is reused (0 = not cached). */
+  ttl: (def: number, what: string) => define(wholeNumber(0, 86_400), String(def), `Seconds ${what} are reused from the cache (0 = not cached).`),
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses every variable of `spec` from `source`. Empty strings count as unset, so `FOO=` in an env
+ * file means "use the default". Throws one ConfigError naming every bad variable.
+ */
+export function parseEnv<E extends EnvSpec>(spec: E, source: NodeJS.ProcessEnv): EnvValues<E> {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, v] of Object.entries(spec)) {
+    const given = source[name]?.trim();
+    const raw = given === undefined || given === '' ? v.default : given;
+    if (raw === undefined) {
+      out[name] = undefined;
+      continue;
+    }
+    const parsed = v.schema.safeParse(raw);
+    if (parsed.success) out[name] = parsed.data;
+    else problems.push(`${name}=${JSON.stringify(v.secret ? '[secret]' : (source[name] ?? ''))} is invalid: expected ${parsed.error.issues[0]?.message ?? 'a valid value'}`);
+  }
+  if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  return out as EnvValues<E>;
+}
+
+/**
+ * Merges specs into one. The same name may appear in several (two sources sharing a TTL), but only
+ * as the same declaration; two different declarations of one name are a programming error.
+ */
+export function mergeEnvSpecs(specs: EnvSpec[]): EnvSpec {
+  const merged: EnvSpec = {};
+  for (const spec of specs) {
+    for (const [name, v] of Object.entries(spec)) {
+      const seen = merged[name];
+      if (seen && (seen.default !== v.default || seen.doc !== v.doc)) throw new Error(`environment variable ${name} is declared twice, differently`);
+      merged[name] = v;
+    }
+  }
+  return merged;
+}

@@ -1,0 +1,64 @@
+// A primary source with a fallback, hedged: when the primary fails (or its circuit is open, which
+// fails at once) the fallback is asked at once; when the primary is merely slow, the fallback is
+// started after `delayMs` and the first good answer wins. An answer that is not a failure ("unknown
+// symbol") ends it: a fallback is for a provider that broke, not for a question it answered.
+import { UpstreamError } from './errors.ts';
+
+export interface HedgeLeg<T> {
+  /** Provider name, for the reason and the combined error. */
+  source: string;
+  run: () => Promise<T>;
+}
+
+export interface Hedged<T> {
+  value: T;
+  /** Present when the fallback's answer was used: from whom, to whom, and why. */
+  fallback?: { from: string; to: string; reason: string };
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+const settle = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+
+export async function hedge<T>(primary: HedgeLeg<T>, fallback: HedgeLeg<T>, delayMs: number): Promise<Hedged<T>> {
+  const first = settle(primary.run());
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), delayMs)));
+  const early = await Promise.race([first, waited]);
+  clearTimeout(timer);
+
+  if (early !== 'slow') {
+    if (early.ok) return { value: early.value };
+    if (!(early.error instanceof UpstreamError)) throw early.error;
+    return runFallback(primary, fallback, early.error);
+  }
+
+  // The primary is slow: race it against the fallback; the first success wins.
+  const reason = `${primary.source} had not answered after ${delayMs} ms`;
+  const second = settle(fallback.run());
+  const winner = await Promise.race([first.then((r) => ({ leg: 'primary' as const, r })), second.then((r) => ({ leg: 'fallback' as const, r }))]);
+  if (winner.r.ok) return winner.leg === 'primary' ? { value: winner.r.value } : { value: winner.r.value, fallback: { from: primary.source, to: fallback.source, reason } };
+  if (winner.leg === 'primary' && !(winner.r.error instanceof UpstreamError)) throw winner.r.error;
+  // One leg failed: the other one decides.
+  const [p, f] = await Promise.all([first, second]);
+  if (p.ok) return { value: p.value };
+  if (!(p.error instanceof UpstreamError)) throw p.error;
+  if (f.ok) return { value: f.value, fallback: { from: primary.source, to: fallback.source, reason: p.error.message } };
+  throw combined(p.error, f.error);
+}
+
+async function runFallback<T>(primary: HedgeLeg<T>, fallback: HedgeLeg<T>, err: UpstreamError): Promise<Hedged<T>> {
+  const f = await settle(fallback.run());
+  if (f.ok) return { value: f.value, fallback: { from: primary.source, to: fallback.source, reason: err.message } };
+  throw combined(err, f.error);
+}
+
+/** Both failed: the primary's failure, with the fallback's in the message. An answer of the fallback (404) is passed on. */
+function combined(primaryErr: UpstreamError, fallbackErr: unknown): Error {
+  if (!(fallbackErr instanceof UpstreamError)) return fallbackErr as Error;
+  return new UpstreamError(primaryErr.source!, primaryErr.failure, `${primaryErr.message}; fallback ${fallbackErr.message}`, {
+    cause: fallbackErr,
+    status: primaryErr.upstreamStatus,
+    retryAfterS: primaryErr.retryAfterS,
+  });
+}

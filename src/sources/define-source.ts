@@ -1,0 +1,143 @@
+// One upstream provider = one file that owns its descriptor: its names, the environment variables it
+// reads (base URLs, an optional key, TTLs) with their defaults, notes on its limits, and the factory
+// of its adapter. config.ts composes its schema from the descriptors, and the registry, /v1/status,
+// `.env.example` and the README's provider table are all derived from the list in index.ts.
+// (viem's `defineChain` files are the model: one file owns one chain's settings.)
+import type { z } from 'zod';
+import type { EnvSpec, EnvValues } from '../env.ts';
+import type { ResponseCache } from '../http/cache.ts';
+import { sourceMeta, type SourceMeta } from '../http/envelope.ts';
+import { NotFoundError, UpstreamError } from '../http/errors.ts';
+import type { RunOptions, UpstreamGuard } from '../http/guard.ts';
+import type { HttpClient, HttpOutcome, HttpRequest } from '../http/http-client.ts';
+import { HTTP_STATUS_ONLY, retryAfterSeconds, type Protocol } from '../http/protocol.ts';
+
+/** A value and where it came from. */
+export interface Sourced<T> {
+  data: T;
+  meta: SourceMeta;
+}
+
+export interface SourceRequest<S extends z.ZodType> extends Omit<HttpRequest<S>, 'source'> {
+  /** Seconds the answer is reused (0 = not cached). Concurrent identical calls share one request either way. */
+  ttlS: number;
+  /** This call's total deadline, ms (default UPSTREAM_DEADLINE_MS). */
+  deadlineMs?: number;
+}
+
+/** What a source's factory is given: its settings and its guarded, cached way out. */
+export interface SourceContext<Settings> {
+  /** The provider name, as `meta.sources[].provider` and `{ error, source }` show it. */
+  readonly name: string;
+  readonly settings: Settings;
+  /** An HTTP call through the guard and the cache. "Not found" answers throw NotFoundError (and are cached too). */
+  fetch<S extends z.ZodType>(req: SourceRequest<S>): Promise<Sourced<z.output<S>>>;
+  /** Any other client's call under this source's deadline, breaker and health figures. */
+  run<T>(call: (signal: AbortSignal) => Promise<T>, options?: RunOptions): Promise<T>;
+  /**
+   * A `fetch` for clients that bring their own transport (viem's `http(url, { fetchFn })`): every call
+   * runs under the guard and the body is classified with `protocol`; a failure is thrown as an
+   * UpstreamError (viem wraps it: find it with `upstreamCause`).
+   */
+  fetchFn(protocol?: Protocol, options?: RunOptions): typeof fetch;
+}
+
+export interface SourceDescriptor<Key extends string = string, E extends EnvSpec = EnvSpec, Settings = unknown, Api = unknown> {
+  /** Property of the source registry (`sources.binanceSpot`). */
+  key: Key;
+  /** Provider name in `meta.sources`, errors and `/v1/status` (`binance`). */
+  name: string;
+  /** Human name. */
+  title: string;
+  /** The provider's documentation. */
+  docs: string;
+  /** Its limits and quirks, for operators (README, /v1/status). */
+  notes: string;
+  /** The environment variables it reads, with defaults. */
+  env: E;
+  /** Parsed variables → the settings its factory gets; `baseUrl` is what /v1/status shows. */
+  settings: (env: EnvValues<E>) => Settings & { baseUrl: string };
+  create: (ctx: SourceContext<Settings & { baseUrl: string }>) => Api;
+}
+
+/** Identity helper that keeps the descriptor's types. */
+export function defineSource<Key extends string, E extends EnvSpec, Settings, Api>(
+  d: SourceDescriptor<Key, E, Settings, Api>,
+): SourceDescriptor<Key, E, Settings, Api> {
+  return d;
+}
+
+export interface SourcePlumbing {
+  http: HttpClient;
+  guard: UpstreamGuard;
+  cache: ResponseCache;
+}
+
+/** Builds the context a source's factory gets. */
+export function sourceContext<Settings>(name: string, settings: Settings, deps: SourcePlumbing): SourceContext<Settings> {
+  const { http, guard, cache } = deps;
+  return {
+    name,
+    settings,
+    async fetch(req) {
+      const { ttlS, deadlineMs, ...rest } = req;
+      const key = `${name} ${req.method ?? 'GET'} ${req.url} ${req.body ?? ''}`;
+      const got = await cache.getOrLoad<HttpOutcome<unknown>>(key, ttlS * 1000, () =>
+        guard.run(name, (signal) => http.request({ ...rest, source: name }, signal), { deadlineMs }),
+      );
+      if (!got.value.found) throw new NotFoundError(got.value.message, name);
+      return { data: got.value.value as never, meta: sourceMeta(name, got.fetchedAt, got.cached) };
+    },
+    run: (call, options) => guard.run(name, call, options),
+    fetchFn: (protocol = HTTP_STATUS_ONLY, options) => guardedFetch(name, guard, protocol, options),
+  };
+}
+
+function guardedFetch(name: string, guard: UpstreamGuard, protocol: Protocol, options?: RunOptions): typeof fetch {
+  return (input, init) =>
+    guard.run(
+      name,
+      async (signal) => {
+        let res: Response;
+        try {
+          res = await fetch(input, { ...init, signal });
+        } catch (err) {
+          if (signal.aborted) throw signal.reason;
+          throw new UpstreamError(name, 'network', `${name} could not be reached`, { cause: err });
+        }
+        let text: string;
+        try {
+          text = await res.text();
+        } catch (err) {
+          if (signal.aborted) throw signal.reason;
+          throw new UpstreamError(name, 'truncated', `${name} sent a truncated body`, { cause: err });
+        }
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        const verdict = body === undefined ? undefined : protocol.classify(body, res.status);
+        const retryAfterS = retryAfterSeconds(res.headers.get('retry-after') ?? undefined);
+        if (verdict?.kind === 'provider_error') throw new UpstreamError(name, 'provider', `${name} error: ${verdict.detail}`);
+        if (verdict?.kind === 'rate_limited' || res.status === 429) {
+          const after = (verdict?.kind === 'rate_limited' ? verdict.retryAfterS : undefined) ?? retryAfterS;
+          const detail = verdict?.kind === 'rate_limited' ? verdict.detail : 'HTTP 429';
+          throw new UpstreamError(name, 'rate_limited', `${name} is rate limiting this server (${detail})`, { retryAfterS: after });
+        }
+        if (!res.ok) throw new UpstreamError(name, 'http', `${name} answered HTTP ${res.status}`, { status: res.status });
+        if (body === undefined) throw new UpstreamError(name, 'malformed', `${name} returned a body that is not valid JSON`);
+        return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+      },
+      options,
+    );
+}
+
+/** The UpstreamError somewhere in a chain of causes (viem wraps what fetchFn throws). */
+export function upstreamCause(err: unknown): UpstreamError | undefined {
+  for (let e = err, depth = 0; e && depth < 10; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof UpstreamError) return e;
+  }
+  return undefined;
+}
