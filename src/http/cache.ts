@@ -34,15 +34,20 @@ export class ResponseCache {
 
     let pending = this.inFlight.get(key);
     if (!pending) {
-      pending = load().then((value) => ({ value, fetchedAt: new Date() }));
-      this.inFlight.set(key, pending);
-      const settle = () => this.inFlight.delete(key);
-      pending.then(
+      const loading = load().then((value) => ({ value, fetchedAt: new Date() }));
+      pending = loading;
+      this.inFlight.set(key, loading);
+      // Only this load's own entry is removed (clear() may have let a newer load take the key).
+      const mine = () => this.inFlight.get(key) === loading;
+      loading.then(
         ({ value, fetchedAt }) => {
-          settle();
+          if (!mine()) return;
+          this.inFlight.delete(key);
           if (ttlMs > 0) this.store(key, { value, fetchedAt, expiresAt: Date.now() + ttlMs });
         },
-        settle,
+        () => {
+          if (mine()) this.inFlight.delete(key);
+        },
       );
     }
     const { value, fetchedAt } = await pending;
@@ -53,8 +58,10 @@ export class ResponseCache {
     return this.entries.size;
   }
 
+  /** Forgets every entry and every load in flight (their callers still get their answers). */
   clear(): void {
     this.entries.clear();
+    this.inFlight.clear();
   }
 
   private store(key: string, entry: Entry): void {

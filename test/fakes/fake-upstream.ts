@@ -12,6 +12,16 @@ export interface FakeReply {
   delayMs?: number;
   /** Destroy the socket instead of answering. */
   reset?: boolean;
+  /** Accept the request and never answer. */
+  hang?: boolean;
+  /** Send the status line, then one header line every this many ms, forever. */
+  trickleHeadersMs?: number;
+  /** Send the headers, then one byte of the body every this many ms, forever. */
+  trickleBodyMs?: number;
+  /** Declare the whole body's length, send only this many bytes of it, then close the connection. */
+  truncateAt?: number;
+  /** Stream a body of this many bytes (a JSON string of 'x's), as fast as the socket takes it. */
+  hugeBytes?: number;
 }
 
 export interface SeenRequest {
@@ -27,12 +37,20 @@ export type FakeHandler = (req: SeenRequest) => FakeReply | Promise<FakeReply>;
 export class FakeUpstream {
   readonly requests: SeenRequest[] = [];
   private readonly routes = new Map<string, FakeHandler>();
+  private fallback: FakeHandler | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
   private server: Server | undefined;
   url = '';
 
   /** `route('GET /api/v1/x', handler)`; a later call for the same key replaces the earlier one. */
   route(key: string, handler: FakeHandler | FakeReply): this {
     this.routes.set(key, typeof handler === 'function' ? handler : () => handler);
+    return this;
+  }
+
+  /** Answers every request no route matches (any method, any path). */
+  otherwise(handler: FakeHandler | FakeReply): this {
+    this.fallback = typeof handler === 'function' ? handler : () => handler;
     return this;
   }
 
@@ -44,6 +62,9 @@ export class FakeUpstream {
   reset(): void {
     this.requests.length = 0;
     this.routes.clear();
+    this.fallback = undefined;
+    for (const t of this.timers) clearInterval(t);
+    this.timers.clear();
   }
 
   async start(): Promise<this> {
@@ -54,9 +75,23 @@ export class FakeUpstream {
   }
 
   async stop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
     if (!this.server) return;
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+
+  /** Runs `tick` every `ms` until `done()` says the connection is gone (or the fake is reset/stopped). */
+  private every(ms: number, tick: () => void, done: () => boolean): void {
+    const t = setInterval(() => {
+      if (done()) {
+        clearInterval(t);
+        this.timers.delete(t);
+        return;
+      }
+      tick();
+    }, ms);
+    this.timers.add(t);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -65,15 +100,51 @@ export class FakeUpstream {
     const url = new URL(req.url ?? '/', 'http://fake');
     const seen: SeenRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString() };
     this.requests.push(seen);
-    const handler = this.routes.get(`${seen.method} ${seen.path}`) ?? this.routes.get(`* ${seen.path}`);
+    const handler = this.routes.get(`${seen.method} ${seen.path}`) ?? this.routes.get(`* ${seen.path}`) ?? this.fallback;
     const reply: FakeReply = handler ? await handler(seen) : { status: 404, body: { error: 'fake: no route' } };
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.reset) {
       req.socket.destroy();
       return;
     }
+    if (reply.hang) return;
+    if (reply.trickleHeadersMs) {
+      req.socket.write('HTTP/1.1 200 OK\r\n');
+      let n = 0;
+      this.every(reply.trickleHeadersMs, () => req.socket.write(`x-trickle-${n++}: y\r\n`), () => req.socket.destroyed);
+      return;
+    }
+    if (reply.trickleBodyMs) {
+      res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', 'content-length': '1000000' });
+      res.write('[');
+      this.every(reply.trickleBodyMs, () => res.write('1'), () => res.destroyed);
+      return;
+    }
+    if (reply.truncateAt !== undefined) {
+      const full = JSON.stringify(reply.body ?? {});
+      res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(full)) });
+      res.write(full.slice(0, reply.truncateAt), () => req.socket.destroy());
+      return;
+    }
+    if (reply.hugeBytes) {
+      res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
+      const chunk = 'x'.repeat(64 * 1024);
+      let sent = 0;
+      res.write('"');
+      const pump = () => {
+        while (sent < reply.hugeBytes! && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end('"');
+      };
+      pump();
+      return;
+    }
     const isText = typeof reply.body === 'string';
+    if (res.destroyed) return;
     res.writeHead(reply.status ?? 200, { 'content-type': isText ? 'text/plain' : 'application/json', ...reply.headers });
     res.end(reply.body === undefined ? '' : isText ? (reply.body as string) : JSON.stringify(reply.body));
   }
 }
+
