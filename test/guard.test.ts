@@ -176,7 +176,7 @@ describe('/v1/price hedges Binance with Coinbase', () => {
 });
 
 describe('hedge()', () => {
-  const after = <T>(ms: number, v: T | Error) => () => new Promise<T>((res, rej) => setTimeout(() => (v instanceof Error ? rej(v) : res(v)), ms));
+  const after = (ms: number, v: string | Error) => () => new Promise<string>((res, rej) => setTimeout(() => (v instanceof Error ? rej(v) : res(v)), ms));
   const fail = (source: string) => new UpstreamError(source, 'http', `${source} answered HTTP 500`);
 
   it.each([
