@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatedFiles } from '../scripts/generated-docs.ts';
+import { paymentRequiredSchema } from '../src/catalog/route.ts';
 import { VERSION } from '../src/version.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { probeRoute } from './fakes/probe-route.ts';
@@ -49,6 +50,9 @@ describe('/openapi.json', () => {
       }
       for (const p of op.parameters ?? []) expect(p.description, `${e.url} ${p.name}`).toBeTruthy();
     }
+    const price = doc.paths['/v1/price'].get;
+    expect(price.responses['402'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PaymentRequired' });
+    expect(Object.keys(doc.components.schemas.PaymentRequired.properties)).toEqual(['error', 'reason', 'price', 'network', 'asset', 'payTo', 'accepts']);
     const tokenRisk = doc.paths['/risk/v1/token-risk'].get;
     expect(tokenRisk.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required])).toEqual([
       ['address', true],
@@ -81,7 +85,11 @@ describe('access policy', () => {
       const res = await get(e.def.example ? `${e.url}?${new URLSearchParams(e.def.example)}` : e.url);
       expect(res.statusCode, e.url).toBe(402);
       expect(res.json()).toMatchObject({ error: 'payment required', price: '$0.001', network: 'eip155:8453', payTo: PAY_TO });
+      // Exactly the documented 402 body (OpenAPI: PaymentRequired), nothing undocumented.
+      expect(paymentRequiredSchema.parse(res.json())).toEqual(res.json());
       expect(res.headers['payment-required']).toBeTruthy();
+      // A payment challenge must never be replayed by a cache or CDN.
+      expect(res.headers['cache-control']).toMatch(/no-store/);
     }
   });
 });

@@ -48,7 +48,8 @@ const upstreamSchema = z.object({
   breaker: breakerSchema,
 });
 
-const endpointSchema = z.object({
+/** An endpoint as the status routes list it. */
+export const endpointSchema = z.object({
   method: z.literal('GET'),
   path: z.string(),
   summary: z.string(),

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { RouteContext } from '../catalog/context.ts';
 import { describeEndpoint, requiredString } from '../catalog/params.ts';
 import { defineRoute, mountRoutes, type RouteDef } from '../catalog/route.ts';
-import { healthRoute } from '../catalog/status.ts';
+import { endpointSchema, healthRoute } from '../catalog/status.ts';
 import { derived, envelope } from '../http/envelope.ts';
 import { AppError, BadRequestError } from '../http/errors.ts';
 import { GOPLUS } from '../sources/goplus.ts';
@@ -66,7 +66,20 @@ const riskStatus = defineRoute({
   description: 'Endpoints with their parameters, supported chains, the upstream provider, the rate limit and the disclaimer.',
   tag: 'Token risk',
   access: 'free',
-  data: z.object({}).loose(),
+  data: z.object({
+    name: z.string(),
+    version: z.string(),
+    description: z.string(),
+    endpoints: z.array(endpointSchema),
+    chains: z.array(z.object({ name: z.string(), id: z.number().nullable(), family: z.enum(['evm', 'solana']) })),
+    provider: z.object({ name: z.string(), id: z.string(), base_url: z.string() }),
+    signals: z.array(
+      z.object({ name: z.string(), group: z.enum(GROUPS), weight: z.number(), critical: z.boolean(), families: z.array(z.string()).describe('evm, solana') }),
+    ),
+    rate_limit: z.object({ max: z.number().int(), window_s: z.number().int(), scope: z.string(), on_exceed: z.string() }),
+    cache_ttl_note: z.string(),
+    disclaimer: z.string(),
+  }),
   handler: async (req, ctx) =>
     envelope(
       {
