@@ -47,9 +47,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     genReqId: requestIds(),
     rewriteUrl: riskHostRewrite(config.risk.hostname),
     bodyLimit: 64 * 1024,
-    // A client that takes more than 30 s to send its request (headers and body) gets a 408.
-    requestTimeout: 30_000,
-    ...registerEdge.serverOptions,
+    // A client that takes longer than this to send its request (headers and body) gets a 408.
+    requestTimeout: config.requestTimeoutMs,
+    ...registerEdge.serverOptions(config.requestTimeoutMs),
   });
 
   app.setValidatorCompiler(validatorCompiler);

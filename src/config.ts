@@ -49,6 +49,7 @@ export const CORE_ENV_SECTIONS = {
     HOST: env.text('127.0.0.1', 'Interface to bind (the Dockerfile sets 0.0.0.0).', 'an interface address such as 127.0.0.1 or 0.0.0.0'),
     LOG_LEVEL: env.oneOf(LOG_LEVELS, 'info', 'Log level (pino); logs are JSON lines with a reqId.'),
     TRUST_PROXY: env.custom(trustProxy, 'false', 'Client IP behind proxies: false, true, a hop count, or comma-separated proxy IPs/CIDRs.'),
+    REQUEST_TIMEOUT_MS: env.int(1000, 600_000, 30_000, 'A client must have sent its whole request within this long (ms), else it gets 408 (slow-client protection).'),
     PUBLIC_BASE_URL: env.optionalUrl('Public URL used in generated docs and the agent card (default: http://HOST:PORT).', 'https://api.example.com'),
   },
   'interface A (token risk)': {
@@ -113,8 +114,11 @@ export interface Config {
   host: string;
   logLevel: LogLevel;
   trustProxy: boolean | number | string[];
+  requestTimeoutMs: number;
   /** Used in generated docs and the agent card; derived from HOST/PORT when unset. */
   publicBaseUrl: string;
+  /** PUBLIC_BASE_URL as given; unset, OpenAPI names the server relatively ('/', the docs' own origin). */
+  publicBaseUrlGiven: string | undefined;
   risk: { hostname: string | undefined; rateLimitPerMinute: number };
   upstream: {
     deadlineMs: number;
@@ -172,7 +176,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${shownHost}:${e.PORT}`,
+    publicBaseUrlGiven: e.PUBLIC_BASE_URL,
     risk: { hostname: e.RISK_HOSTNAME, rateLimitPerMinute: e.RISK_RATE_LIMIT },
     upstream: {
       deadlineMs: e.UPSTREAM_DEADLINE_MS,

@@ -1,5 +1,7 @@
 // Start-up: read the config (stop with a clear message if it is invalid), build the app,
 // listen, and shut down gracefully on SIGINT/SIGTERM.
+import { format } from 'node:util';
+import type { FastifyBaseLogger } from 'fastify';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 
@@ -16,6 +18,7 @@ async function main(): Promise<void> {
   }
 
   const app = await buildApp(config);
+  routeConsoleToLogger(app.log);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -35,6 +38,18 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+}
+
+/**
+ * Libraries that print with console (the x402 SDK warns that way) go through the logger instead, so
+ * stdout stays JSON lines: one line each, at the matching level, never a bare multi-line stack trace.
+ */
+function routeConsoleToLogger(log: FastifyBaseLogger): void {
+  const line = (args: unknown[]) => format(...args).replace(/\s*\n\s*/g, ' | ');
+  console.log = console.info = (...args: unknown[]) => log.info({ console: true }, line(args));
+  console.warn = (...args: unknown[]) => log.warn({ console: true }, line(args));
+  console.error = (...args: unknown[]) => log.error({ console: true }, line(args));
+  console.debug = (...args: unknown[]) => log.debug({ console: true }, line(args));
 }
 
 main().catch((err) => {

@@ -26,14 +26,30 @@ describe('/docs in headless Chromium', () => {
     try {
       const page = await browser.newPage();
       const failed: string[] = [];
+      const cspViolations: string[] = [];
       page.on('requestfailed', (r) => failed.push(r.url()));
-      await page.goto(`${base}/docs`);
+      page.on('console', (m) => {
+        if (/content security policy/i.test(m.text())) cspViolations.push(m.text());
+      });
+      const doc = await page.goto(`${base}/docs`);
+      // The UI's own CSP (with hashes of its inline code), not the strict one of API answers.
+      expect(doc?.headers()['content-security-policy']).toMatch(/script-src 'self'/);
+      expect(doc?.headers()['content-security-policy']).not.toMatch(/upgrade-insecure-requests/);
       await page.waitForSelector('.opblock-summary-path', { timeout: 15_000 });
       const paths = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path') ?? e.textContent?.trim()));
       const catalog = t.app.services.catalog.entries.map((e) => e.url);
       expect(paths.sort()).toEqual([...catalog].sort());
       expect(await page.textContent('.info .title')).toContain('marketgate');
-      expect(failed).toEqual([]);
+
+      // "Try it out" on a free route works from the page under its CSP.
+      await page.click('#operations-Reference-get_v1_status .opblock-summary');
+      await page.click('#operations-Reference-get_v1_status .try-out__btn');
+      await page.click('#operations-Reference-get_v1_status .execute');
+      await page.waitForSelector('#operations-Reference-get_v1_status .live-responses-table tbody .response-col_status', { timeout: 15_000 });
+      expect((await page.textContent('#operations-Reference-get_v1_status .live-responses-table tbody .response-col_status'))?.trim()).toBe('200');
+
+      expect(failed, failed.join(" ")).toEqual([]);
+      expect(cspViolations).toEqual([]);
     } finally {
       await browser.close();
     }

@@ -5,7 +5,16 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import type { RouteDef } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
+import { SOURCES } from '../src/sources/index.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
+
+/**
+ * Every source's base URLs point at a closed local port unless a test gives its own, so no test can
+ * reach the internet by accident (an unset one would be the provider's public URL).
+ */
+export const OFFLINE_BASE_URLS: Record<string, string> = Object.fromEntries(
+  SOURCES.flatMap((s) => Object.keys(s.env).filter((name) => name.endsWith('_BASE_URL')).map((name) => [name, 'http://127.0.0.1:9'])),
+);
 
 /** The upstream deadline of test apps: a fake that answers later counts as not answering. */
 export const TEST_DEADLINE_MS = 400;
@@ -28,7 +37,7 @@ export async function makeApp(
       cb();
     },
   });
-  const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS), ...env });
+  const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS), ...OFFLINE_BASE_URLS, ...env });
   const app = await buildApp(config, { logStream: logStream as never, extraMarketRoutes });
   await before?.(app);
   await app.ready();

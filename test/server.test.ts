@@ -1,10 +1,11 @@
-// The start command itself: `npm start` runs src/server.ts; it must serve on embedded defaults,
-// stop on a bad setting with a message naming it, and shut down cleanly on SIGTERM.
+// The start command itself: `npm start` builds and runs the compiled server with node directly; it
+// must serve on embedded defaults, stop on a bad setting with a message naming it, shut down cleanly
+// on SIGTERM (sent to npm, which passes it on: no orphaned server), and keep stdout JSON lines.
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
-function start(env: Record<string, string>) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+function start(command: string[], env: Record<string, string>) {
+  const proc = spawn(command[0]!, command.slice(1), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -15,14 +16,21 @@ function start(env: Record<string, string>) {
   return { proc, output: () => out, exited };
 }
 
-describe('src/server.ts', () => {
-  it('serves on defaults (no database, no Redis, no keys) and exits 0 on SIGTERM', async () => {
-    const s = start({ PORT: '0' });
-    let url = '';
-    for (let i = 0; i < 100 && !url; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(s.output())?.[1] ?? '';
-    }
+async function listeningUrl(s: ReturnType<typeof start>, tries = 300): Promise<string> {
+  let url = '';
+  for (let i = 0; i < tries && !url; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(s.output())?.[1] ?? '';
+  }
+  return url;
+}
+
+const dev = ['node', '--import', 'tsx', 'src/server.ts'];
+
+describe('the server process', () => {
+  it('`npm start` serves on defaults (no database, no Redis, no keys); SIGTERM to npm stops the server itself, exit 0', async () => {
+    const s = start(['npm', 'start'], { PORT: '0' });
+    const url = await listeningUrl(s);
     expect(url, s.output()).not.toBe('');
     const health = await fetch(`${url}/risk/health`);
     expect(health.status).toBe(200);
@@ -32,11 +40,25 @@ describe('src/server.ts', () => {
     s.proc.kill('SIGTERM');
     expect(await s.exited).toBe(0);
     expect(s.output()).toContain('shutting down');
-  }, 30_000);
+    // Nothing is left serving on the port.
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+  }, 60_000);
 
   it('stops at start-up with a message naming a bad variable', async () => {
-    const s = start({ PORT: 'eighty' });
+    const s = start(dev, { PORT: 'eighty' });
     expect(await s.exited).toBe(1);
     expect(s.output()).toContain('PORT="eighty" is invalid: expected a whole number from 0 to 65535');
+  }, 30_000);
+
+  it("library console output (the x402 SDK's warnings) goes through the logger as JSON lines", async () => {
+    // The facilitator cannot be reached, so the SDK warns at start-up that it could not fetch the supported kinds.
+    const s = start(dev, { PORT: '0', X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: 'http://127.0.0.1:9', X402_FACILITATOR_TIMEOUT_MS: '200' });
+    expect(await listeningUrl(s), s.output()).not.toBe('');
+    await new Promise((r) => setTimeout(r, 1000));
+    s.proc.kill('SIGTERM');
+    await s.exited;
+    const lines = s.output().trim().split('\n');
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(lines.some((l) => JSON.parse(l).console === true && /supported/i.test(JSON.parse(l).msg))).toBe(true);
   }, 30_000);
 });

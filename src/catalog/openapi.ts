@@ -27,7 +27,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
           'Token risk check (free, under /risk) and market-data API for crypto and US equities (at the root). ' +
           'Responses are `{ data, meta }`; errors are `{ error, source? }`. Paid operations accept an API key (x-api-key) or an x402 payment.',
       },
-      servers: [{ url: config.publicBaseUrl }],
+      // Unset PUBLIC_BASE_URL: the server is the origin the document was fetched from, so /docs works behind any host or port.
+      servers: [{ url: config.publicBaseUrlGiven ?? '/' }],
       tags: [
         { name: 'Token risk', description: 'Interface A: free token risk check' },
         { name: 'Reference', description: 'Catalog, health and status of interface B' },
@@ -57,9 +58,12 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true },
-    // The UI's own CSP, with hashes of its inline script and style (helmet's strict API policy would block them).
-    // Without upgrade-insecure-requests, which would send the UI's own assets to https on a plain-http deployment.
+    // The UI's own CSP, with hashes of its inline scripts (helmet's strict API policy would block them). Two
+    // changes to swagger-ui's: its JavaScript sets inline styles at run time (syntax highlighting), which
+    // only 'unsafe-inline' allows, and harmlessly (styles run no code); and no upgrade-insecure-requests,
+    // which would send the UI's own assets to https on a plain-http deployment.
     staticCSP: true,
-    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
+    transformStaticCSP: (header) =>
+      header.replace(/\s*upgrade-insecure-requests;?/, '').replace(/style-src [^;]*;/, "style-src 'self' 'unsafe-inline';"),
   });
 }

@@ -61,12 +61,18 @@ function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: Fastify
 }
 
 /** Fastify options this module owns. */
-const serverOptions = {
-  clientErrorHandler,
-  frameworkErrors,
-  // Node would answer a missing Host with an empty 400 of its own; let it through to the check below.
-  http: { requireHostHeader: false },
-} as Partial<FastifyServerOptions>;
+const serverOptions = (requestTimeoutMs: number) =>
+  ({
+    clientErrorHandler,
+    frameworkErrors,
+    http: {
+      // Node would answer a missing Host with an empty 400 of its own; let it through to the check below.
+      requireHostHeader: false,
+      // Node checks request timeouts on this interval (default 30 s), so a 408 comes at most this late.
+      connectionsCheckingInterval: Math.min(1000, requestTimeoutMs),
+      headersTimeout: requestTimeoutMs,
+    },
+  }) as Partial<FastifyServerOptions>;
 
 async function register(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   app.addHook('onRequest', (req, reply, done) => {

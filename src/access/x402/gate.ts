@@ -15,7 +15,7 @@ import {
   type HTTPRequestContext,
   type RoutesConfig,
 } from '@x402/core/server';
-import { decodePaymentRequiredHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import { FacilitatorTimeoutError } from '@x402/core/server';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
@@ -53,10 +53,21 @@ export function paymentTerms(x402: Config['x402']): PaymentTerms {
   };
 }
 
+/** The reason given for a payment header that cannot even be decoded. */
+export const MALFORMED_PAYMENT = 'malformed payment header: PAYMENT-SIGNATURE (or X-PAYMENT) must be a base64-encoded x402 payment payload';
+
+const PAYMENT_HEADERS = new Set(['payment-signature', 'x-payment']);
+
 class FastifyAdapter implements HTTPAdapter {
-  constructor(private readonly req: FastifyRequest) {}
+  /** `hidePayment`: the payment header could not be decoded; the SDK sees none (and logs nothing). */
+  constructor(
+    private readonly req: FastifyRequest,
+    private readonly hidePayment = false,
+  ) {}
   getHeader(name: string) {
-    const v = this.req.headers[name.toLowerCase()];
+    const lower = name.toLowerCase();
+    if (this.hidePayment && PAYMENT_HEADERS.has(lower)) return undefined;
+    const v = this.req.headers[lower];
     return Array.isArray(v) ? v[0] : v;
   }
   getMethod() {
@@ -141,7 +152,10 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
     },
 
     async preHandler(req, reply) {
-      const adapter = new FastifyAdapter(req);
+      // Decode the payment header first: the SDK would print a stack trace for garbage; we answer 402 with the reason.
+      const given = new FastifyAdapter(req).getHeader('payment-signature') ?? new FastifyAdapter(req).getHeader('x-payment');
+      const malformed = given !== undefined && !decodes(given);
+      const adapter = new FastifyAdapter(req, malformed);
       const path = adapter.getPath();
       const context: HTTPRequestContext = {
         adapter,
@@ -160,7 +174,7 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
       if (result.type === 'no-payment-required') return;
       if (result.type === 'payment-error') {
         const r = result.response;
-        return reply.code(r.status).headers(r.headers).send(paymentRequiredBody(r.headers, terms));
+        return reply.code(r.status).headers(r.headers).send(paymentRequiredBody(r.headers, terms, malformed ? MALFORMED_PAYMENT : undefined));
       }
       req.x402Payment = { ...result, context };
     },
@@ -244,6 +258,15 @@ function facilitatorFailure(err: unknown, log: FastifyBaseLogger): { status: num
 function sendFacilitatorFailure(reply: FastifyReply, err: unknown, log: FastifyBaseLogger) {
   const { status, body } = facilitatorFailure(err, log);
   return reply.code(status).send(body);
+}
+
+function decodes(header: string): boolean {
+  try {
+    decodePaymentSignatureHeader(header);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function safeDecode(path: string): string {
