@@ -2,7 +2,7 @@
 // naming the provider, never a 200, and never later than the deadline (plus a small margin).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { SOURCES } from '../src/sources/index.ts';
+import { SOURCES, urlVariables } from '../src/sources/index.ts';
 import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
 import { SWEEP_CALLS, sweepRoute } from './fakes/sweep.ts';
 import { makeApp } from './helpers.ts';
@@ -32,7 +32,7 @@ let app: FastifyInstance;
 beforeAll(async () => {
   await fake.start();
   const baseUrls = Object.fromEntries(
-    SOURCES.flatMap((s) => Object.keys(s.env).filter((name) => name.endsWith('_BASE_URL')).map((name) => [name, fake.url])),
+    SOURCES.flatMap((s) => urlVariables(s).map((name) => [name, fake.url])),
   );
   ({ app } = await makeApp({ ...baseUrls, UPSTREAM_DEADLINE_MS: String(DEADLINE_MS), UPSTREAM_MAX_BODY_BYTES: String(1024 * 1024), FREE_RATE_LIMIT: '100000' }, undefined, [sweepRoute]));
 });

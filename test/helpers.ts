@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import type { RouteDef } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
-import { SOURCES } from '../src/sources/index.ts';
+import { SOURCES, urlVariables } from '../src/sources/index.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 
 /**
@@ -13,7 +13,7 @@ import { FakeUpstream } from './fakes/fake-upstream.ts';
  * reach the internet by accident (an unset one would be the provider's public URL).
  */
 export const OFFLINE_BASE_URLS: Record<string, string> = Object.fromEntries(
-  SOURCES.flatMap((s) => Object.keys(s.env).filter((name) => name.endsWith('_BASE_URL')).map((name) => [name, 'http://127.0.0.1:9'])),
+  SOURCES.flatMap((s) => urlVariables(s).map((name) => [name, 'http://127.0.0.1:9'])),
 );
 
 /** The upstream deadline of test apps: a fake that answers later counts as not answering. */

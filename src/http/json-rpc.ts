@@ -1,6 +1,7 @@
 // JSON-RPC 2.0 over HTTP (EVM nodes): errors arrive as HTTP 200 with `error: { code, message }`.
 // A revert is an answer about the chain (the caller decodes it), not a failure of the node; a
 // node's limits (-32005, "rate limit", HTTP 429) are a rate limit; any other error is the node's.
+import { z } from 'zod';
 import { isRecord, type Protocol, type Verdict } from './protocol.ts';
 
 const RATE_LIMIT_CODES = new Set([-32005, -32090]);
@@ -17,7 +18,11 @@ function classifyOne(item: unknown): Verdict | undefined {
   return { kind: 'provider_error', detail };
 }
 
+/** A JSON-RPC 2.0 response (or a batch of them): a result or an error. */
+const response = z.union([z.object({ jsonrpc: z.literal('2.0'), result: z.unknown() }), z.object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number(), message: z.string() }).loose() })]);
+
 export const JSON_RPC: Protocol = {
+  envelope: z.union([response, z.array(response)]),
   classify(body) {
     if (Array.isArray(body)) {
       for (const item of body) {

@@ -19,6 +19,8 @@ export interface Protocol {
    * anything else an HTTP failure).
    */
   classify(body: unknown, status: number): Verdict | undefined;
+  /** The shape every success body of this protocol has (checked by fetchFn, whose caller parses the rest). */
+  envelope?: import('zod').ZodType;
 }
 
 export const OK: Verdict = { kind: 'ok' };

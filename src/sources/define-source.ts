@@ -3,14 +3,14 @@
 // of its adapter. config.ts composes its schema from the descriptors, and the registry, /v1/status,
 // `.env.example` and the README's provider table are all derived from the list in index.ts.
 // (viem's `defineChain` files are the model: one file owns one chain's settings.)
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { EnvSpec, EnvValues } from '../env.ts';
 import type { ResponseCache } from '../http/cache.ts';
 import { sourceMeta, type SourceMeta } from '../http/envelope.ts';
 import { NotFoundError, UpstreamError } from '../http/errors.ts';
 import type { RunOptions, UpstreamGuard } from '../http/guard.ts';
 import type { HttpClient, HttpOutcome, HttpRequest } from '../http/http-client.ts';
-import { HTTP_STATUS_ONLY, retryAfterSeconds, type Protocol } from '../http/protocol.ts';
+import { HTTP_STATUS_ONLY, type Protocol } from '../http/protocol.ts';
 
 /** A value and where it came from. */
 export interface Sourced<T> {
@@ -36,8 +36,8 @@ export interface SourceContext<Settings> {
   run<T>(call: (signal: AbortSignal) => Promise<T>, options?: RunOptions): Promise<T>;
   /**
    * A `fetch` for clients that bring their own transport (viem's `http(url, { fetchFn })`): every call
-   * runs under the guard and the body is classified with `protocol`; a failure is thrown as an
-   * UpstreamError (viem wraps it: find it with `upstreamCause`).
+   * goes through the same HTTP client and guard, its body classified with `protocol`; a failure is
+   * thrown as an UpstreamError (viem wraps it: find it with `upstreamCause`).
    */
   fetchFn(protocol?: Protocol, options?: RunOptions): typeof fetch;
 }
@@ -89,50 +89,33 @@ export function sourceContext<Settings>(name: string, settings: Settings, deps: 
       return { data: got.value.value as never, meta: sourceMeta(name, got.fetchedAt, got.cached) };
     },
     run: (call, options) => guard.run(name, call, options),
-    fetchFn: (protocol = HTTP_STATUS_ONLY, options) => guardedFetch(name, guard, protocol, options),
+    fetchFn: (protocol = HTTP_STATUS_ONLY, options) => guardedFetch(name, guard, http, protocol, options),
   };
 }
 
-function guardedFetch(name: string, guard: UpstreamGuard, protocol: Protocol, options?: RunOptions): typeof fetch {
-  return (input, init) =>
-    guard.run(
+/**
+ * A fetch over the same HTTP client as every source (bounded body, HTML and truncation detected, the
+ * protocol's classification), under the guard. The answer is handed back as a Response.
+ */
+function guardedFetch(name: string, guard: UpstreamGuard, http: HttpClient, protocol: Protocol, options?: RunOptions): typeof fetch {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const method = (init?.method ?? 'GET').toUpperCase();
+    if (method !== 'GET' && method !== 'POST') throw new UpstreamError(name, 'network', `${name}: method ${method} is not supported`);
+    const headers = Object.fromEntries(new Headers(init?.headers).entries());
+    const body = typeof init?.body === 'string' ? init.body : undefined;
+    const outcome = await guard.run(
       name,
-      async (signal) => {
-        let res: Response;
-        try {
-          res = await fetch(input, { ...init, signal });
-        } catch (err) {
-          if (signal.aborted) throw signal.reason;
-          throw new UpstreamError(name, 'network', `${name} could not be reached`, { cause: err });
-        }
-        let text: string;
-        try {
-          text = await res.text();
-        } catch (err) {
-          if (signal.aborted) throw signal.reason;
-          throw new UpstreamError(name, 'truncated', `${name} sent a truncated body`, { cause: err });
-        }
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = undefined;
-        }
-        const verdict = body === undefined ? undefined : protocol.classify(body, res.status);
-        const retryAfterS = retryAfterSeconds(res.headers.get('retry-after') ?? undefined);
-        if (verdict?.kind === 'provider_error') throw new UpstreamError(name, 'provider', `${name} error: ${verdict.detail}`);
-        if (verdict?.kind === 'rate_limited' || res.status === 429) {
-          const after = (verdict?.kind === 'rate_limited' ? verdict.retryAfterS : undefined) ?? retryAfterS;
-          const detail = verdict?.kind === 'rate_limited' ? verdict.detail : 'HTTP 429';
-          throw new UpstreamError(name, 'rate_limited', `${name} is rate limiting this server (${detail})`, { retryAfterS: after });
-        }
-        if (!res.ok) throw new UpstreamError(name, 'http', `${name} answered HTTP ${res.status}`, { status: res.status });
-        if (body === undefined) throw new UpstreamError(name, 'malformed', `${name} returned a body that is not valid JSON`);
-        return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
-      },
+      // Reads (JSON-RPC calls here) are safe to send twice.
+      (signal) => http.request({ source: name, url, method, headers, body, idempotent: true, protocol, schema: protocol.envelope ?? ANY_JSON }, signal),
       options,
     );
+    if (!outcome.found) throw new NotFoundError(outcome.message, name);
+    return new Response(JSON.stringify(outcome.value), { status: 200, headers: { 'content-type': 'application/json' } });
+  };
 }
+
+const ANY_JSON = z.unknown();
 
 /** The UpstreamError somewhere in a chain of causes (viem wraps what fetchFn throws). */
 export function upstreamCause(err: unknown): UpstreamError | undefined {

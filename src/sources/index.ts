@@ -6,6 +6,7 @@ import { binanceFuturesSource } from './binance-futures.ts';
 import { binanceSpotSource } from './binance-spot.ts';
 import { bybitSource } from './bybit.ts';
 import { coinbaseSource } from './coinbase.ts';
+import { rpcArbitrumSource, rpcBaseSource, rpcEthereumSource, rpcOptimismSource, rpcPolygonSource } from './evm-rpc.ts';
 import { goplusSource } from './goplus.ts';
 import { hyperliquidSource } from './hyperliquid.ts';
 import { krakenSource } from './kraken.ts';
@@ -20,6 +21,11 @@ export const SOURCES = [
   binanceFuturesSource,
   bybitSource,
   hyperliquidSource,
+  rpcEthereumSource,
+  rpcBaseSource,
+  rpcArbitrumSource,
+  rpcOptimismSource,
+  rpcPolygonSource,
 ] as const;
 
 type Descriptors = (typeof SOURCES)[number];
@@ -48,6 +54,13 @@ export function createSources(settings: SourceSettings, plumbing: SourcePlumbing
   return Object.fromEntries(
     SOURCES.map((d) => [d.key, (d.create as (ctx: unknown) => unknown)(sourceContext(d.name, all[d.key], plumbing))]),
   ) as Sources;
+}
+
+/** The variables of a source that hold an upstream URL (base URLs, RPC endpoints). */
+export function urlVariables(source: (typeof SOURCES)[number]): string[] {
+  return Object.entries(source.env as Record<string, { default: string | undefined }>)
+    .filter(([, v]) => v.default?.startsWith('http'))
+    .map(([name]) => name);
 }
 
 export function providerInfo(settings: SourceSettings): ProviderInfo[] {

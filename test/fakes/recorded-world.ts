@@ -1,6 +1,6 @@
 // Every provider of the source list as a fake upstream on 127.0.0.1 serving its recorded payloads,
 // so that every route's example works end to end. Used by the route-schema test and the bench.
-import { SOURCES } from '../../src/sources/index.ts';
+import { SOURCES, urlVariables } from '../../src/sources/index.ts';
 import { recorded } from '../fixtures.ts';
 import { FakeUpstream, type FakeHandler, type FakeReply } from './fake-upstream.ts';
 
@@ -60,7 +60,7 @@ export async function startRecordedWorld(): Promise<RecordedWorld> {
     const fake = await new FakeUpstream().start();
     for (const [key, reply] of Object.entries(RECORDED_ROUTES[s.name] ?? {})) fake.route(key, reply);
     fakes[s.name] = fake;
-    for (const name of Object.keys(s.env)) if (name.endsWith('_BASE_URL')) env[name] = fake.url;
+    for (const name of urlVariables(s)) env[name] = fake.url;
   }
   return { fakes, env, stop: async () => void (await Promise.all(Object.values(fakes).map((f) => f.stop()))) };
 }

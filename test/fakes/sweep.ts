@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { defineRoute } from '../../src/catalog/route.ts';
 import { envelope } from '../../src/http/envelope.ts';
 import { BadRequestError } from '../../src/http/errors.ts';
+import { upstreamCause } from '../../src/sources/define-source.ts';
 import type { Sources } from '../../src/sources/index.ts';
 
 export const SWEEP_CALLS: Record<string, (s: Sources) => Promise<unknown>> = {
@@ -15,6 +16,11 @@ export const SWEEP_CALLS: Record<string, (s: Sources) => Promise<unknown>> = {
   'binance-futures': (s) => s.binanceFutures.openInterest('BTCUSDT'),
   bybit: (s) => s.bybit.linearTicker('BTCUSDT'),
   hyperliquid: (s) => s.hyperliquid.perpAssets(),
+  'rpc:ethereum': (s) => s.rpcEthereum.request('eth_blockNumber', []),
+  'rpc:base': (s) => s.rpcBase.request('eth_blockNumber', []),
+  'rpc:arbitrum': (s) => s.rpcArbitrum.request('eth_blockNumber', []),
+  'rpc:optimism': (s) => s.rpcOptimism.request('eth_blockNumber', []),
+  'rpc:polygon': (s) => s.rpcPolygon.client.getBlockNumber({ cacheTime: 0 }).catch((err) => Promise.reject(upstreamCause(err) ?? err)),
 };
 
 /** A test-only free route that makes one provider's sweep call. */
