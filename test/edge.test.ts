@@ -122,12 +122,36 @@ describe('CORS and security headers', () => {
     }
   });
 
-  it('sends security headers, with a strict CSP on API answers', async () => {
+  it('answers without an Origin carry Allow-Origin but not the list of readable headers', async () => {
+    const res = await t.app.inject({ url: '/v1/status' });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-expose-headers']).toBeUndefined();
+  });
+
+  it('an OPTIONS request that is not a preflight is a 400 saying what a preflight needs', async () => {
+    const res = await t.app.inject({ method: 'OPTIONS', url: '/v1/status' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'a CORS preflight needs the Origin and Access-Control-Request-Method headers' });
+  });
+
+  it('sends the API security headers (OWASP REST): strict CSP, nosniff, X-Frame-Options DENY; HSTS only over HTTPS', async () => {
     const res = await t.app.inject({ url: '/v1/status' });
     expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.headers['content-security-policy']).toMatch(/default-src 'none'/);
-    expect(res.headers['strict-transport-security']).toMatch(/max-age=\d+/);
-    expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none';base-uri 'none';form-action 'none'");
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['strict-transport-security']).toBeUndefined();
+    const tls = await makeApp({ TRUST_PROXY: 'true' });
+    const secure = await tls.app.inject({ url: '/v1/status', headers: { 'x-forwarded-proto': 'https' } });
+    expect(secure.headers['strict-transport-security']).toBe('max-age=15552000; includeSubDomains');
+    await tls.app.close();
+  });
+
+  it('the /docs pages get helmet\'s HTML set with their own CSP', async () => {
+    const res = await t.app.inject({ url: '/docs/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-security-policy']).toMatch(/default-src 'self'.*script-src 'self'/);
+    expect(res.headers['referrer-policy']).toBe('no-referrer');
+    expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
   });
 });
 

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { Config } from '../config.ts';
 import { VERSION } from '../version.ts';
+import { SECURITY_HEADERS } from '../http/edge.ts';
 import { documentDefaults } from './params.ts';
 
 export const OPENAPI_VERSION = '3.0.3';
@@ -63,6 +64,13 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     // only 'unsafe-inline' allows, and harmlessly (styles run no code); and no upgrade-insecure-requests,
     // which would send the UI's own assets to https on a plain-http deployment.
     staticCSP: true,
+    // The UI pages are HTML: helmet's full set of headers (the CSP is then swagger-ui's own, below).
+    uiHooks: {
+      onRequest: (_req, reply, done) => {
+        reply.headers(SECURITY_HEADERS.html);
+        done();
+      },
+    },
     transformStaticCSP: (header) =>
       header.replace(/\s*upgrade-insecure-requests;?/, '').replace(/style-src [^;]*;/, "style-src 'self' 'unsafe-inline';"),
   });

@@ -1,22 +1,33 @@
 // A bounded TTL cache with request coalescing: concurrent loads of one key share a single
 // upstream call, and a failed load is never stored (the next caller tries again).
 
+/** When a value was fetched: epoch ms, and the same as ISO-8601 (made once, shown on every hit). */
+export interface Stamp {
+  ms: number;
+  iso: string;
+}
+
+export const stampNow = (): Stamp => {
+  const ms = Date.now();
+  return { ms, iso: new Date(ms).toISOString() };
+};
+
 export interface Cached<T> {
   value: T;
-  fetchedAt: Date;
+  fetchedAt: Stamp;
   /** True when the value came from the cache rather than from a load this call waited on. */
   cached: boolean;
 }
 
 interface Entry {
   value: unknown;
-  fetchedAt: Date;
+  fetchedAt: Stamp;
   expiresAt: number;
 }
 
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly inFlight = new Map<string, Promise<{ value: unknown; fetchedAt: Date }>>();
+  private readonly inFlight = new Map<string, Promise<{ value: unknown; fetchedAt: Stamp }>>();
 
   constructor(private readonly maxEntries: number) {}
 
@@ -34,7 +45,7 @@ export class ResponseCache {
 
     let pending = this.inFlight.get(key);
     if (!pending) {
-      const loading = load().then((value) => ({ value, fetchedAt: new Date() }));
+      const loading = load().then((value) => ({ value, fetchedAt: stampNow() }));
       pending = loading;
       this.inFlight.set(key, loading);
       // Only this load's own entry is removed (clear() may have let a newer load take the key).

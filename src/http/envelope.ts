@@ -1,6 +1,7 @@
 // The success envelope every endpoint answers with, the provenance of its data, and its
 // serialisation. A cached provider answer keeps serving the same `data` object (see `derived`), so
 // its JSON is made once and reused; only the small `meta` is serialised per request.
+import type { Stamp } from './cache.ts';
 
 export interface SourceMeta {
   provider: string;
@@ -18,12 +19,12 @@ export function envelope<T>(data: T, sources: SourceMeta[], extra: Record<string
   return { data, meta: { timestamp: new Date().toISOString(), sources, ...extra } };
 }
 
-export function sourceMeta(provider: string, fetchedAt: Date, cached: boolean, now = Date.now()): SourceMeta {
+export function sourceMeta(provider: string, fetchedAt: Stamp, cached: boolean, now = Date.now()): SourceMeta {
   return {
     provider,
-    fetched_at: fetchedAt.toISOString(),
+    fetched_at: fetchedAt.iso,
     cached,
-    age_s: Math.max(0, Math.round((now - fetchedAt.getTime()) / 100) / 10),
+    age_s: Math.max(0, Math.round((now - fetchedAt.ms) / 100) / 10),
   };
 }
 

@@ -20,12 +20,23 @@ type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 const settle = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
 
+const IMMEDIATE = Symbol('immediate');
+const nextTurn = () => new Promise<typeof IMMEDIATE>((resolve) => setImmediate(resolve, IMMEDIATE));
+
 export async function hedge<T>(primary: HedgeLeg<T>, fallback: HedgeLeg<T>, delayMs: number): Promise<Hedged<T>> {
+  const started = performance.now();
   const first = settle(primary.run());
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), delayMs)));
-  const early = await Promise.race([first, waited]);
-  clearTimeout(timer);
+  // A cached answer settles within this turn of the event loop: no timer for it (the hot path).
+  const quick = await Promise.race([first, nextTurn()]);
+  let early: Settled<T> | 'slow';
+  if (quick === IMMEDIATE) {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), Math.max(0, delayMs - (performance.now() - started)))));
+    early = await Promise.race([first, waited]);
+    clearTimeout(timer);
+  } else {
+    early = quick;
+  }
 
   if (early !== 'slow') {
     if (early.ok) return { value: early.value };
