@@ -2,10 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { recorded } from './fixtures.ts';
 import { useFakeUpstreamApps } from './helpers.ts';
 
+// Last prices live 1 s here (default 5 s) so that the freshness of the two legs can be tested quickly;
+// derivatives keep their default 30 s.
+const PRICE_TTL_S = 1;
 const t = useFakeUpstreamApps(['spot', 'futures'], (urls) => ({
   API_KEYS: 'test-key',
   BINANCE_SPOT_BASE_URL: urls.spot,
   BINANCE_FUTURES_BASE_URL: urls.futures,
+  CACHE_TTL_PRICE_S: String(PRICE_TTL_S),
 }));
 const { spot, futures } = t.fakes;
 
@@ -86,5 +90,42 @@ describe('GET /v1/basis', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatch(/^query parameter 'symbol' is required/);
     expect((await get('symbol=BTC', '')).statusCode).toBe(401);
+  });
+});
+
+describe('basis legs and interval (issue 9)', () => {
+  it('12. both legs are at most the last-price TTL apart: the mark is not reused from a 30 s derivatives cache', async () => {
+    serveAll();
+    const first = (await get('symbol=BTC')).json();
+    expect(first.data.perp_mark_price).toBe(63392.81973913);
+    // The perpetual moves; once the spot price has expired, both legs are asked again.
+    const moved = recorded('binance__futures_premiumIndex.json');
+    moved.markPrice = '63500.00000000';
+    futures.route('GET /fapi/v1/premiumIndex', { body: moved });
+    await new Promise((r) => setTimeout(r, PRICE_TTL_S * 1000 + 300));
+    const { data, meta } = (await get('symbol=BTC')).json();
+    // 63500 − 63350.10 = 149.9 (before: the spot of now against the mark of the first call, 42.71973913).
+    expect(data.perp_mark_price).toBe(63500);
+    expect(data.basis).toBe(149.9);
+    expect(futures.calls('/fapi/v1/premiumIndex')).toHaveLength(2);
+    expect(meta.legs).toEqual({
+      spot: { provider: 'binance', fetched_at: expect.any(String), as_of: '2026-07-06T03:16:28.000Z' },
+      perp: { provider: 'binance-futures', fetched_at: expect.any(String), as_of: '2026-07-06T03:16:28.007Z' },
+      fetched_apart_s: expect.any(Number),
+    });
+    expect(meta.legs.fetched_apart_s).toBeLessThanOrEqual(PRICE_TTL_S);
+    expect(Math.abs(Date.parse(meta.legs.spot.fetched_at) - Date.parse(meta.legs.perp.fetched_at)) / 1000).toBeCloseTo(meta.legs.fetched_apart_s, 1);
+  });
+
+  it('11. fundingInfo unreadable: the interval is inferred from jittered settlement times, so the carry is kept', async () => {
+    serveAll();
+    futures.route('GET /fapi/v1/fundingInfo', { status: 500, body: 'x' });
+    const rows = recorded('binance-futures__fundingRate_BTCUSDT_7d.json');
+    rows.forEach((r: { fundingTime: number }, i: number) => (r.fundingTime += [11, 4, 7, 0, 9][i % 5]!));
+    futures.route('GET /fapi/v1/fundingRate', { body: rows });
+    const { data } = (await get('symbol=BTC')).json();
+    // Settlements 8 h ± a few ms apart → 8 h; 0.00009007 × 3 × 365 × 100 = 9.862665 %.
+    expect(data.funding_interval_hours).toBe(8);
+    expect(data.annualized_carry_pct).toBe(9.862665);
   });
 });

@@ -6,6 +6,7 @@ import {
   clean,
   DAY_MS,
   fundingBias,
+  fundingPaidPer8h,
   HOUR_MS,
   inferIntervalHours,
   per8h,
@@ -14,7 +15,6 @@ import {
   sumGiven,
   toPct,
   weightedAverage,
-  windowAverage,
 } from '../src/analytics/derivatives.ts';
 
 const T = 1_783_296_000_000;
@@ -53,34 +53,57 @@ describe('weightedAverage', () => {
   });
 });
 
-describe('windowAverage (7-day mean of settlements)', () => {
+describe('fundingPaidPer8h (the 7-day figure)', () => {
   const rows = (n: number, stepH: number, rate: (i: number) => number) =>
     Array.from({ length: n }, (_, i) => ({ time: T - i * stepH * HOUR_MS, rate: rate(i) }));
 
-  it('averages the settlements in (newest − 7 d, newest]: 21 at 8 h; the row exactly 7 d old is excluded', () => {
-    // rows 0..20 are inside (0.0001 each), row 21 is at exactly newest − 168 h, row 22 older.
-    const r = windowAverage(rows(23, 8, (i) => (i <= 20 ? 0.0001 : 0.5)));
-    expect(r).toEqual({ average: 0.0001, count: 21, from: T - 160 * HOUR_MS, to: T });
+  it('sums the settlements in (newest − 7 d, newest] and restates them per 8 h: 21 at 8 h; the row exactly 7 d old is excluded', () => {
+    // rows 0..20 are inside (0.0001 each), row 21 is at exactly newest − 168 h, row 22 older: 21 × 0.0001 × 8 / 168 = 0.0001.
+    const r = fundingPaidPer8h(rows(23, 8, (i) => (i <= 20 ? 0.0001 : 0.5)));
+    expect(r).toEqual({ rate8h: 0.0001, count: 21, from: T - 160 * HOUR_MS, to: T });
   });
 
-  it('adapts to the interval actually seen (4 h → 42 rows) and to order', () => {
-    const r = windowAverage(rows(50, 4, () => 0.0002).reverse());
-    expect(r?.count).toBe(42);
-    expect(r?.average).toBe(0.0002);
+  it('at 4 h, 42 settlements of 0.0002 are 0.0084 over 168 h = 0.0004 per 8 h, whatever the order', () => {
+    const r = fundingPaidPer8h(rows(50, 4, () => 0.0002).reverse());
+    expect(r).toMatchObject({ rate8h: 0.0004, count: 42 });
   });
 
-  it('uses what there is when the history is shorter than 7 days, and null for none', () => {
-    expect(windowAverage(rows(3, 8, (i) => i * 0.0001))).toMatchObject({ average: 0.0001, count: 3 });
-    expect(windowAverage([])).toBeNull();
+  it('an interval change within the window: 18 at 8 h then 24 at 1 h, all 0.0001 → 0.0042 × 8 / 168 = 0.0002', () => {
+    const oneHour = Array.from({ length: 24 }, (_, i) => ({ time: T - i * HOUR_MS, rate: 0.0001 }));
+    const eightHours = Array.from({ length: 19 }, (_, i) => ({ time: T - 23 * HOUR_MS - (i + 1) * 8 * HOUR_MS, rate: 0.0001 })); // the last at T − 175 h: outside
+    // A mean per settlement restated at the current 1 h interval would say 0.0001 × 8 = 0.0008.
+    expect(fundingPaidPer8h([...oneHour, ...eightHours])).toMatchObject({ rate8h: 0.0002, count: 42 });
+  });
+
+  it('tolerates millisecond jitter at the window edge: a row 168 h back stamped 9 ms later is still outside', () => {
+    const r = fundingPaidPer8h([{ time: T + 2, rate: 0.0001 }, ...rows(21, 8, () => 0.0001).slice(1), { time: T - 168 * HOUR_MS + 11, rate: 0.5 }]);
+    expect(r).toMatchObject({ rate8h: 0.0001, count: 21 });
+  });
+
+  it('null when the history does not reach back to the window start (part of the week unknown), or is empty', () => {
+    expect(fundingPaidPer8h(rows(21, 8, () => 0.0001))).toBeNull(); // oldest at newest − 160 h
+    expect(fundingPaidPer8h([])).toBeNull();
   });
 });
 
 describe('funding intervals', () => {
-  it('infers the interval from the two newest settlements, only as whole hours from 1 to 24', () => {
+  it('infers the typical spacing of the newest settlements, rounded to the hour, from 1 to 24', () => {
     expect(inferIntervalHours([T - 16 * HOUR_MS, T, T - 8 * HOUR_MS])).toBe(8);
     expect(inferIntervalHours([T, T - 4 * HOUR_MS])).toBe(4);
-    expect(inferIntervalHours([T, T - 90 * 60_000])).toBeNull();
     expect(inferIntervalHours([T])).toBeNull();
+    expect(inferIntervalHours([T, T - 30 * HOUR_MS])).toBeNull();
+  });
+
+  it('rounds millisecond jitter away (08:00:00.011 after 00:00:00.002 is 8 h)', () => {
+    expect(inferIntervalHours([T + 11, T - 8 * HOUR_MS + 2, T - 16 * HOUR_MS + 7])).toBe(8);
+    expect(inferIntervalHours([T, T - 90 * 60_000])).toBe(2); // 1.5 h rounds to 2
+  });
+
+  it('the most common of the newest three gaps wins; a change of interval counts once it repeats', () => {
+    const times = (...gapsNewestFirst: number[]) => gapsNewestFirst.reduce((acc, g) => [...acc, acc.at(-1)! - g * HOUR_MS], [T]);
+    expect(inferIntervalHours(times(1, 8, 8, 8))).toBe(8); // one 1 h gap after 8 h ones: not yet
+    expect(inferIntervalHours(times(1, 1, 8, 8))).toBe(1); // two of the newest three
+    expect(inferIntervalHours(times(8, 9, 10))).toBe(8); // no repeat: the newest
   });
 
   it('restates a rate per 8 h', () => {

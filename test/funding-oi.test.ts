@@ -315,3 +315,91 @@ describe('funding-oi parameters and access', () => {
     expect((await get('/v1/funding-oi?symbol=BTC')).statusCode).toBe(200);
   });
 });
+
+describe('funding-oi reads each field as the venue documents it (issue 9)', () => {
+  /**
+   * The recorded Bybit ticker and hourly OI restated in the format Bybit documents since June 2026:
+   * openInterest / openInterestValue are both sides (twice the recorded one-side figures), and
+   * singleOpenInterest / singleOpenInterestValue carry the one side that Binance's openInterest counts.
+   */
+  function bybitTwoSided() {
+    const tickers = recorded('bybit__market_tickers_linear.json');
+    Object.assign(tickers.result.list[0], {
+      openInterest: '103475.438', // 2 × 51737.719
+      openInterestValue: '2414310649.26', // 2 × 1207155324.63
+      singleOpenInterest: '51737.719',
+      singleOpenInterestValue: '1207155324.63',
+    });
+    const oi = recorded('bybit__open_interest_BTCUSDT_1h.json');
+    for (const row of oi.result.list) {
+      row.singleOpenInterest = row.openInterest;
+      row.openInterest = (2 * Number(row.openInterest)).toFixed(3);
+    }
+    return { tickers: { body: tickers }, openInterest: { body: oi } };
+  }
+
+  it('9. Bybit: the single-side fields when present, so its OI and weight are not doubled; meta names the fields', async () => {
+    serveBinance();
+    serveBybit(bybitTwoSided());
+    const { data, meta } = (await get('/v1/funding-oi?symbol=BTC')).json();
+    // The same one-side figures as the recorded (older API) answer: 51737.719 BTC, 1 207 155 324.63 USD, +3.475438 %.
+    expect(data.venues[1]).toMatchObject({ open_interest: 51737.719, open_interest_usd: Y_USD, open_interest_change_24h_pct: 3.475438 });
+    // Σ USD 6 652 143 225.92 + 1 207 155 324.63; had the two-sided value been summed it would be 9 066 453 875.18 (+15 %).
+    expect(data.aggregate.open_interest_usd).toBe(7859298550.55);
+    expect(data.aggregate.funding_rate).toBeCloseTo(0.0000915952, 10);
+    expect(data.aggregate.open_interest_change_24h_pct).toBe(4.413616);
+    expect(meta.bybit_open_interest_fields).toEqual({
+      open_interest: 'singleOpenInterest',
+      open_interest_usd: 'singleOpenInterestValue',
+      history: ['singleOpenInterest'],
+    });
+  });
+
+  it('9. Bybit: without single-side fields, openInterest is read as the older API documented it (one side), and meta says so', async () => {
+    serveBinance();
+    serveBybit();
+    const { data, meta } = (await get('/v1/funding-oi?symbol=BTC')).json();
+    expect(data.venues[1]).toMatchObject({ open_interest: 51737.719, open_interest_usd: Y_USD });
+    expect(meta.bybit_open_interest_fields).toEqual({ open_interest: 'openInterest', open_interest_usd: 'openInterestValue', history: ['openInterest'] });
+  });
+
+  it('10. the 7-day figure is the funding paid over the window per 8 h when the interval changed during the week', async () => {
+    // Binance moved BTCUSDT from 8 h to 1 h settlements: 18 settlements 8 h apart, then 24 one hour apart (the newest
+    // at T), every one at 0.0001 per its own interval; one more 8 h settlement at T − 175 h shows the history covers
+    // the whole window (T − 168 h, T] and is itself outside it.
+    const T = 1783296000000;
+    const H = 3_600_000;
+    const times = [T - 175 * H, ...Array.from({ length: 18 }, (_, k) => T - 167 * H + k * 8 * H), ...Array.from({ length: 24 }, (_, k) => T - 23 * H + k * H)];
+    const rows = times.map((fundingTime) => ({ symbol: 'BTCUSDT', fundingTime, fundingRate: '0.00010000', markPrice: '63000.00000000' }));
+    const premium = recorded('binance__futures_premiumIndex.json');
+    premium.nextFundingTime = T + H;
+    serveBinance({
+      premiumIndex: { body: premium },
+      fundingRate: { body: rows },
+      fundingInfo: { body: [{ symbol: 'BTCUSDT', adjustedFundingRateCap: '0.02', adjustedFundingRateFloor: '-0.02', fundingIntervalHours: 1, disclaimer: false }] },
+    });
+    failVenue(BYBIT_PATHS, { body: recorded('bybit__error_not_supported_symbols.json') });
+    const { data } = (await get('/v1/funding-oi?symbol=BTC')).json();
+    // Paid over the window: 42 × 0.0001 = 0.0042 in 168 h = 0.0042 × 8 / 168 = 0.0002 per 8 h
+    // (the mean per settlement restated at the current 1 h interval was 0.0001 × 8 = 0.0008, 4× too high).
+    expect(data.venues[0]).toMatchObject({ funding_interval_hours: 1, funding_rate_avg_7d: 0.0002, funding_rate_avg_7d_samples: 42 });
+    expect(data.aggregate.funding_rate_avg_7d).toBe(0.0002);
+  });
+
+  it('11. settlement times with millisecond jitter: the interval is still inferred, and the window edge still holds', async () => {
+    // The recorded history with jitter on every settlement time (Binance stamps e.g. 08:00:00.011Z); the row
+    // exactly 168 h before the newest gets a later jitter than the newest, so it would fall 9 ms inside the window.
+    const rows = recorded('binance-futures__fundingRate_BTCUSDT_7d.json');
+    rows.forEach((r: { fundingTime: number }, i: number) => (r.fundingTime += [11, 4, 7, 0, 9][i % 5]!));
+    rows[rows.length - 1].fundingTime = 1783296000000 + 2;
+    rows[rows.length - 22].fundingTime = 1783296000000 - 168 * 3_600_000 + 11;
+    serveBinance({ fundingInfo: { status: 500, body: 'down' }, fundingRate: { body: rows } });
+    serveBybit();
+    const { data } = (await get('/v1/funding-oi?symbol=BTC')).json();
+    // Inferred 8 h (gaps of 8 h ± a few ms, rounded), so Binance stays in the aggregate funding: the main test's
+    // (0.00009007 × B + 0.0001 × Y) / (B + Y); the 7-day figure counts the same 21 settlements: 0.002077 × 8 / 168.
+    expect(data.venues[0]).toMatchObject({ funding_interval_hours: 8, funding_rate_avg_7d_samples: 21 });
+    expect(data.venues[0].funding_rate_avg_7d).toBeCloseTo(0.0000989047619, 12);
+    expect(data.aggregate.funding_rate).toBeCloseTo(0.0000915952, 10);
+  });
+});

@@ -42,6 +42,9 @@ describe('GET /risk/v1/token-risk on an EVM chain', () => {
     expect(data.flags.tax).toEqual({ buy_tax: 0, sell_tax: 0, tax_modifiable: false, personal_tax_modifiable: false });
     expect(data.flags.trust_list).toEqual({ trusted: null });
     expect(data.coverage).toEqual({ present: 28, total: 29, ratio: 0.9655 });
+    expect(data.score_breakdown).toMatchObject({ not_scored: [], closed_source_floor_applied: false });
+    expect(data.checks_not_made).toEqual([]);
+    expect(data.malicious_addresses).toBeNull();
     expect(data.token).toEqual({ name: 'KOKODI', symbol: 'KOKO' });
     expect(data.raw).toEqual(evmToken());
 
@@ -103,15 +106,27 @@ describe('GET /risk/v1/token-risk on Solana', () => {
     expect(fake.calls('/api/v1/solana/token_security')[0]!.query.get('contract_addresses')).toBe(RAY);
     expect(data.chain).toEqual({ name: 'solana', id: null });
     expect(data.address).toBe(RAY);
-    expect(data.flags.authority).toMatchObject({ mintable: false, freezable: false, metadata_mutable: true, transfer_hook: false });
+    expect(data.flags.honeypot).toEqual({ non_transferable: false, default_account_frozen: false });
+    expect(data.flags.authority).toMatchObject({ mintable: false, freezable: false, metadata_mutable: true, transfer_hook: false, malicious_authority: false });
     expect(data.flags.holder_concentration).toEqual({ holder_count: 250721, top10_holders_share: 0.5332 });
     expect(data.flags.lp_concentration).toEqual({ in_dex: true, lp_unlocked_share: 0.6339 });
-    expect(data.flags.tax).toEqual({ transfer_fee: 0, transfer_fee_upgradable: false });
+    expect(data.flags.tax).toEqual({
+      transfer_fee: 0,
+      transfer_fee_current: 0,
+      transfer_fee_scheduled: null,
+      transfer_fee_scheduled_epoch: null,
+      transfer_fee_upgradable: false,
+    });
     expect(data.flags.trust_list).toEqual({ trusted: true });
-    // (1 metadata + 5 × 0.5553 + 4 × 0.6339) / 59 = 10.7 % → 11
-    expect(data.score_breakdown.weight_total).toBe(59);
-    expect(data.score).toBe(11);
-    expect(data.coverage).toEqual({ present: 16, total: 16, ratio: 1 });
+    // (1 metadata + 5 × 0.5553 + 4 × 0.6339) / 67 = 9.4 % → 9. The 67 includes default_account_frozen (weight 8),
+    // clean here (default_account_state "1"); before it was read (issue 9) the same sample weighed 6.31 of 59 → 11.
+    // malicious_authority is present (no address is marked) but only a hit is scored.
+    expect(data.score_breakdown.weight_total).toBe(67);
+    expect(data.score).toBe(9);
+    expect(data.score_breakdown.not_scored).toEqual([]);
+    expect(data.coverage).toEqual({ present: 18, total: 18, ratio: 1 });
+    expect(data.checks_not_made).toEqual([]);
+    expect(data.malicious_addresses).toEqual([]);
     expect(data.token).toEqual({ name: 'Raydium', symbol: 'RAY' });
   });
 });

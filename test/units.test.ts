@@ -38,6 +38,20 @@ describe('ResponseCache', () => {
     expect((await cache.getOrLoad('f', 60_000, async () => 'ok')).value).toBe('ok');
   });
 
+  it("serves a stored entry only while it is younger than the caller's own TTL (a price needs a fresher copy)", async () => {
+    const cache = new ResponseCache(10);
+    await cache.getOrLoad('k', 60_000, async () => 'kept for a minute');
+    await new Promise((r) => setTimeout(r, 80));
+    // A caller accepting 60 s gets the stored value; one accepting 30 ms gets a fresh load, which then serves both.
+    expect(await cache.getOrLoad('k', 60_000, async () => 'x')).toMatchObject({ value: 'kept for a minute', cached: true });
+    expect(await cache.getOrLoad('k', 30, async () => 'fresh')).toMatchObject({ value: 'fresh', cached: false });
+    // The short-TTL reload keeps the entry's one-minute life for the other callers.
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await cache.getOrLoad('k', 60_000, async () => 'x')).toMatchObject({ value: 'fresh', cached: true });
+    // TTL 0 never takes a stored value.
+    expect(await cache.getOrLoad('k', 0, async () => 'uncached')).toMatchObject({ value: 'uncached', cached: false });
+  });
+
   it('coalesces concurrent loads of one key; joiners are not marked cached', async () => {
     const cache = new ResponseCache(10);
     let loads = 0;

@@ -66,27 +66,44 @@ export interface FundingPoint {
 }
 
 /**
- * Mean funding rate over the `windowMs` ending at the newest settlement: the rows with
- * time in (newest − window, newest]. At an 8-hour interval and a 7-day window that is 21 rows.
- * The window is anchored on the newest row, not on the clock, so a cached answer stays coherent.
+ * Venues stamp settlements a few milliseconds off the hour (08:00:00.011Z): window edges allow this
+ * much, so the settlement exactly one window back is never counted in by its jitter.
  */
-export function windowAverage(points: FundingPoint[], windowMs = 7 * DAY_MS): { average: number; count: number; from: number; to: number } | null {
+export const SETTLEMENT_JITTER_MS = 60_000;
+
+/**
+ * The funding actually paid over the `windowMs` ending at the newest settlement, per 8 h:
+ * Σ(settled rates with time in (newest − window, newest]) × 8 h / window hours. Each settlement pays for
+ * the interval that ends at it, so this holds when the interval changes within the window (18 settlements
+ * at 8 h and 24 at 1 h are 168 h of funding), where a mean per settlement would not. Null when there is
+ * no settlement, or when the history does not reach back to the window's start (no settlement at or before
+ * it), since part of the window's funding would then be unknown. The window is anchored on the newest
+ * settlement, not on the clock, so a cached answer stays coherent.
+ */
+export function fundingPaidPer8h(points: FundingPoint[], windowMs = 7 * DAY_MS): { rate8h: number; count: number; from: number; to: number } | null {
   if (points.length === 0) return null;
   const newest = Math.max(...points.map((p) => p.time));
-  const inWindow = points.filter((p) => p.time > newest - windowMs && p.time <= newest);
-  const oldest = Math.min(...inWindow.map((p) => p.time));
-  return { average: clean(inWindow.reduce((a, p) => a + p.rate, 0) / inWindow.length), count: inWindow.length, from: oldest, to: newest };
+  const start = newest - windowMs + SETTLEMENT_JITTER_MS;
+  if (!points.some((p) => p.time <= start)) return null;
+  const inWindow = points.filter((p) => p.time > start && p.time <= newest);
+  const paid = inWindow.reduce((a, p) => a + p.rate, 0);
+  const windowHours = windowMs / HOUR_MS;
+  return { rate8h: clean((paid * FUNDING_BASIS_HOURS) / windowHours), count: inWindow.length, from: Math.min(...inWindow.map((p) => p.time)), to: newest };
 }
 
 /**
- * Hours between the two newest settlements, when that is a whole number of hours from 1 to 24;
- * otherwise null. Used only when a venue does not state its funding interval.
+ * The typical spacing of the newest settlements, in whole hours: each of the newest three gaps rounded
+ * to the nearest hour (settlement times carry millisecond jitter), then the most common of them, ties
+ * going to the newest gap (so a recent change of interval wins as soon as it repeats). Null with fewer
+ * than two settlements or outside 1–24 h. Used only when a venue does not state its funding interval.
  */
 export function inferIntervalHours(times: number[]): number | null {
-  if (times.length < 2) return null;
-  const [a, b] = [...times].sort((x, y) => y - x);
-  const hours = (a! - b!) / HOUR_MS;
-  return Number.isInteger(hours) && hours >= 1 && hours <= 24 ? hours : null;
+  const sorted = [...times].sort((x, y) => y - x);
+  const gaps = sorted.slice(0, 4).flatMap((t, i, a) => (i + 1 < a.length ? [Math.round((t - a[i + 1]!) / HOUR_MS)] : []));
+  if (gaps.length === 0) return null;
+  const counts = gaps.map((g) => gaps.filter((h) => h === g).length);
+  const typical = gaps[counts.indexOf(Math.max(...counts))]!;
+  return typical >= 1 && typical <= 24 ? typical : null;
 }
 
 /** A rate paid every `intervalHours`, restated per 8 h (a 4-hour rate counts twice). */

@@ -23,6 +23,8 @@ interface Entry {
   value: unknown;
   fetchedAt: Stamp;
   expiresAt: number;
+  /** The longest TTL a caller of this key asked for: a short-TTL reload does not shorten it for the others. */
+  ttlMs: number;
 }
 
 export class ResponseCache {
@@ -31,16 +33,23 @@ export class ResponseCache {
 
   constructor(private readonly maxEntries: number) {}
 
+  /**
+   * The value of `key`: a stored one while it is younger than this caller's `ttlMs`, else a fresh load
+   * (shared with concurrent callers). Callers of one key may accept different ages (a mark price used
+   * next to a spot price needs a fresher copy than a funding overview), so the age is checked per call.
+   */
   async getOrLoad<T>(key: string, ttlMs: number, load: () => Promise<T>): Promise<Cached<T>> {
     const hit = this.entries.get(key);
     if (hit) {
-      if (hit.expiresAt > Date.now()) {
+      const now = Date.now();
+      if (hit.expiresAt > now && now - hit.fetchedAt.ms < ttlMs) {
         // Re-insert so Map order tracks recency (least recently used is first).
         this.entries.delete(key);
         this.entries.set(key, hit);
         return { value: hit.value as T, fetchedAt: hit.fetchedAt, cached: true };
       }
-      this.entries.delete(key);
+      // Too old for this caller: reloaded below. Kept while other callers may still use it.
+      if (hit.expiresAt <= now) this.entries.delete(key);
     }
 
     let pending = this.inFlight.get(key);
@@ -54,7 +63,8 @@ export class ResponseCache {
         ({ value, fetchedAt }) => {
           if (!mine()) return;
           this.inFlight.delete(key);
-          if (ttlMs > 0) this.store(key, { value, fetchedAt, expiresAt: Date.now() + ttlMs });
+          const keep = Math.max(ttlMs, this.entries.get(key)?.ttlMs ?? 0);
+          if (keep > 0) this.store(key, { value, fetchedAt, expiresAt: fetchedAt.ms + keep, ttlMs: keep });
         },
         () => {
           if (mine()) this.inFlight.delete(key);
@@ -76,6 +86,7 @@ export class ResponseCache {
   }
 
   private store(key: string, entry: Entry): void {
+    this.entries.delete(key); // re-inserted last: the most recently used
     this.entries.set(key, entry);
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next().value as string;

@@ -9,13 +9,13 @@ import {
   changePct,
   FUNDING_BASIS_HOURS,
   fundingBias,
+  fundingPaidPer8h,
   inferIntervalHours,
   per8h,
   pointsFor24h,
   product,
   sumGiven,
   weightedAverage,
-  windowAverage,
   type OiPoint,
 } from '../analytics/derivatives.ts';
 import { signedPct } from '../analytics/numbers.ts';
@@ -44,13 +44,19 @@ const venueRow = z.object({
   venue: z.enum([BINANCE_FUTURES, BYBIT]),
   symbol: z.string(),
   funding_rate: num('Current funding rate of the venue, a fraction per funding interval (0.0001 = 0.01 %)'),
-  funding_interval_hours: num('Hours between settlements: stated by the venue, else inferred from the two newest settlements'),
+  funding_interval_hours: num(
+    'Hours between settlements: stated by the venue (Binance fundingInfo, else its default 8; Bybit fundingIntervalHour), else the typical spacing of the newest settlements rounded to the hour',
+  ),
   next_funding_time: isoField('Next settlement').nullable(),
   mark_price: num('Mark price, quote currency'),
-  open_interest: num('Open interest, base-asset units'),
-  open_interest_usd: num('Binance: open_interest × mark_price; Bybit: its openInterestValue. Quote currency (USDT/USDC) taken as USD'),
-  funding_rate_avg_7d: num('Mean of the settled funding rates with time in (newest − 7 days, newest], per funding interval'),
-  funding_rate_avg_7d_samples: z.number().int().describe('Settlements averaged (21 at an 8 h interval)'),
+  open_interest: num('Open interest, one side (longs = shorts), base-asset units. Bybit: singleOpenInterest, else an older answer\'s openInterest (meta.bybit_open_interest_fields)'),
+  open_interest_usd: num(
+    'One side, quote currency (USDT/USDC) taken as USD. Binance: open_interest × mark_price; Bybit: singleOpenInterestValue (else an older answer\'s openInterestValue, else open_interest × mark_price)',
+  ),
+  funding_rate_avg_7d: num(
+    'Funding paid over the 7 days ending at the newest settlement, per 8 h: Σ settled rates with time in (newest − 7 days, newest] × 8 / 168; null when the history does not reach back 7 days',
+  ),
+  funding_rate_avg_7d_samples: z.number().int().describe('Settlements summed (21 at an 8 h interval, 168 at 1 h)'),
   open_interest_change_24h_pct: num('Change of open interest in base-asset units between the newest hourly point and the point 24 h before it'),
 });
 
@@ -61,7 +67,7 @@ const data = z.object({
   venues_unavailable: z.array(z.object({ venue: z.string(), error: z.string() })).describe('Venues that failed or do not list the contract'),
   aggregate: z.object({
     funding_rate: num('Σ(funding per 8 h × open_interest_usd) / Σ open_interest_usd over venues; per 8 h'),
-    funding_rate_avg_7d: num('Same weighting of each venue\'s 7-day average, per 8 h'),
+    funding_rate_avg_7d: num('Same weighting of each venue\'s funding_rate_avg_7d (already per 8 h)'),
     funding_interval_hours: z.literal(FUNDING_BASIS_HOURS).describe('Aggregate funding rates are restated per 8 h'),
     open_interest_usd: num('Σ open_interest_usd'),
     open_interest_change_24h_pct: num('(Σ OI now − Σ OI 24 h ago) / Σ OI 24 h ago × 100, base-asset units, over the venues with both hourly points'),
@@ -75,15 +81,25 @@ const data = z.object({
 
 type VenueRow = z.output<typeof venueRow>;
 
+/** The Bybit fields the open-interest figures were read from (its API moved from one side to both sides). */
+interface BybitOpenInterestFields {
+  open_interest: string | null;
+  open_interest_usd: string | null;
+  /** Fields of the hourly points (one, unless Bybit changed format within the series). */
+  history: string[];
+}
+
 interface VenueResult {
   row: VenueRow;
   oiSeries: OiPoint[];
   metas: SourceMeta[];
+  /** Bybit only. */
+  oiFields?: BybitOpenInterestFields;
 }
 
 function venueFundingStats(history: { time: number; funding_rate: number }[]) {
-  const avg = windowAverage(history.map((h) => ({ time: h.time, rate: h.funding_rate })));
-  return { average: avg?.average ?? null, count: avg?.count ?? 0, inferredInterval: inferIntervalHours(history.map((h) => h.time)) };
+  const paid = fundingPaidPer8h(history.map((h) => ({ time: h.time, rate: h.funding_rate })));
+  return { rate8h: paid?.rate8h ?? null, count: paid?.count ?? 0, inferredInterval: inferIntervalHours(history.map((h) => h.time)) };
 }
 
 function oiChange(series: OiPoint[]): number | null {
@@ -111,7 +127,7 @@ async function binanceVenue(sources: Sources, pair: string): Promise<VenueResult
       mark_price: premium.data.mark_price,
       open_interest: oi.data.open_interest,
       open_interest_usd: product(oi.data.open_interest, premium.data.mark_price),
-      funding_rate_avg_7d: stats.average,
+      funding_rate_avg_7d: stats.rate8h,
       funding_rate_avg_7d_samples: stats.count,
       open_interest_change_24h_pct: oiChange(oiSeries),
     },
@@ -129,6 +145,7 @@ async function bybitVenue(sources: Sources, pair: string): Promise<VenueResult> 
   const t = ticker.data;
   const stats = venueFundingStats(funding.data);
   const oiSeries = oiHist.data.map((p) => ({ time: p.time, openInterest: p.open_interest }));
+  const usd = t.open_interest_value ?? product(t.open_interest, t.mark_price);
   return {
     row: {
       venue: BYBIT,
@@ -138,13 +155,18 @@ async function bybitVenue(sources: Sources, pair: string): Promise<VenueResult> 
       next_funding_time: isoOrNull(t.next_funding_time),
       mark_price: t.mark_price,
       open_interest: t.open_interest,
-      open_interest_usd: t.open_interest_value ?? product(t.open_interest, t.mark_price),
-      funding_rate_avg_7d: stats.average,
+      open_interest_usd: usd,
+      funding_rate_avg_7d: stats.rate8h,
       funding_rate_avg_7d_samples: stats.count,
       open_interest_change_24h_pct: oiChange(oiSeries),
     },
     oiSeries,
     metas: [ticker.meta, funding.meta, oiHist.meta],
+    oiFields: {
+      open_interest: t.open_interest_field,
+      open_interest_usd: t.open_interest_value_field ?? (usd !== null ? `${t.open_interest_field} × markPrice` : null),
+      history: [...new Set(oiHist.data.map((p) => p.field))],
+    },
   };
 }
 
@@ -175,11 +197,10 @@ async function loadVenues(sources: Sources, pair: string) {
 }
 
 function aggregate(rows: VenueResult[]) {
-  const weighted = (pick: (r: VenueRow) => number | null) =>
-    weightedAverage(rows.map(({ row }) => ({ value: per8h(pick(row), row.funding_interval_hours), weight: row.open_interest_usd })));
+  const weighted = (value8h: (r: VenueRow) => number | null) => weightedAverage(rows.map(({ row }) => ({ value: value8h(row), weight: row.open_interest_usd })));
   const change = aggregateOiChange24h(rows.map((r) => ({ venue: r.row.venue, series: r.oiSeries })));
   return {
-    funding_rate: weighted((r) => r.funding_rate),
+    funding_rate: weighted((r) => per8h(r.funding_rate, r.funding_interval_hours)),
     funding_rate_avg_7d: weighted((r) => r.funding_rate_avg_7d),
     funding_interval_hours: FUNDING_BASIS_HOURS as typeof FUNDING_BASIS_HOURS,
     open_interest_usd: sumGiven(rows.map((r) => r.row.open_interest_usd)),
@@ -192,9 +213,10 @@ export const fundingOi = defineRoute({
   path: '/v1/funding-oi',
   summary: 'Funding rates and open interest across Binance and Bybit perpetuals',
   description:
-    'Per venue (Binance USD-M, Bybit linear): current funding rate and interval, next settlement, mark price, open interest in coins and USD, ' +
-    'the mean of the settlements of the last 7 days and the 24 h open-interest change. Aggregate: funding restated per 8 h and weighted by ' +
+    'Per venue (Binance USD-M, Bybit linear): current funding rate and interval, next settlement, mark price, open interest (one side) in coins and USD, ' +
+    'the funding paid over the last 7 days per 8 h (Σ settled rates × 8 / 168) and the 24 h open-interest change. Aggregate: funding restated per 8 h and weighted by ' +
     'open_interest_usd, summed open interest, and the 24 h change of summed open interest in coins (hourly points, newest vs 24 h before). ' +
+    'Bybit open interest is its single-side field (singleOpenInterest) when sent; meta.bybit_open_interest_fields names the fields read. ' +
     `Bias from the aggregate funding per 8 h: above ${signedPct(BIAS_LONG_ABOVE)} → "long" (longs crowded, paying three times the +0.01 % baseline), ` +
     `below ${signedPct(BIAS_SHORT_BELOW)} → "short" (shorts pay longs), otherwise "neutral"; the reason states the numbers. ` +
     'A venue that fails or does not list the contract is named in venues_unavailable; 404 when neither lists it, 502 when neither answers.',
@@ -208,6 +230,7 @@ export const fundingOi = defineRoute({
     const pair = binancePair(sym);
     const { ok, unavailable } = await loadVenues(sources, pair);
     const agg = aggregate(ok);
+    const bybitFields = ok.find((v) => v.oiFields)?.oiFields;
     return envelope(
       {
         symbol: `${sym.base}/${sym.quote}`,
@@ -218,6 +241,7 @@ export const fundingOi = defineRoute({
         bias: fundingBias(agg.funding_rate, agg.funding_rate_avg_7d, agg.open_interest_change_24h_pct),
       },
       mergeSourceMetas(ok.flatMap((v) => v.metas)),
+      bybitFields ? { bybit_open_interest_fields: bybitFields } : {},
     );
   },
 });

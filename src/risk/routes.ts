@@ -3,6 +3,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { RouteContext } from '../catalog/context.ts';
+import { evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../catalog/evm-address.ts';
 import { describeEndpoint, requiredString } from '../catalog/params.ts';
 import { defineRoute, mountRoutes, type RouteDef } from '../catalog/route.ts';
 import { endpointSchema, healthRoute } from '../catalog/status.ts';
@@ -12,22 +13,29 @@ import { GOPLUS } from '../sources/goplus.ts';
 import { VERSION } from '../version.ts';
 import { ACCEPTED_CHAINS, CHAINS, EVM_CHAINS_TEXT, findChain } from './chains.ts';
 import { assess } from './score.ts';
-import { GROUPS, SIGNALS } from './signals.ts';
+import { CLOSED_SOURCE_FLOOR, CRITICAL_FLOOR, GROUPS, SIGNALS } from './signals.ts';
 
 export const RISK_DISCLAIMER =
   'Automated risk signals from a third-party provider (GoPlus Security), combined by a published formula. ' +
   'Not financial advice and not an audit: a low score does not mean a token is legitimate, and a high score does not prove fraud. ' +
   'Signals can be missing, stale or wrong; check the raw data and do your own research.';
 
-const EVM_ADDRESS = /^0[xX][0-9a-fA-F]{40}$/;
 const SOLANA_MINT = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const ACCEPTED_ADDRESS = 'an EVM contract address (0x + 40 hex characters) or a Solana mint (base58, 32-44 characters)';
 
 const tokenRiskQuery = z.object({
   address: requiredString(ACCEPTED_ADDRESS)
     .trim()
-    .refine((v) => EVM_ADDRESS.test(v) || SOLANA_MINT.test(v), `must be ${ACCEPTED_ADDRESS}`)
-    .describe(`Token to check: ${ACCEPTED_ADDRESS}. EVM addresses are case-insensitive.`),
+    .superRefine((v, ctx) => {
+      if (SOLANA_MINT.test(v)) return;
+      // The shared EVM rule (src/catalog/evm-address.ts): a mixed-case address must match its EIP-55 checksum.
+      const problem = looksLikeEvmAddress(v) ? evmAddressProblem(v) : `must be ${ACCEPTED_ADDRESS}`;
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .describe(
+      `Token to check: ${ACCEPTED_ADDRESS}. EVM addresses: all lower-case, all upper-case, or EIP-55 mixed case ` +
+        '(a mixed-case address with a wrong checksum is a 400: usually a typo).',
+    ),
   chain: requiredString(ACCEPTED_CHAINS)
     .trim()
     .refine((v) => findChain(v) !== undefined, `must be ${ACCEPTED_CHAINS}`)
@@ -35,6 +43,7 @@ const tokenRiskQuery = z.object({
 });
 
 const flagValue = z.union([z.boolean(), z.number()]).nullable();
+const signalValue = z.union([z.boolean(), z.number()]);
 const tokenRiskData = z.object({
   chain: z.object({ name: z.string(), id: z.number().nullable().describe('EVM chain id; null for Solana') }),
   address: z.string().describe('Normalised address (EVM: lower-case)'),
@@ -50,11 +59,32 @@ const tokenRiskData = z.object({
         contribution: z.number().describe('Points added to the score'),
       }),
     ),
+    not_scored: z
+      .array(z.object({ signal: z.string(), value: signalValue, reason: z.string() }))
+      .describe('Signals the provider gave that are shown in flags but not scored, each with why (e.g. a simulated tax of 1 caused by cannot_buy)'),
     weight_total: z.number(),
-    critical_floor_applied: z.boolean(),
+    critical_floor_applied: z.boolean().describe(`A critical signal fired (is_honeypot, sell_tax 1, non_transferable): score raised to at least ${CRITICAL_FLOOR}`),
+    closed_source_floor_applied: z
+      .boolean()
+      .describe(`The contract source is not verified and the token is not on the trust list: score raised to at least ${CLOSED_SOURCE_FLOOR}`),
   }),
   coverage: z.object({ present: z.number().int(), total: z.number().int(), ratio: z.number() }),
-  flags: z.object(Object.fromEntries(GROUPS.map((g) => [g, z.record(z.string(), flagValue)]))),
+  flags: z
+    .object(Object.fromEntries(GROUPS.map((g) => [g, z.record(z.string(), flagValue)])))
+    .describe('Every applicable signal by group (null = no data), with details shown beside some (transfer_fee_current/_scheduled/_scheduled_epoch, honeypot_with_same_creator_count)'),
+  checks_not_made: z
+    .array(z.object({ reason: z.string(), signals: z.array(z.string()) }))
+    .describe('Checks the provider documents it cannot make in a situation this token is in (unverified source, not traded on a DEX) and that came back missing'),
+  malicious_addresses: z
+    .array(
+      z.object({
+        address: z.string(),
+        role: z.string().describe('GoPlus field it is listed under: a power (mintable, freezable, …), transfer_hook or creators'),
+        live: z.boolean().describe('The power is live (status "1"; a set transfer hook); a creator holds no power'),
+      }),
+    )
+    .nullable()
+    .describe('Solana: addresses GoPlus marks malicious_address 1; null when the answer carries no such marks (every EVM answer)'),
   token: z.object({ name: z.string().nullable(), symbol: z.string().nullable() }),
   raw: z.record(z.string(), z.unknown()).nullable().describe("The provider's object, untouched; null when it has no data"),
   note: z.string().optional(),
@@ -112,14 +142,14 @@ export const tokenRisk = defineRoute({
   example: { chain: 'base', address: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913' },
   handler: async (req, ctx) => {
     const chain = findChain(req.query.chain)!;
-    const isEvmAddress = EVM_ADDRESS.test(req.query.address);
+    const isEvmAddress = looksLikeEvmAddress(req.query.address);
     if (chain.family === 'evm' && !isEvmAddress) {
       throw new BadRequestError(`query parameter 'address' must be an EVM address (0x + 40 hex characters) on chain '${chain.name}'`);
     }
     if (chain.family === 'solana' && isEvmAddress) {
       throw new BadRequestError(`query parameter 'address' must be a Solana mint (base58, 32-44 characters) on chain 'solana'`);
     }
-    const address = chain.family === 'evm' ? req.query.address.toLowerCase() : req.query.address; // 0X… too
+    const address = chain.family === 'evm' ? normalizeEvmAddress(req.query.address) : req.query.address; // 0X… too
 
     const { data: raw, meta } = await ctx.sources.goplus.tokenSecurity({ chain: chain.id ?? 'solana', address });
     const build = () => ({

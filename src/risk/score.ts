@@ -1,8 +1,20 @@
 // Pure: the provider's token object → flags, score, breakdown and coverage.
-// score = 100 × Σ(weight × risk) / Σ(weight) over the scored signals the provider gave,
-// raised to CRITICAL_FLOOR when a critical signal fires. Absent signals are left out, never guessed.
+// score = 100 × Σ(weight × risk) / Σ(weight) over the scored signals the provider gave, then raised to
+// CRITICAL_FLOOR when a critical signal fires, or to CLOSED_SOURCE_FLOOR for an unverified contract that
+// is not on the trust list. Absent signals are left out, never guessed.
 import type { ChainFamily } from './chains.ts';
-import { CRITICAL_FLOOR, GROUPS, SIGNALS, type FlagValue, type Group } from './signals.ts';
+import {
+  BLIND_SPOTS,
+  CLOSED_SOURCE_FLOOR,
+  CRITICAL_FLOOR,
+  GROUPS,
+  maliciousAddresses,
+  SIGNALS,
+  type BlindSpot,
+  type FlagValue,
+  type Group,
+  type MaliciousAddress,
+} from './signals.ts';
 
 export type Flags = Record<Group, Record<string, FlagValue>>;
 
@@ -17,43 +29,98 @@ export interface BreakdownItem {
   contribution: number;
 }
 
+/** A signal the provider gave that is shown but not scored, and why. */
+export interface NotScored {
+  signal: string;
+  value: number | boolean;
+  reason: string;
+}
+
+/** Checks the provider documents as impossible in a situation this token is in, and that came back missing. */
+export interface ChecksNotMade {
+  reason: string;
+  signals: string[];
+}
+
 export interface Assessment {
   score: number | null;
-  score_breakdown: { signals: BreakdownItem[]; weight_total: number; critical_floor_applied: boolean };
+  score_breakdown: {
+    signals: BreakdownItem[];
+    not_scored: NotScored[];
+    weight_total: number;
+    critical_floor_applied: boolean;
+    closed_source_floor_applied: boolean;
+  };
   coverage: { present: number; total: number; ratio: number };
   flags: Flags;
+  checks_not_made: ChecksNotMade[];
+  malicious_addresses: MaliciousAddress[] | null;
 }
 
 export function assess(family: ChainFamily, raw: Record<string, unknown> | null): Assessment {
   const applicable = SIGNALS.filter((s) => s.read[family]);
   const flags = Object.fromEntries(GROUPS.map((g) => [g, {} as Record<string, FlagValue>])) as Flags;
+  const values = new Map<string, FlagValue>();
   const scored: Omit<BreakdownItem, 'contribution'>[] = [];
+  const notScored: NotScored[] = [];
   let present = 0;
   let critical = false;
 
   for (const s of applicable) {
     const value = raw ? s.read[family]!(raw) : null;
+    values.set(s.name, value);
     flags[s.group][s.name] = value;
+    const details = s.details?.[family];
+    if (details) Object.assign(flags[s.group], raw ? details(raw) : nullDetails(details));
     if (value === null) continue;
     present++;
     if (s.weight === 0 || (s.scoredWhen && !s.scoredWhen(value))) continue;
+    const explained = s.explainedBy?.(value, raw!);
+    if (explained) {
+      notScored.push({ signal: s.name, value, reason: explained });
+      continue;
+    }
     const risk = s.risk ? s.risk(value) : value === true ? 1 : 0;
-    if (s.critical && risk >= 1) critical = true;
+    if (s.critical && (s.criticalWhen ? s.criticalWhen(value) : risk >= 1)) critical = true;
     scored.push({ signal: s.name, group: s.group, value, weight: s.weight, risk: round(risk, 4) });
   }
 
   const weightTotal = scored.reduce((sum, s) => sum + s.weight, 0);
   const signals = scored.map((s) => ({ ...s, contribution: weightTotal ? round((100 * s.weight * s.risk) / weightTotal, 2) : 0 }));
   const weighted = weightTotal > 0 ? Math.round(signals.reduce((sum, s) => sum + (100 * s.weight * s.risk) / weightTotal, 0)) : null;
-  const floorApplied = critical && weighted !== null && weighted < CRITICAL_FLOOR;
-  const score = floorApplied ? CRITICAL_FLOOR : weighted;
+  // An unverified contract hides most of what the other checks would find: not a low score unless trusted.
+  const closedSource = values.get('closed_source') === true && values.get('trusted') !== true;
+  const floor = critical ? CRITICAL_FLOOR : closedSource ? CLOSED_SOURCE_FLOOR : null;
+  const floorApplied = floor !== null && weighted !== null && weighted < floor;
 
   return {
-    score,
-    score_breakdown: { signals, weight_total: weightTotal, critical_floor_applied: floorApplied },
+    score: floorApplied ? floor : weighted,
+    score_breakdown: {
+      signals,
+      not_scored: notScored,
+      weight_total: weightTotal,
+      critical_floor_applied: floorApplied && critical,
+      closed_source_floor_applied: floorApplied && !critical,
+    },
     coverage: { present, total: applicable.length, ratio: round(applicable.length ? present / applicable.length : 0, 4) },
     flags,
+    checks_not_made: checksNotMade(applicable, values),
+    malicious_addresses: raw && family === 'solana' ? maliciousAddresses(raw) : null,
   };
 }
+
+/** For each blind spot this token is in, the applicable checks it voids that indeed came back missing. */
+function checksNotMade(applicable: typeof SIGNALS, values: Map<string, FlagValue>): ChecksNotMade[] {
+  return (Object.keys(BLIND_SPOTS) as BlindSpot[]).flatMap((spot) => {
+    const { signal, value, reason } = BLIND_SPOTS[spot];
+    if (values.get(signal) !== value) return [];
+    const missing = applicable.filter((s) => s.blindWhen === spot && values.get(s.name) === null).map((s) => s.name);
+    return missing.length ? [{ reason, signals: missing }] : [];
+  });
+}
+
+/** A detail reader's keys with null values (no provider object to read). */
+const nullDetails = (details: (raw: Record<string, unknown>) => Record<string, FlagValue>) =>
+  Object.fromEntries(Object.keys(details({})).map((k) => [k, null]));
 
 const round = (n: number, dp: number) => Math.round(n * 10 ** dp) / 10 ** dp;

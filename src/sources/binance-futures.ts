@@ -105,7 +105,12 @@ export type RatioKind = 'globalLongShortAccountRatio' | 'topLongShortAccountRati
 export interface BinanceFuturesSettings {
   baseUrl: string;
   ttlS: number;
+  /** CACHE_TTL_PRICE_S: the premium index used as a price next to a spot price is kept no longer than a last price. */
+  priceTtlS: number;
 }
+
+/** How fresh a premium index must be: a derivatives figure (CACHE_TTL_DERIVATIVES_S) or a price (CACHE_TTL_PRICE_S). */
+export type PremiumIndexUse = 'derivatives' | 'price';
 
 function createBinanceFutures(ctx: SourceContext<BinanceFuturesSettings>) {
   const options = ctx.settings;
@@ -131,9 +136,13 @@ function createBinanceFutures(ctx: SourceContext<BinanceFuturesSettings>) {
   }
 
   return {
-    /** Mark/index price and funding of one perpetual (reused by the basis endpoint). */
-    async premiumIndex(symbol: string): Promise<Sourced<PremiumIndex>> {
-      const [res, intervals] = await Promise.all([get('/fapi/v1/premiumIndex', { symbol }, premiumIndexSchema, options.ttlS), fundingIntervals()]);
+    /**
+     * Mark/index price and funding of one perpetual. `use: 'price'` (the basis endpoint, which sets the mark
+     * against a spot price) accepts an answer no older than a last price, so both legs are that close in time.
+     */
+    async premiumIndex(symbol: string, use: PremiumIndexUse = 'derivatives'): Promise<Sourced<PremiumIndex>> {
+      const ttlS = use === 'price' ? Math.min(options.priceTtlS, options.ttlS) : options.ttlS;
+      const [res, intervals] = await Promise.all([get('/fapi/v1/premiumIndex', { symbol }, premiumIndexSchema, ttlS), fundingIntervals()]);
       const p = res.data;
       return {
         data: {
@@ -207,7 +216,8 @@ export const binanceFuturesSource = defineSource({
   env: {
     BINANCE_FUTURES_BASE_URL: env.url('https://fapi.binance.com', 'Binance USD-M futures REST API.'),
     CACHE_TTL_DERIVATIVES_S: TTL_ENV.CACHE_TTL_DERIVATIVES_S,
+    CACHE_TTL_PRICE_S: TTL_ENV.CACHE_TTL_PRICE_S,
   },
-  settings: (e) => ({ baseUrl: e.BINANCE_FUTURES_BASE_URL, ttlS: e.CACHE_TTL_DERIVATIVES_S }),
+  settings: (e) => ({ baseUrl: e.BINANCE_FUTURES_BASE_URL, ttlS: e.CACHE_TTL_DERIVATIVES_S, priceTtlS: e.CACHE_TTL_PRICE_S }),
   create: createBinanceFutures,
 });

@@ -6,6 +6,10 @@
 // (an unknown symbol: retCode 10001 "Not supported symbols", or an empty list); every number is a
 // string, timestamps included; linear open interest is in base-asset units. US and mainland-China
 // IPs get HTTP 403 with a CloudFront HTML page (a 502 here like any other status).
+// Open interest sides: Bybit's v5 docs (tickers, open-interest; changed June 2026) define openInterest
+// and openInterestValue as the sum of both sides, and singleOpenInterest / singleOpenInterestValue as one
+// side (what Binance's openInterest counts). Older answers have no single* fields, and the API then
+// documented openInterest as one side: it is read that way only when single* is absent.
 import { z } from 'zod';
 import { NotFoundError } from '../http/errors.ts';
 import { env } from '../env.ts';
@@ -46,6 +50,8 @@ const tickerSchema = ok(z.object({
       nextFundingTime: z.union([z.string(), z.number()]).optional(),
       openInterest: optionalDecimal,
       openInterestValue: optionalDecimal,
+      singleOpenInterest: optionalDecimal,
+      singleOpenInterestValue: optionalDecimal,
       fundingIntervalHour: optionalDecimal,
     }),
   ),
@@ -56,8 +62,12 @@ const fundingHistorySchema = ok(z.object({
 }));
 
 const openInterestSchema = ok(z.object({
-  list: z.array(z.object({ openInterest: decimal, timestamp: epochMs })),
+  list: z.array(z.object({ openInterest: decimal, singleOpenInterest: optionalDecimal, timestamp: epochMs })),
 }));
+
+/** The Bybit field an open-interest figure was read from (see the note on sides at the top). */
+export type OpenInterestField = 'singleOpenInterest' | 'openInterest';
+export type OpenInterestValueField = 'singleOpenInterestValue' | 'openInterestValue';
 
 export interface LinearTicker {
   symbol: string;
@@ -68,10 +78,13 @@ export interface LinearTicker {
   funding_rate: number | null;
   /** Epoch ms; null when not sent (or "0"). */
   next_funding_time: number | null;
-  /** Base-asset units. */
+  /** One side, base-asset units: singleOpenInterest, else openInterest of an older answer. */
   open_interest: number | null;
-  /** Bybit's own value of open interest, quote units (USDT/USDC). */
+  /** Where open_interest came from; null when neither field was sent. */
+  open_interest_field: OpenInterestField | null;
+  /** Bybit's own value of one side, quote units (USDT/USDC): singleOpenInterestValue, else an older answer's openInterestValue. */
   open_interest_value: number | null;
+  open_interest_value_field: OpenInterestValueField | null;
   /** `fundingIntervalHour` when Bybit sends it (newer responses); null otherwise. */
   funding_interval_hours: number | null;
 }
@@ -112,8 +125,16 @@ function createBybit(ctx: SourceContext<BybitSettings>) {
           last_price: t.lastPrice,
           funding_rate: t.fundingRate,
           next_funding_time: Number.isFinite(next) && next > 0 ? next : null,
-          open_interest: t.openInterest,
-          open_interest_value: t.openInterestValue,
+          // The single-side field when the answer has it; an older answer's openInterest is one side.
+          ...(t.singleOpenInterest !== null
+            ? { open_interest: t.singleOpenInterest, open_interest_field: 'singleOpenInterest' as const }
+            : { open_interest: t.openInterest, open_interest_field: t.openInterest !== null ? ('openInterest' as const) : null }),
+          ...(t.singleOpenInterestValue !== null
+            ? { open_interest_value: t.singleOpenInterestValue, open_interest_value_field: 'singleOpenInterestValue' as const }
+            : t.singleOpenInterest !== null
+              ? // A new answer without the single value: its openInterestValue is both sides, not this figure.
+                { open_interest_value: null, open_interest_value_field: null }
+              : { open_interest_value: t.openInterestValue, open_interest_value_field: t.openInterestValue !== null ? ('openInterestValue' as const) : null }),
           funding_interval_hours: t.fundingIntervalHour !== null && t.fundingIntervalHour > 0 ? t.fundingIntervalHour : null,
         },
         meta: res.meta,
@@ -130,10 +151,20 @@ function createBybit(ctx: SourceContext<BybitSettings>) {
       return { data: rows, meta: res.meta };
     },
 
-    /** Open interest per interval (base-asset units), oldest first. */
-    async openInterestHistory(symbol: string, intervalTime: OpenInterestInterval, limit: number): Promise<Sourced<{ time: number; open_interest: number }[]>> {
+    /** Open interest per interval (one side, base-asset units, with the field each row was read from), oldest first. */
+    async openInterestHistory(
+      symbol: string,
+      intervalTime: OpenInterestInterval,
+      limit: number,
+    ): Promise<Sourced<{ time: number; open_interest: number; field: OpenInterestField }[]>> {
       const res = await get('/v5/market/open-interest', { category: 'linear', symbol, intervalTime, limit: String(limit) }, openInterestSchema, options.ttlS);
-      const rows = res.data.list.map((r) => ({ time: r.timestamp, open_interest: r.openInterest })).sort((a, b) => a.time - b.time);
+      const rows = res.data.list
+        .map((r) =>
+          r.singleOpenInterest !== null
+            ? { time: r.timestamp, open_interest: r.singleOpenInterest, field: 'singleOpenInterest' as const }
+            : { time: r.timestamp, open_interest: r.openInterest, field: 'openInterest' as const },
+        )
+        .sort((a, b) => a.time - b.time);
       return { data: rows, meta: res.meta };
     },
   };
