@@ -5,7 +5,7 @@
 // A resolver that answers off-chain (CCIP-Read, EIP-3668) is not followed: gateways chosen by
 // contracts would be called outside the source's guard. That is a 502 that says so, not a 404,
 // because the record may well exist.
-import { BaseError, ContractFunctionExecutionError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Address, type PublicClient } from 'viem';
+import { BaseError, ContractFunctionExecutionError, ContractFunctionRevertedError, ContractFunctionZeroDataError, getAddress, type Address, type PublicClient } from 'viem';
 import { getEnsAddress, getEnsName } from 'viem/ens';
 import type { SourceMeta } from '../http/envelope.ts';
 import { NotFoundError, UpstreamError } from '../http/errors.ts';
@@ -64,7 +64,7 @@ function ensFailure(rpc: EvmRpc, what: string, err: ContractFunctionExecutionErr
   if (data?.startsWith(OFFCHAIN_LOOKUP)) {
     return new UpstreamError(rpc.name, 'provider', `${what} is resolved off-chain (CCIP-Read, EIP-3668), which this server does not follow`);
   }
-  const resolver = err.contractAddress ?? 'its address';
+  const resolver = err.contractAddress ? getAddress(err.contractAddress) : 'its address';
   if (err.walk((e) => e instanceof ContractFunctionZeroDataError)) {
     return new UpstreamError(rpc.name, 'provider', `the ENS Universal Resolver at ${resolver} returned no data (is there a contract?)`);
   }
