@@ -65,6 +65,20 @@ describe('fields the node does not give are null', () => {
   });
 });
 
+describe('recorded answers', () => {
+  it('result null for a block beyond the head → 404', async () => {
+    node({ eth_getBlockByNumber: () => result('evm-rpc__eth_getBlockByNumber_null.json') });
+    const res = await get('/v1/chain-block?block=99999999');
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'ethereum has no block 99999999 (beyond the head)', source: 'rpc:ethereum' });
+  });
+
+  it('the receipt of an ERC-20 transfer: one log', async () => {
+    node({ eth_getTransactionReceipt: () => result('evm-rpc__eth_getTransactionReceipt_token_transfer.json') });
+    expect((await get(`/v1/chain-tx?hash=${HASH}`)).json().data).toMatchObject({ status: 'success', log_count: 1 });
+  });
+});
+
 describe('answers that cannot be used are 502 naming the chain', () => {
   it.each<[string, Record<string, Answer>, string, string]>([
     ['a block missing its hash', { eth_getBlockByNumber: () => ({ ...result('evm-rpc__eth_getBlockByNumber.json'), hash: undefined }) }, '/v1/chain-block', 'rpc:ethereum returned an unexpected response shape at result.hash'],
