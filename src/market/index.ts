@@ -2,6 +2,12 @@
 import type { RouteDef } from '../catalog/route.ts';
 import { healthRoute, marketStatus } from '../catalog/status.ts';
 import { basis } from './basis.ts';
+import { chainBalance } from './chain-balance.ts';
+import { chainBlock } from './chain-block.ts';
+import { chainEns } from './chain-ens.ts';
+import { chainNonce } from './chain-nonce.ts';
+import { chainTokenBalance } from './chain-token-balance.ts';
+import { chainTx } from './chain-tx.ts';
 import { fundingOi } from './funding-oi.ts';
 import { longShortRatio } from './long-short-ratio.ts';
 import { ohlcv } from './ohlcv.ts';
@@ -19,4 +25,10 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
   longShortRatio,
   basis,
   perpdex,
+  chainBalance,
+  chainTokenBalance,
+  chainNonce,
+  chainBlock,
+  chainTx,
+  chainEns,
 ];

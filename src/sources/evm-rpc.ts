@@ -3,14 +3,20 @@
 //   - `request(method, params)`: a plain JSON-RPC call over the HTTP client, cached per `ttlS`
 //     (the gas endpoint's eth_feeHistory);
 //   - `client`: a viem public client created once per chain, whose transport's fetchFn is the guarded
-//     fetch (deadline, breaker, JSON-RPC error classification), for contract reads and ENS.
+//     fetch (deadline, breaker, JSON-RPC error classification), for contract reads and ENS;
+//   - `live(call)`: a viem call whose answer is used as is (balances, nonces), with its source meta;
+//   - `block(ref)` / `transaction(hash)`: lookups cached by finality (evm-lookups.ts).
 // Errors arrive as HTTP 200 with `error: {code, message}` (src/http/json-rpc.ts classifies them).
-import { createPublicClient, http, type Chain, type PublicClient } from 'viem';
+import { ContractFunctionExecutionError, createPublicClient, http, type Address, type Chain, type PublicClient } from 'viem';
 import { arbitrum, base, mainnet, optimism, polygon } from 'viem/chains';
 import { z } from 'zod';
-import { env } from '../env.ts';
+import { env, type EnvVar } from '../env.ts';
+import { sourceMeta } from '../http/envelope.ts';
+import { UpstreamError } from '../http/errors.ts';
 import { JSON_RPC } from '../http/json-rpc.ts';
-import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { checkEvmAddress } from '../market/evm-address.ts';
+import { defineSource, upstreamCause, type SourceContext, type Sourced } from './define-source.ts';
+import { chainLookups, type ChainLookups, type FetchResult } from './evm-lookups.ts';
 
 export interface EvmChain {
   /** Name used in parameters and in the source name `rpc:<name>`. */
@@ -36,39 +42,92 @@ const rpcResponse = z.object({ jsonrpc: z.literal('2.0'), result: z.unknown() })
 export interface EvmRpcSettings {
   baseUrl: string;
   chain: EvmChain;
+  headTtlS: number;
+  finalTtlS: number;
+  /** ENS Universal Resolver to use instead of viem's default for the chain (Ethereum only). */
+  ensUniversalResolver: Address | undefined;
 }
 
-export interface EvmRpc {
+export interface EvmRpc extends ChainLookups {
+  /** The source name, `rpc:<chain>`, as errors and meta.sources show it. */
+  name: string;
   chain: EvmChain;
   /** One JSON-RPC call; `result` as the node sent it. Cached `ttlS` seconds (0 = live). */
   request(method: string, params: unknown[], ttlS?: number): Promise<Sourced<unknown>>;
   /** viem public client of this chain; every call goes through the guard of `rpc:<chain>`. */
   client: PublicClient;
+  /**
+   * A live (uncached) viem call with its source meta. A failure of the node is our UpstreamError
+   * (502/503 naming `rpc:<chain>`); a contract call that reverts or returns nothing stays viem's
+   * ContractFunctionExecutionError for the caller to read; anything else viem could not read from
+   * the node's answer is a 502 too.
+   */
+  live<T>(call: (client: PublicClient) => Promise<T>): Promise<Sourced<T>>;
+  /** ENS_UNIVERSAL_RESOLVER when set (pass it to viem's ENS actions); undefined = viem's default. */
+  ensUniversalResolver: Address | undefined;
 }
 
+/** Brief and long cache lifetimes of block and transaction lookups, shared by every chain. */
+export const CHAIN_TTL_ENV = {
+  CACHE_TTL_CHAIN_HEAD_S: env.ttl(2, 'blocks by tag (latest, safe, finalized), blocks above the finalized block, and pending or unknown transactions'),
+  CACHE_TTL_CHAIN_FINAL_S: env.ttl(3600, 'finalized blocks and transactions mined in them'),
+} as const;
+
+const ENS_ENV = {
+  ENS_UNIVERSAL_RESOLVER: env.custom(
+    z.string().transform((v, c) => {
+      const check = checkEvmAddress(v);
+      if (check.ok) return check.address;
+      c.addIssue({ code: 'custom', message: check.reason === 'checksum' ? 'an address with a correct EIP-55 checksum' : 'a 0x address (40 hex digits)' });
+      return z.NEVER;
+    }),
+    undefined,
+    "ENS Universal Resolver on Ethereum used to resolve names and primary names; unset = viem's default for mainnet.",
+    { example: '0xeEeEEEeE14D718C2B47D9923Deab1335E144EeEe' },
+  ),
+} as const;
+
 function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
-  const { baseUrl, chain } = ctx.settings;
+  const { baseUrl, chain, headTtlS, finalTtlS, ensUniversalResolver } = ctx.settings;
+  const fetchResult: FetchResult = async (method, params, answer, ttlS) => {
+    const res = await ctx.fetch({
+      url: baseUrl,
+      method: 'POST',
+      // The cache key includes the body, so the id is constant: identical calls coalesce.
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      idempotent: true,
+      protocol: JSON_RPC,
+      schema: answer,
+      ttlS,
+    });
+    return { data: res.data.result, meta: res.meta };
+  };
+  // CCIP-Read (EIP-3668) is off: following it would call gateway URLs chosen by contracts, outside
+  // this source's guard. A lookup that needs it fails visibly instead (see src/market/ens.ts).
+  const client = createPublicClient({ chain: chain.viem, ccipRead: false, transport: http(baseUrl, { fetchFn: ctx.fetchFn(JSON_RPC), retryCount: 0 }) }) as PublicClient;
   return {
+    name: ctx.name,
     chain,
-    async request(method, params, ttlS = 0) {
-      const res = await ctx.fetch({
-        url: baseUrl,
-        method: 'POST',
-        // The cache key includes the body, so the id is constant: identical calls coalesce.
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-        idempotent: true,
-        protocol: JSON_RPC,
-        schema: rpcResponse,
-        ttlS,
-      });
-      return { data: res.data.result, meta: res.meta };
+    request: (method, params, ttlS = 0) => fetchResult(method, params, rpcResponse, ttlS),
+    client,
+    async live(call) {
+      try {
+        const data = await call(client);
+        return { data, meta: sourceMeta(ctx.name, new Date(), false) };
+      } catch (err) {
+        const upstream = upstreamCause(err);
+        if (upstream) throw upstream;
+        if (err instanceof ContractFunctionExecutionError) throw err;
+        throw new UpstreamError(ctx.name, 'schema', `${ctx.name} returned an answer that could not be read`, { cause: err });
+      }
     },
-    client: createPublicClient({ chain: chain.viem, transport: http(baseUrl, { fetchFn: ctx.fetchFn(JSON_RPC), retryCount: 0 }) }) as PublicClient,
+    ...chainLookups(fetchResult, { headTtlS, finalTtlS }),
+    ensUniversalResolver,
   };
 }
 
-/** The descriptor of one chain's RPC source. */
-function rpcSource<const K extends string>(key: K, chain: EvmChain) {
+/** The descriptor of one chain's RPC source; `extraEnv` for the chain's own settings (ENS on Ethereum). */
+function rpcSource<const K extends string>(key: K, chain: EvmChain, extraEnv: Record<string, EnvVar> = {}) {
   const variable = `RPC_URL_${chain.name.toUpperCase()}`;
   return defineSource({
     key,
@@ -76,15 +135,25 @@ function rpcSource<const K extends string>(key: K, chain: EvmChain) {
     title: `${chain.viem.name} JSON-RPC`,
     docs: 'https://ethereum.org/en/developers/docs/apis/json-rpc/',
     notes: `Default ${chain.defaultRpc}: a keyless public endpoint with undocumented limits and no SLA; set ${variable} to your own node or provider for production.`,
-    env: { [variable]: env.url(chain.defaultRpc, `JSON-RPC endpoint of ${chain.viem.name} (chain id ${chain.id}).`) } as Record<string, ReturnType<typeof env.url>>,
-    settings: (e) => ({ baseUrl: e[variable]!, chain }),
+    env: {
+      [variable]: env.url(chain.defaultRpc, `JSON-RPC endpoint of ${chain.viem.name} (chain id ${chain.id}).`),
+      ...CHAIN_TTL_ENV,
+      ...extraEnv,
+    } as Record<string, EnvVar>,
+    settings: (e) => ({
+      baseUrl: e[variable] as string,
+      chain,
+      headTtlS: e.CACHE_TTL_CHAIN_HEAD_S as number,
+      finalTtlS: e.CACHE_TTL_CHAIN_FINAL_S as number,
+      ensUniversalResolver: e.ENS_UNIVERSAL_RESOLVER as Address | undefined,
+    }),
     create: createEvmRpc,
   });
 }
 
 const byName = (name: EvmChain['name']) => EVM_CHAINS.find((c) => c.name === name)!;
 
-export const rpcEthereumSource = rpcSource('rpcEthereum', byName('ethereum'));
+export const rpcEthereumSource = rpcSource('rpcEthereum', byName('ethereum'), ENS_ENV);
 export const rpcBaseSource = rpcSource('rpcBase', byName('base'));
 export const rpcArbitrumSource = rpcSource('rpcArbitrum', byName('arbitrum'));
 export const rpcOptimismSource = rpcSource('rpcOptimism', byName('optimism'));

@@ -3,6 +3,7 @@
 import { SOURCES, urlVariables } from '../../src/sources/index.ts';
 import { recorded } from '../fixtures.ts';
 import { FakeUpstream, type FakeHandler, type FakeReply } from './fake-upstream.ts';
+import { recordedJsonRpc } from './recorded-rpc.ts';
 
 /** The recorded answer of each provider, by `METHOD path`, for the requests the route examples make. */
 export const RECORDED_ROUTES: Record<string, Record<string, FakeReply | FakeHandler>> = {
@@ -43,6 +44,11 @@ export const RECORDED_ROUTES: Record<string, Record<string, FakeReply | FakeHand
     'GET /v5/market/open-interest': { body: recorded('bybit__open_interest_BTCUSDT_1h.json') },
   },
   hyperliquid: { 'POST /info': { body: recorded('hyperliquid__metaAndAssetCtxs_live_shape.json') } },
+  'rpc:ethereum': { 'POST /': recordedJsonRpc },
+  'rpc:base': { 'POST /': recordedJsonRpc },
+  'rpc:arbitrum': { 'POST /': recordedJsonRpc },
+  'rpc:optimism': { 'POST /': recordedJsonRpc },
+  'rpc:polygon': { 'POST /': recordedJsonRpc },
 };
 
 export interface RecordedWorld {

@@ -9,7 +9,8 @@ export const MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11" a
 
 export type LocalChain = Awaited<ReturnType<typeof startLocalChain>>;
 
-export async function startLocalChain(chainId = 31337) {
+/** `options`: more settings of the simulated network (coinbase, blockGasLimit, initialBaseFeePerGas, ...). */
+export async function startLocalChain(chainId = 31337, options: Record<string, unknown> = {}) {
   const hre = await createHardhatRuntimeEnvironment(
     {
       networks: {
@@ -19,6 +20,7 @@ export async function startLocalChain(chainId = 31337) {
           chainId,
           accounts: { mnemonic: MNEMONIC, accountsBalance: 10n ** 21n },
           mining: { auto: true, interval: 0 },
+          ...options,
         },
       },
     },

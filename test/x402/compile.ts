@@ -10,18 +10,23 @@ const root = dirname(fileURLToPath(import.meta.url));
 export const CONTRACTS = ["TestUSDC", "Multicall3"] as const;
 export type Artifact = { abi: any[]; bytecode: `0x${string}`; deployedBytecode: `0x${string}`; sourceHash: string; solc: string };
 
-export function artifactPath(name: string): string {
-  return join(root, "artifacts", `${name}.json`);
+export function artifactPath(name: string, dir = root): string {
+  return join(dir, "artifacts", `${name}.json`);
 }
 
 export function compileAll(log: (m: string) => void = console.log): Record<(typeof CONTRACTS)[number], Artifact> {
-  const out = {} as Record<(typeof CONTRACTS)[number], Artifact>;
+  return compileContracts(root, CONTRACTS, log);
+}
+
+/** Compiles `dir`/contracts/<Name>.sol (one contract per file, named as the file) into `dir`/artifacts. */
+export function compileContracts<N extends string>(dir: string, names: readonly N[], log: (m: string) => void = console.log): Record<N, Artifact> {
+  const out = {} as Record<N, Artifact>;
   const sources: Record<string, { content: string }> = {};
-  const stale: (typeof CONTRACTS)[number][] = [];
-  for (const name of CONTRACTS) {
-    const content = readFileSync(join(root, "contracts", `${name}.sol`), "utf8");
+  const stale: N[] = [];
+  for (const name of names) {
+    const content = readFileSync(join(dir, "contracts", `${name}.sol`), "utf8");
     const sourceHash = createHash("sha256").update(content).digest("hex");
-    const p = artifactPath(name);
+    const p = artifactPath(name, dir);
     if (existsSync(p)) {
       const a = JSON.parse(readFileSync(p, "utf8")) as Artifact;
       if (a.sourceHash === sourceHash) { out[name] = a; continue; }
@@ -43,7 +48,7 @@ export function compileAll(log: (m: string) => void = console.log): Record<(type
   const output = JSON.parse(solc.compile(JSON.stringify(input)));
   const errors = (output.errors ?? []).filter((e: any) => e.severity === "error");
   if (errors.length) throw new Error(errors.map((e: any) => e.formattedMessage).join("\n"));
-  mkdirSync(join(root, "artifacts"), { recursive: true });
+  mkdirSync(join(dir, "artifacts"), { recursive: true });
   for (const name of stale) {
     const c = output.contracts[`${name}.sol`][name];
     const content = sources[`${name}.sol`]!.content;
@@ -54,7 +59,7 @@ export function compileAll(log: (m: string) => void = console.log): Record<(type
       sourceHash: createHash("sha256").update(content).digest("hex"),
       solc: solc.version(),
     };
-    writeFileSync(artifactPath(name), JSON.stringify(a, null, 2));
+    writeFileSync(artifactPath(name, dir), JSON.stringify(a, null, 2));
     out[name] = a;
   }
   log(`compiled ${stale.join(", ")} with solc ${solc.version()} in ${(performance.now() - t0).toFixed(0)} ms`);

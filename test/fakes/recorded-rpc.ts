@@ -1,0 +1,40 @@
+// A JSON-RPC node for the recorded world: answers each method (eth_call by its 4-byte selector) with an
+// answer recorded from a real node (test/fixtures/upstream/evm-rpc__*.json, captured from the local EDR
+// node by test/onchain/capture-fixtures.ts), under the request's id. Batches are answered item by item.
+import { toFunctionSelector } from 'viem';
+import { recorded } from '../fixtures.ts';
+import type { FakeHandler, FakeReply } from './fake-upstream.ts';
+
+const BY_METHOD: Record<string, string> = {
+  eth_blockNumber: 'evm-rpc__eth_blockNumber.json',
+  eth_getBalance: 'evm-rpc__eth_getBalance.json',
+  eth_getTransactionCount: 'evm-rpc__eth_getTransactionCount.json',
+  eth_getBlockByNumber: 'evm-rpc__eth_getBlockByNumber.json',
+  eth_getTransactionByHash: 'evm-rpc__eth_getTransactionByHash.json',
+  eth_getTransactionReceipt: 'evm-rpc__eth_getTransactionReceipt.json',
+};
+
+const BY_SELECTOR: Record<string, string> = {
+  [toFunctionSelector('balanceOf(address)')]: 'evm-rpc__eth_call_balanceOf.json',
+  [toFunctionSelector('decimals()')]: 'evm-rpc__eth_call_decimals.json',
+  [toFunctionSelector('symbol()')]: 'evm-rpc__eth_call_symbol.json',
+  [toFunctionSelector('resolveWithGateways(bytes,bytes,string[])')]: 'evm-rpc__eth_call_resolveWithGateways.json',
+};
+
+interface RpcRequest {
+  id?: unknown;
+  method?: string;
+  params?: unknown[];
+}
+
+function answer(req: RpcRequest): unknown {
+  const call = req.params?.[0] as { data?: string } | undefined;
+  const file = req.method === 'eth_call' ? BY_SELECTOR[String(call?.data).slice(0, 10)] : BY_METHOD[String(req.method)];
+  if (!file) return { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: `the recorded world has no answer for ${req.method}` } };
+  return { ...recorded<Record<string, unknown>>(file), id: req.id };
+}
+
+export const recordedJsonRpc: FakeHandler = (req): FakeReply => {
+  const body = JSON.parse(req.body) as RpcRequest | RpcRequest[];
+  return { body: Array.isArray(body) ? body.map(answer) : answer(body) };
+};
