@@ -2,7 +2,8 @@
 // parameters): `0x` (or `0X`) + 40 hex characters; all lower-case and all upper-case carry no checksum
 // and are accepted as they are; a mixed-case address must match its EIP-55 checksum, because a
 // mismatch almost always means a mistyped character, and answering for a different address than the
-// one the client meant would be worse than a 400. Answers use the lower-case form.
+// one the client meant would be worse than a 400. Interface A answers the lower-case form (GoPlus keys
+// its results so); interface B answers the checksummed one.
 import { getAddress, type Address } from 'viem';
 import { requiredString } from './params.ts';
 
@@ -16,17 +17,31 @@ export function looksLikeEvmAddress(input: string): boolean {
   return SHAPE.test(input);
 }
 
+export type AddressCheck = { ok: true; address: Address } | { ok: false; reason: 'malformed' | 'checksum' };
+
 /**
- * Why `input` is not an acceptable EVM address, worded to follow "query parameter 'x' …"; null when it
- * is one. Only a mixed-case address is checked against EIP-55 (all-lower and all-upper have no checksum).
+ * The rule itself: the checksummed address, or why `input` is refused. Only a mixed-case address is
+ * checked against EIP-55 (all-lower and all-upper have no checksum).
  */
-export function evmAddressProblem(input: string): string | null {
-  if (!SHAPE.test(input)) return `must be ${ACCEPTED_EVM_ADDRESS}`;
+export function checkEvmAddress(input: string): AddressCheck {
+  if (!SHAPE.test(input)) return { ok: false, reason: 'malformed' };
   const hex = input.slice(2);
-  if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return null;
-  const expected = getAddress(`0x${hex.toLowerCase()}`);
-  if (`0x${hex}` === expected) return null;
-  return 'has a wrong EIP-55 checksum (its mixed-case letters do not match the address: usually a typo); check the address';
+  const checksummed = getAddress(`0x${hex.toLowerCase()}`);
+  if (hex === hex.toLowerCase() || hex === hex.toUpperCase() || `0x${hex}` === checksummed) return { ok: true, address: checksummed };
+  return { ok: false, reason: 'checksum' };
+}
+
+/** The 400 wording of a refused address, after "query parameter 'x' "; `accepted` says what the parameter takes. */
+export function addressProblem(reason: 'malformed' | 'checksum', accepted = ACCEPTED_EVM_ADDRESS): string {
+  return reason === 'checksum'
+    ? 'has a wrong EIP-55 checksum (its mixed-case letters do not match the address: usually a typo); check the address'
+    : `must be ${accepted}`;
+}
+
+/** Why `input` is not an acceptable EVM address, worded to follow "query parameter 'x' …"; null when it is one. */
+export function evmAddressProblem(input: string): string | null {
+  const check = checkEvmAddress(input);
+  return check.ok ? null : addressProblem(check.reason);
 }
 
 /** The address in lower case with a `0x` prefix. Call it on an input `evmAddressProblem` accepts. */

@@ -8,7 +8,7 @@ import { BadRequestError } from '../http/errors.ts';
 import type { BlockRef } from '../sources/evm-lookups.ts';
 import { EVM_CHAINS, type EvmChain } from '../sources/evm-rpc.ts';
 import type { Sources } from '../sources/index.ts';
-import { addressProblem, checkEvmAddress } from './evm-address.ts';
+import { addressProblem, checkEvmAddress } from '../catalog/evm-address.ts';
 
 export const ACCEPTED_CHAIN = `one of ${EVM_CHAINS.map((c) => c.name).join(', ')} (case-insensitive) or a chain id (${EVM_CHAINS.map((c) => c.id).join(', ')})`;
 

@@ -12,9 +12,10 @@ import { arbitrum, base, mainnet, optimism, polygon } from 'viem/chains';
 import { z } from 'zod';
 import { env, type EnvVar } from '../env.ts';
 import { sourceMeta } from '../http/envelope.ts';
+import { stampNow } from '../http/cache.ts';
 import { UpstreamError } from '../http/errors.ts';
 import { JSON_RPC } from '../http/json-rpc.ts';
-import { checkEvmAddress } from '../market/evm-address.ts';
+import { checkEvmAddress } from '../catalog/evm-address.ts';
 import { defineSource, upstreamCause, type SourceContext, type Sourced } from './define-source.ts';
 import { chainLookups, type ChainLookups, type FetchResult } from './evm-lookups.ts';
 
@@ -113,7 +114,7 @@ function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
     async live(call) {
       try {
         const data = await call(client);
-        return { data, meta: sourceMeta(ctx.name, new Date(), false) };
+        return { data, meta: sourceMeta(ctx.name, stampNow(), false) };
       } catch (err) {
         const upstream = upstreamCause(err);
         if (upstream) throw upstream;
