@@ -4,9 +4,12 @@ import { healthRoute, marketStatus } from '../catalog/status.ts';
 import { basis } from './basis.ts';
 import { fundingOi } from './funding-oi.ts';
 import { longShortRatio } from './long-short-ratio.ts';
+import { marketClockRoute } from './market-clock.ts';
 import { ohlcv } from './ohlcv.ts';
 import { orderbook } from './orderbook.ts';
 import { perpdex } from './perpdex.ts';
+import { predmktMarket } from './predmkt-market.ts';
+import { predmktProbability } from './predmkt-probability.ts';
 import { price } from './price.ts';
 
 export const MARKET_ROUTES: readonly RouteDef[] = [
@@ -19,4 +22,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
   longShortRatio,
   basis,
   perpdex,
+  predmktProbability,
+  predmktMarket,
+  marketClockRoute,
 ];

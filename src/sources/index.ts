@@ -9,6 +9,7 @@ import { coinbaseSource } from './coinbase.ts';
 import { rpcArbitrumSource, rpcBaseSource, rpcEthereumSource, rpcOptimismSource, rpcPolygonSource } from './evm-rpc.ts';
 import { goplusSource } from './goplus.ts';
 import { hyperliquidSource } from './hyperliquid.ts';
+import { kalshiSource } from './kalshi.ts';
 import { krakenSource } from './kraken.ts';
 import { yahooSource } from './yahoo.ts';
 
@@ -26,6 +27,7 @@ export const SOURCES = [
   rpcArbitrumSource,
   rpcOptimismSource,
   rpcPolygonSource,
+  kalshiSource,
 ] as const;
 
 type Descriptors = (typeof SOURCES)[number];
