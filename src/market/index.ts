@@ -4,6 +4,7 @@ import { healthRoute, marketStatus } from '../catalog/status.ts';
 import { basis } from './basis.ts';
 import { fundingOi } from './funding-oi.ts';
 import { longShortRatio } from './long-short-ratio.ts';
+import { macroCalendar } from './macro-calendar.ts';
 import { marketClockRoute } from './market-clock.ts';
 import { ohlcv } from './ohlcv.ts';
 import { orderbook } from './orderbook.ts';
@@ -25,4 +26,5 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
   predmktProbability,
   predmktMarket,
   marketClockRoute,
+  macroCalendar,
 ];

@@ -276,3 +276,10 @@ export const kalshiSource = defineSource({
   settings: (e) => ({ baseUrl: e.KALSHI_BASE_URL, ttlS: e.CACHE_TTL_PREDMKT_S, scanPages: e.KALSHI_CATEGORY_SCAN_PAGES }),
   create: createKalshi,
 });
+
+const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+
+/** Kalshi's event ticker of the Fed decision on an FOMC decision date: 2026-10-28 → KXFEDDECISION-26OCT. */
+export function fedDecisionEventTicker(decisionDate: string): string {
+  return `${FED_DECISION_SERIES}-${decisionDate.slice(2, 4)}${MONTHS[Number(decisionDate.slice(5, 7)) - 1]}`;
+}
