@@ -4,9 +4,10 @@
 // daylight-saving changes. New York offsets here come from the US DST rule written out below, not
 // from the module's Intl-based conversion.
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holidaysAhead, marketClock } from '../src/analytics/market-clock.ts';
 import { easterSunday, nyseDay, nyseHolidays } from '../src/analytics/nyse-calendar.ts';
+import { makeApp, TEST_KEY, TEST_KEY_ENV, type TestApp } from './helpers.ts';
 
 interface Table {
   years: Record<string, { full_day_closures: { date: string; name: string }[]; early_closes_1300_et: { date: string; name: string }[] }>;
@@ -170,5 +171,48 @@ describe('the rules', () => {
 
   it('holidaysAhead spans a year boundary', () => {
     expect(holidaysAhead('2027-12-20', 30)).toEqual([{ date: '2027-12-24', name: 'Christmas Day (observed)' }, { date: '2028-01-17', name: 'Martin Luther King, Jr. Day' }]);
+  });
+});
+
+describe('GET /v1/market-clock', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeApp(TEST_KEY_ENV);
+  });
+  afterAll(async () => t.app.close());
+  const get = (qs: string, headers: Record<string, string> = TEST_KEY) => t.app.inject({ url: `/v1/market-clock${qs}`, headers });
+
+  it('answers about `at` in any offset, written back in New York time, with no upstream source', async () => {
+    // 2026-11-27T17:59:00Z = 12:59 EST on the day after Thanksgiving (13:00 early close).
+    const res = await get('?at=2026-11-27T17:59:00Z');
+    expect(res.statusCode, res.body).toBe(200);
+    const { data, meta } = res.json();
+    expect(data).toMatchObject({
+      now: '2026-11-27T12:59:00-05:00',
+      is_open: true,
+      session: 'open',
+      reason: 'early close day: closes at 13:00 (Day after Thanksgiving)',
+      next_close: '2026-11-27T13:00:00-05:00',
+      next_open: '2026-11-30T09:30:00-05:00',
+      timezone: 'America/New_York',
+    });
+    expect(meta.sources).toEqual([]);
+    expect(meta.note).toBeUndefined();
+  });
+
+  it('says when the dates shown go past the calendars the NYSE has published (2028)', async () => {
+    const { meta } = (await get('?at=2028-06-01T12:00:00-04:00')).json();
+    expect(meta.note).toBe("The NYSE has published its holidays through 2028; later dates here follow the exchange's rules.");
+  });
+
+  it.each(['2026-07-02', '2026-07-02T15:59:00', 'yesterday', '2024-12-31T23:59:00Z', '2100-01-01T00:00:00Z'])('answers 400 for at=%s', async (at) => {
+    const res = await get(`?at=${encodeURIComponent(at)}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toBe("query parameter 'at' must be an ISO-8601 date-time with a UTC offset or Z, from 2025-01-01 to 2099-12-31 (2026-07-02T15:59:00-04:00)");
+  });
+
+  it('is a paid route', async () => {
+    expect((await get('', {})).statusCode).toBe(401);
+    expect((await get('')).statusCode).toBe(200);
   });
 });

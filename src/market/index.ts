@@ -2,6 +2,7 @@
 import type { RouteDef } from '../catalog/route.ts';
 import { healthRoute, marketStatus } from '../catalog/status.ts';
 import { basis } from './basis.ts';
+import { earningsCalendar } from './earnings-calendar.ts';
 import { fundingOi } from './funding-oi.ts';
 import { longShortRatio } from './long-short-ratio.ts';
 import { macroCalendar } from './macro-calendar.ts';
@@ -12,6 +13,7 @@ import { perpdex } from './perpdex.ts';
 import { predmktMarket } from './predmkt-market.ts';
 import { predmktProbability } from './predmkt-probability.ts';
 import { price } from './price.ts';
+import { rates } from './rates.ts';
 
 export const MARKET_ROUTES: readonly RouteDef[] = [
   healthRoute('market data', 'Reference'),
@@ -25,6 +27,8 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
   perpdex,
   predmktProbability,
   predmktMarket,
-  marketClockRoute,
   macroCalendar,
+  marketClockRoute,
+  rates,
+  earningsCalendar,
 ];

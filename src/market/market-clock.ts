@@ -17,8 +17,7 @@ const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[
 const query = z.object({
   at: z
     .string({ error: () => `must be ${ACCEPTED_AT}` })
-    .refine((v) => ISO_WITH_OFFSET.test(v) && Number.isFinite(Date.parse(v)), `must be ${ACCEPTED_AT}`)
-    .refine((v) => Date.parse(v) >= EARLIEST && Date.parse(v) < LATEST, `must be ${ACCEPTED_AT}`)
+    .refine((v) => ISO_WITH_OFFSET.test(v) && Date.parse(v) >= EARLIEST && Date.parse(v) < LATEST, `must be ${ACCEPTED_AT}`)
     .optional()
     .describe(`The moment to ask about (default: now): ${ACCEPTED_AT}.`),
 });

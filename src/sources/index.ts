@@ -11,6 +11,8 @@ import { goplusSource } from './goplus.ts';
 import { hyperliquidSource } from './hyperliquid.ts';
 import { kalshiSource } from './kalshi.ts';
 import { krakenSource } from './kraken.ts';
+import { nasdaqSource } from './nasdaq.ts';
+import { treasurySource } from './treasury.ts';
 import { yahooSource } from './yahoo.ts';
 
 export const SOURCES = [
@@ -28,6 +30,8 @@ export const SOURCES = [
   rpcOptimismSource,
   rpcPolygonSource,
   kalshiSource,
+  treasurySource,
+  nasdaqSource,
 ] as const;
 
 type Descriptors = (typeof SOURCES)[number];
