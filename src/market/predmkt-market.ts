@@ -55,7 +55,7 @@ export const predmktMarket = defineRoute({
   access: 'paid',
   query,
   data,
-  example: { ticker: 'KXFEDDECISION-26OCT-H0' },
+  example: { ticker: 'KXELONMARS-99' },
   handler: async (req, { sources }) => {
     const { ticker, depth, trades: tradeCount } = req.query;
     // The market call is the authority on existence: Kalshi answers an unknown ticker's book with an empty one.

@@ -262,7 +262,7 @@ export type Kalshi = ReturnType<typeof createKalshi>;
 export const kalshiSource = defineSource({
   key: 'kalshi',
   name: KALSHI,
-  title: 'Kalshi (Trade API v2, public market data)',
+  title: 'Kalshi Trade API v2',
   docs: 'https://docs.kalshi.com/api-reference/market/get-markets',
   notes:
     'No key for market data. Anonymous limit undocumented (about 20 requests/s, bursts of 60, observed); 429 without Retry-After. ' +
