@@ -3,6 +3,7 @@
 // each provider's in its source descriptor (src/sources/). An invalid value stops start-up with a
 // message that names the variable and says what it accepts.
 import { z } from 'zod';
+import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalendar } from './data/macro-calendar.ts';
 import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './env.ts';
 import { SOURCES, type SourceSettings } from './sources/index.ts';
 
@@ -97,6 +98,9 @@ export const CORE_ENV_SECTIONS = {
     CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
     CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
   },
+  'data files': {
+    MACRO_CALENDAR_FILE: MACRO_CALENDAR_FILE_ENV,
+  },
 } satisfies Record<string, EnvSpec>;
 
 const CORE_ENV = mergeEnvSpecs(Object.values(CORE_ENV_SECTIONS)) as UnionOfSections;
@@ -149,6 +153,8 @@ export interface Config {
   };
   /** Each source's settings (base URLs, keys, TTLs), by source key; see src/sources/. */
   sources: SourceSettings;
+  /** The macro calendar's dates: MACRO_CALENDAR_FILE's, validated, or the shipped file's. */
+  macroCalendar: LoadedMacroCalendar;
 }
 
 type CoreValues = EnvValues<typeof CORE_ENV>;
@@ -210,6 +216,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
     },
     sources: Object.fromEntries(SOURCES.map((d) => [d.key, (d.settings as (v: unknown) => unknown)(values)])) as SourceSettings,
+    macroCalendar: e.MACRO_CALENDAR_FILE ?? BUILT_IN_MACRO_CALENDAR,
   };
 }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { SOURCES, urlVariables } from '../src/sources/index.ts';
 import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
-import { SWEEP_CALLS, sweepRoute } from './fakes/sweep.ts';
+import { SWEEP_CALLS, SWEEP_EXPECTED, sweepEnv, sweepRoute } from './fakes/sweep.ts';
 import { makeApp } from './helpers.ts';
 
 const DEADLINE_MS = 300;
@@ -34,7 +34,7 @@ beforeAll(async () => {
   const baseUrls = Object.fromEntries(
     SOURCES.flatMap((s) => urlVariables(s).map((name) => [name, fake.url])),
   );
-  ({ app } = await makeApp({ ...baseUrls, UPSTREAM_DEADLINE_MS: String(DEADLINE_MS), UPSTREAM_MAX_BODY_BYTES: String(1024 * 1024), FREE_RATE_LIMIT: '100000' }, undefined, [sweepRoute]));
+  ({ app } = await makeApp({ ...baseUrls, ...sweepEnv(DEADLINE_MS), UPSTREAM_DEADLINE_MS: String(DEADLINE_MS), UPSTREAM_MAX_BODY_BYTES: String(1024 * 1024), FREE_RATE_LIMIT: '100000' }, undefined, [sweepRoute]));
 });
 afterAll(async () => {
   await app.close();
@@ -52,7 +52,8 @@ describe('fault sweep', () => {
   });
 
   describe.each(SOURCES.map((s) => s.name))('%s', (provider) => {
-    it.each(FAULTS)('%s → 502/503 naming it, within the deadline', async (_fault, reply, expected) => {
+    it.each(FAULTS)('%s → 502/503 naming it, within the deadline', async (fault, reply, usual) => {
+      const expected = SWEEP_EXPECTED[provider]?.[fault] ?? usual;
       fake.otherwise(reply);
       const started = performance.now();
       const res = await app.inject({ url: `/v1/test-sweep?provider=${encodeURIComponent(provider)}` });

@@ -1,5 +1,6 @@
 // The health route of each interface and interface B's /v1/status.
 import { z } from 'zod';
+import { knownThrough } from '../data/macro-calendar.ts';
 import { envelope } from '../http/envelope.ts';
 import { VERSION } from '../version.ts';
 import { accessSummarySchema } from './access-summary.ts';
@@ -86,6 +87,14 @@ export const marketStatus = defineRoute({
     endpoints: z.array(endpointSchema),
     access: accessSummarySchema,
     upstreams: z.array(upstreamSchema),
+    calendar: z
+      .object({
+        file: z.string().describe('MACRO_CALENDAR_FILE, or "built-in" for the file shipped with the release'),
+        known_through: z
+          .object({ fomc: z.string().nullable(), cpi: z.string().nullable(), jobs: z.string().nullable() })
+          .describe("Date of the calendar's last event of each type (YYYY-MM-DD): /v1/macro-calendar knows nothing later"),
+      })
+      .describe('The dates behind /v1/macro-calendar'),
   }),
   handler: async (_req, ctx) => {
     const health = ctx.guard.report();
@@ -103,6 +112,7 @@ export const marketStatus = defineRoute({
           notes: p.notes,
           ...(health[p.name] ?? unmeasured(ctx.config.upstream)),
         })),
+        calendar: { file: ctx.config.macroCalendar.file ?? 'built-in', known_through: knownThrough(ctx.config.macroCalendar.calendar) },
       },
       [],
     );

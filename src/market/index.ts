@@ -8,12 +8,18 @@ import { chainEns } from './chain-ens.ts';
 import { chainNonce } from './chain-nonce.ts';
 import { chainTokenBalance } from './chain-token-balance.ts';
 import { chainTx } from './chain-tx.ts';
+import { earningsCalendar } from './earnings-calendar.ts';
 import { fundingOi } from './funding-oi.ts';
 import { longShortRatio } from './long-short-ratio.ts';
+import { macroCalendar } from './macro-calendar.ts';
+import { marketClockRoute } from './market-clock.ts';
 import { ohlcv } from './ohlcv.ts';
 import { orderbook } from './orderbook.ts';
 import { perpdex } from './perpdex.ts';
+import { predmktMarket } from './predmkt-market.ts';
+import { predmktProbability } from './predmkt-probability.ts';
 import { price } from './price.ts';
+import { rates } from './rates.ts';
 
 export const MARKET_ROUTES: readonly RouteDef[] = [
   healthRoute('market data', 'Reference'),
@@ -31,4 +37,10 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
   chainBlock,
   chainTx,
   chainEns,
+  predmktProbability,
+  predmktMarket,
+  macroCalendar,
+  marketClockRoute,
+  rates,
+  earningsCalendar,
 ];

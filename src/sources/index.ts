@@ -9,7 +9,10 @@ import { coinbaseSource } from './coinbase.ts';
 import { rpcArbitrumSource, rpcBaseSource, rpcEthereumSource, rpcOptimismSource, rpcPolygonSource } from './evm-rpc.ts';
 import { goplusSource } from './goplus.ts';
 import { hyperliquidSource } from './hyperliquid.ts';
+import { kalshiSource } from './kalshi.ts';
 import { krakenSource } from './kraken.ts';
+import { nasdaqSource } from './nasdaq.ts';
+import { treasurySource } from './treasury.ts';
 import { yahooSource } from './yahoo.ts';
 
 export const SOURCES = [
@@ -26,6 +29,9 @@ export const SOURCES = [
   rpcArbitrumSource,
   rpcOptimismSource,
   rpcPolygonSource,
+  kalshiSource,
+  treasurySource,
+  nasdaqSource,
 ] as const;
 
 type Descriptors = (typeof SOURCES)[number];

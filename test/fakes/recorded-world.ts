@@ -1,7 +1,8 @@
 // Every provider of the source list as a fake upstream on 127.0.0.1 serving its recorded payloads,
 // so that every route's example works end to end. Used by the route-schema test and the bench.
+import { newYorkDate } from '../../src/analytics/new-york-time.ts';
 import { SOURCES, urlVariables } from '../../src/sources/index.ts';
-import { recorded } from '../fixtures.ts';
+import { recorded, recordedText } from '../fixtures.ts';
 import { FakeUpstream, type FakeHandler, type FakeReply } from './fake-upstream.ts';
 import { recordedJsonRpc } from './recorded-rpc.ts';
 
@@ -49,7 +50,24 @@ export const RECORDED_ROUTES: Record<string, Record<string, FakeReply | FakeHand
   'rpc:arbitrum': { 'POST /': recordedJsonRpc },
   'rpc:optimism': { 'POST /': recordedJsonRpc },
   'rpc:polygon': { 'POST /': recordedJsonRpc },
+  kalshi: {
+    // Open events (the category walk and the Fed-decision series alike): the recorded October 2026 Fed event.
+    'GET /events': { body: recorded('kalshi_events_KXFEDDECISION_open_nested.TRIMMED.json') },
+    'GET /markets/KXELONMARS-99': { body: recorded('kalshi__market.json') },
+    'GET /markets/KXELONMARS-99/orderbook': { body: recorded('kalshi__orderbook.json') },
+    'GET /markets/trades': { body: recorded('kalshi__trades.json') },
+  },
+  // /v1/rates reads the file of the current New York year (and the year before when it is short).
+  treasury: {
+    [`GET ${treasuryCsvPath(Number(newYorkDate(Date.now()).slice(0, 4)))}`]: { body: recordedText('treasury__daily_par_yield_curve_2026.TRIMMED.csv') },
+    [`GET ${treasuryCsvPath(Number(newYorkDate(Date.now()).slice(0, 4)) - 1)}`]: { body: recordedText('treasury__daily_par_yield_curve_2025_blank_cell.TRIMMED.csv') },
+  },
+  nasdaq: { 'GET /api/calendar/earnings': { body: recorded('nasdaq__calendar_earnings.json') } },
 };
+
+function treasuryCsvPath(year: number): string {
+  return `/resource-center/data-chart-center/interest-rates/daily-treasury-rates.csv/${year}/all`;
+}
 
 export interface RecordedWorld {
   /** One fake per provider, by provider name. */

@@ -21,7 +21,21 @@ export const SWEEP_CALLS: Record<string, (s: Sources) => Promise<unknown>> = {
   'rpc:arbitrum': (s) => s.rpcArbitrum.request('eth_blockNumber', []),
   'rpc:optimism': (s) => s.rpcOptimism.request('eth_blockNumber', []),
   'rpc:polygon': (s) => s.rpcPolygon.client.getBlockNumber({ cacheTime: 0 }).catch((err) => Promise.reject(upstreamCause(err) ?? err)),
+  kalshi: (s) => s.kalshi.market('KXELONMARS-99'),
+  treasury: (s) => s.treasury.yieldCurve(2026),
+  nasdaq: (s) => s.nasdaq.earnings('2024-07-03'),
 };
+
+/**
+ * Where a provider's format makes a fault read differently: Treasury serves CSV (read as text, not JSON),
+ * so an HTML page is "HTML instead of CSV" and truncated JSON is simply not the CSV layout.
+ */
+export const SWEEP_EXPECTED: Record<string, Record<string, RegExp>> = {
+  treasury: { 'answers an HTML page': /returned HTML instead of CSV/, 'answers truncated JSON': /unexpected response shape/ },
+};
+
+/** Variables a provider needs for the sweep beyond its URL: Treasury's own deadline, set to the sweep's. */
+export const sweepEnv = (deadlineMs: number): Record<string, string> => ({ TREASURY_DEADLINE_MS: String(deadlineMs) });
 
 /** A test-only free route that makes one provider's sweep call. */
 export const sweepRoute = defineRoute({
