@@ -53,7 +53,7 @@ export const ohlcv = defineRoute({
   handler: async (req, ctx) => {
     const { timeframe, limit } = req.query;
     const sym = parseSymbol(req.query.symbol, req.query.asset_class);
-    const series = await loadCandles(ctx.sources, sym, timeframe, limit);
+    const series = await loadCandles(ctx, sym, timeframe, limit);
     return envelope(
       { symbol: series.symbol, asset_class: series.asset_class, timeframe, currency: series.currency, candles: series.candles },
       series.sources,
