@@ -22,7 +22,8 @@ export function ema(xs: readonly (number | null)[], period: number): (number | n
       }
       return;
     }
-    prev = alpha * x + (1 - alpha) * prev;
+    // The same as α × x + (1 − α) × prev, written so that a constant input stays exactly constant.
+    prev = prev + alpha * (x - prev);
     out[i] = prev;
   });
   return out;
