@@ -153,6 +153,15 @@ describe('GET /v1/fvg', () => {
     ]);
   });
 
+  it('asks Binance for at most 1000 candles (its limit): lookback=1000 analyses the 999 closed ones', async () => {
+    binance.route(`GET ${KLINES}`, klinesHandler());
+    const res = await t.get('/v1/fvg?symbol=BTC&lookback=1000');
+    expect(res.statusCode).toBe(200);
+    expect(binance.calls(KLINES)[0]!.query.get('limit')).toBe('1000');
+    // The constructed series has 600 rows, the newest forming.
+    expect(res.json().data.candles_analysed).toBe(599);
+  });
+
   it('answers 400 with fewer than 3 closed candles, and for a lookback out of bounds', async () => {
     freeze();
     binance.route(`GET ${KLINES}`, klinesHandler([row(1, 2, 0.5, 1.5), row(1.5, 2, 1, 1.8), row(1.8, 2, 1, 1.9)]));

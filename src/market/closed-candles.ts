@@ -6,6 +6,9 @@ import { BadRequestError } from '../http/errors.ts';
 import { loadCandles, TIMEFRAME_MS, type Candle, type CandleContext, type CandleSeries, type Timeframe } from './candles.ts';
 import type { MarketSymbol } from './symbols.ts';
 
+/** The most candles one load asks for: Binance klines serve at most 1000 per call (as /v1/ohlcv's limit). */
+export const MAX_LOAD = 1000;
+
 export interface ClosedSeries {
   series: CandleSeries;
   /** The last `wanted` closed candles (or all of them when fewer), oldest first. */
@@ -15,8 +18,9 @@ export interface ClosedSeries {
 }
 
 /**
- * Loads `wanted` + 1 candles (the newest may be forming), keeps the closed ones (at most `wanted`),
- * and answers 400 when fewer than `needed` are closed; `why` says what needs them.
+ * Loads `wanted` + 1 candles (the newest may be forming; at most MAX_LOAD, so wanted = 1000 gives 999
+ * closed candles while one is forming), keeps the closed ones (at most `wanted`), and answers 400 when
+ * fewer than `needed` are closed; `why` says what needs them.
  */
 export async function loadClosedCandles(
   ctx: CandleContext,
@@ -27,7 +31,7 @@ export async function loadClosedCandles(
   why: string,
   now = Date.now(),
 ): Promise<ClosedSeries> {
-  const series = await loadCandles(ctx, sym, timeframe, wanted + 1, now);
+  const series = await loadCandles(ctx, sym, timeframe, Math.min(wanted + 1, MAX_LOAD), now);
   const closed = closedCandles(series.candles, TIMEFRAME_MS[timeframe], now).slice(-wanted);
   if (closed.length < needed || closed.length === 0) {
     const provider = series.sources.map((s) => s.provider).join(', ');

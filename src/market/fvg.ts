@@ -12,7 +12,7 @@ import { assetClassParam, parseSymbol, symbolParam } from './symbols.ts';
 const query = z.object({
   symbol: symbolParam,
   timeframe: oneOf(TIMEFRAMES, '1h', `Candle length: ${TIMEFRAMES.join(', ')}; equities ${EQUITY_TIMEFRAMES.join(', ')}.`),
-  lookback: boundedInt(3, 1000, 200, 'Closed candles analysed (the most recent), 3-1000; gaps are searched and their fill judged within them.'),
+  lookback: boundedInt(3, 1000, 200, 'Closed candles analysed (the most recent), 3-1000 (1000 gives 999 while a candle is forming: sources serve 1000 at most); gaps are searched and their fill judged within them.'),
   asset_class: assetClassParam,
 });
 

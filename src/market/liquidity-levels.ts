@@ -19,7 +19,7 @@ const query = z.object({
   symbol: symbolParam,
   timeframe: oneOf(TIMEFRAMES, '1h', `Candle length: ${TIMEFRAMES.join(', ')}; equities ${EQUITY_TIMEFRAMES.join(', ')}.`),
   swing_bars: boundedInt(1, 10, SWING_BARS, 'N: a swing high (low) is a candle whose high (low) is strictly above (below) those of the N candles on each side, 1-10.'),
-  lookback: boundedInt(30, 1000, 200, 'Closed candles analysed (the most recent), 30-1000.'),
+  lookback: boundedInt(30, 1000, 200, 'Closed candles analysed (the most recent), 30-1000 (1000 gives 999 while a candle is forming: sources serve 1000 at most).'),
   asset_class: assetClassParam,
 });
 

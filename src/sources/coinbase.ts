@@ -128,7 +128,7 @@ function createCoinbase(ctx: SourceContext<CoinbaseSettings>) {
     async candles(product: string, granularity: CoinbaseGranularity, count: number, now = Date.now()): Promise<Sourced<CoinbaseCandle[]>> {
       const width = granularity * 1000;
       const newest = Math.floor(now / width) * width;
-      const oldest = newest - (count - 1) * width;
+      const oldest = newest - (Math.max(1, count) - 1) * width;
       const pages: { first: number; last: number }[] = [];
       for (let last = newest; last >= oldest && pages.length < COINBASE_MAX_PAGES; last -= COINBASE_PAGE_BUCKETS * width) {
         pages.push({ first: Math.max(oldest, last - (COINBASE_PAGE_BUCKETS - 1) * width), last });
