@@ -162,6 +162,20 @@ describe('GET /v1/fvg', () => {
     expect(res.json().data.candles_analysed).toBe(599);
   });
 
+  it('judges "closed" at the time the source answered: a cached answer keeps its forming candle out after its hour ends', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2025-03-10T09:59:50Z'));
+    binance.route(`GET ${KLINES}`, klinesHandler([row(10, 11, 9, 10.5), row(10.5, 14, 10.4, 13.5), row(13.5, 15, 12, 14.5), row(14.5, 14.6, 5, 6)]));
+    const first = (await t.get('/v1/fvg?symbol=BTC&lookback=3')).json();
+    // 20 s later the 09:00 candle's hour is over, but the cached answer (CACHE_TTL_OHLCV_S 30) holds it as it was at 09:59:50.
+    vi.setSystemTime(new Date('2025-03-10T10:00:10Z'));
+    const second = (await t.get('/v1/fvg?symbol=BTC&lookback=3')).json();
+    expect(second.meta.sources[0].cached).toBe(true);
+    expect(binance.calls(KLINES)).toHaveLength(1);
+    expect(second.data).toEqual(first.data);
+    expect(second.data).toMatchObject({ candles_analysed: 3, price: 14.5, as_of: '2025-03-10T09:00:00.000Z' });
+  });
+
   it('answers 400 with fewer than 3 closed candles, and for a lookback out of bounds', async () => {
     freeze();
     binance.route(`GET ${KLINES}`, klinesHandler([row(1, 2, 0.5, 1.5), row(1.5, 2, 1, 1.8), row(1.8, 2, 1, 1.9)]));

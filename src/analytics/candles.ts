@@ -62,11 +62,12 @@ export function aggregateCandles<B extends Bar>(base: B[], baseMs: number, bucke
 }
 
 /**
- * The closed candles: those whose open time + timeframe ≤ now (the candle's period is over). Both
- * venues include the candle still forming; it is dropped here, whatever it shows.
+ * The closed candles: those whose open time + timeframe ≤ `asOfMs` (the candle's period was over by
+ * then). Pass the time the source answered, not the time of the request: a cached answer holds its
+ * candles as they were. Both venues include the candle still forming; it is dropped here, whatever it shows.
  */
-export function closedCandles<B extends Bar>(candles: B[], timeframeMs: number, nowMs: number): B[] {
-  return candles.filter((c) => Date.parse(c.time) + timeframeMs <= nowMs);
+export function closedCandles<B extends Bar>(candles: B[], timeframeMs: number, asOfMs: number): B[] {
+  return candles.filter((c) => Date.parse(c.time) + timeframeMs <= asOfMs);
 }
 
 /** When a candle's period ends: open time + timeframe, ISO-8601 UTC. */
