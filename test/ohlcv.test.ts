@@ -7,9 +7,10 @@ import { recorded } from './fixtures.ts';
 import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
 const KLINES = '/api/v3/klines';
+const CB_CANDLES = '/products/BTC-USD/candles';
 const AAPL = '/v8/finance/chart/AAPL';
 
-const t = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, BINANCE_SPOT_BASE_URL: url, YAHOO_BASE_URL: url }), { headers: TEST_KEY });
+const t = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, BINANCE_SPOT_BASE_URL: url, COINBASE_BASE_URL: url, YAHOO_BASE_URL: url }), { headers: TEST_KEY });
 const { fake, get } = t;
 
 describe('GET /v1/ohlcv — crypto from Binance klines', () => {
@@ -55,18 +56,21 @@ describe('GET /v1/ohlcv — crypto from Binance klines', () => {
     expect(res.json()).toEqual({ error: 'binance does not list the spot pair FOOUSDT', source: 'binance' });
   });
 
-  it.each(upstreamFailures('binance', { geoBlock: true, malformed: '[[1499040000000,"0.1"', timeoutBody: [] }))('answers 502 naming binance on %s (no fallback for candles)', async (_name, reply, message) => {
+  // Binance failing falls back to Coinbase Exchange candles (test/candle-fallback.test.ts); here Coinbase fails too.
+  it.each(upstreamFailures('binance', { geoBlock: true, malformed: '[[1499040000000,"0.1"', timeoutBody: [] }))('answers 502 naming binance on %s when the Coinbase fallback fails too', async (_name, reply, message) => {
     fake.route(`GET ${KLINES}`, reply);
+    fake.route(`GET ${CB_CANDLES}`, { status: 500, body: 'down' });
     const res = await get('/v1/ohlcv?symbol=BTC');
     expect(res.statusCode).toBe(502);
-    expect(res.json()).toEqual({ error: message, source: 'binance' });
+    expect(res.json()).toEqual({ error: `${message}; fallback coinbase answered HTTP 500`, source: 'binance' });
   });
 
-  it('answers 502 for a kline row that is not the documented shape', async () => {
+  it('answers 502 for a kline row that is not the documented shape (and a failing fallback)', async () => {
     fake.route(`GET ${KLINES}`, { body: [[1499040000000, '0.1', '0.2']] });
+    fake.route(`GET ${CB_CANDLES}`, { status: 500, body: 'down' });
     const res = await get('/v1/ohlcv?symbol=BTC');
     expect(res.statusCode).toBe(502);
-    expect(res.json().error).toMatch(/^binance returned an unexpected response shape/);
+    expect(res.json().error).toMatch(/^binance returned an unexpected response shape.*; fallback coinbase answered HTTP 500$/);
   });
 });
 

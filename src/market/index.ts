@@ -1,6 +1,7 @@
 // Interface B's routes, one file each. Adding an endpoint is one file and one line here.
 import type { RouteDef } from '../catalog/route.ts';
 import { healthRoute, marketStatus } from '../catalog/status.ts';
+import { atr } from './atr.ts';
 import { basis } from './basis.ts';
 import { chainBalance } from './chain-balance.ts';
 import { chainBlock } from './chain-block.ts';
@@ -10,9 +11,12 @@ import { chainTokenBalance } from './chain-token-balance.ts';
 import { chainTx } from './chain-tx.ts';
 import { earningsCalendar } from './earnings-calendar.ts';
 import { fundingOi } from './funding-oi.ts';
+import { fvg } from './fvg.ts';
+import { liquidityLevelsRoute } from './liquidity-levels.ts';
 import { longShortRatio } from './long-short-ratio.ts';
 import { macroCalendar } from './macro-calendar.ts';
 import { marketClockRoute } from './market-clock.ts';
+import { momentumScoreRoute } from './momentum-score.ts';
 import { ohlcv } from './ohlcv.ts';
 import { orderbook } from './orderbook.ts';
 import { perpdex } from './perpdex.ts';
@@ -43,4 +47,8 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
   marketClockRoute,
   rates,
   earningsCalendar,
+  atr,
+  fvg,
+  liquidityLevelsRoute,
+  momentumScoreRoute,
 ];

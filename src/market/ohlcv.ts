@@ -42,7 +42,10 @@ export const ohlcv = defineRoute({
   path: '/v1/ohlcv',
   summary: 'Candles (OHLCV) of a crypto pair or a US equity/ETF',
   description:
-    'The most recent `limit` candles, oldest first. Crypto: Binance spot klines (volume in the base asset). ' +
+    'The most recent `limit` candles, oldest first. Crypto: Binance spot klines (volume in the base asset); when Binance fails (HTTP 451 from the US, ' +
+    'errors, its circuit open) or is slower than the hedge delay, Coinbase Exchange candles of BASE-USD (meta.fallback says why; 4h, 30m and 1w are built ' +
+    'from 1h, 15m and 1d candles, a bucket missing one is left out; a bucket without trades has no Coinbase candle, so fewer can come back). ' +
+    'An explicit USD pair (BTC-USD) is served by Coinbase Exchange directly. ' +
     `Equities/ETFs: Yahoo Finance chart bars (timeframes ${EQUITY_TIMEFRAME_LIST}; bars with a missing open/high/low/close are dropped, never filled). ` +
     'The newest candle may still be open.',
   tag: 'Exchange data',
@@ -53,7 +56,7 @@ export const ohlcv = defineRoute({
   handler: async (req, ctx) => {
     const { timeframe, limit } = req.query;
     const sym = parseSymbol(req.query.symbol, req.query.asset_class);
-    const series = await loadCandles(ctx.sources, sym, timeframe, limit);
+    const series = await loadCandles(ctx, sym, timeframe, limit);
     return envelope(
       { symbol: series.symbol, asset_class: series.asset_class, timeframe, currency: series.currency, candles: series.candles },
       series.sources,

@@ -3,6 +3,7 @@
 import { newYorkDate } from '../../src/analytics/new-york-time.ts';
 import { SOURCES, urlVariables } from '../../src/sources/index.ts';
 import { recorded, recordedText } from '../fixtures.ts';
+import { coinbaseCandlesHandler, constructedCoinbaseRow, klinesHandler } from './candles.ts';
 import { FakeUpstream, type FakeHandler, type FakeReply } from './fake-upstream.ts';
 import { recordedJsonRpc } from './recorded-rpc.ts';
 
@@ -19,12 +20,14 @@ export const RECORDED_ROUTES: Record<string, Record<string, FakeReply | FakeHand
   },
   binance: {
     'GET /api/v3/ticker/24hr': { body: recorded('binance__spot_ticker_24hr.json') },
-    'GET /api/v3/klines': { body: recorded('binance__spot_klines.json') },
+    // The analytics need hundreds of candles: the constructed series in Binance's format, re-stamped onto the requested interval.
+    'GET /api/v3/klines': klinesHandler(),
     'GET /api/v3/depth': { body: recorded('binance__spot_depth.json') },
   },
   coinbase: {
     'GET /products/BTC-USD/ticker': { body: recorded('coinbase__ticker.json') },
     'GET /products/BTC-USD/book': { body: recorded('coinbase__product_book_level2.json') },
+    'GET /products/BTC-USD/candles': coinbaseCandlesHandler(constructedCoinbaseRow),
   },
   kraken: { 'GET /0/public/Depth': { body: recorded('kraken__public_depth.json') } },
   yahoo: { 'GET /v8/finance/chart/AAPL': { body: recorded('yahoo__chart_AAPL_1d.json') } },

@@ -1,0 +1,98 @@
+// Wilder's Average True Range and where today's sits among recent values. Pure: closed candles
+// (oldest first) in, numbers out.
+import type { Bar } from './candles.ts';
+import { clean } from './numbers.ts';
+
+/** ATR% values the percentile is taken over: the last 100 closed candles' ATR%, the newest included. */
+export const ATR_LOOKBACK = 100;
+
+export type AtrRegime = 'low' | 'normal' | 'high' | 'extreme';
+
+/**
+ * True range of each candle after the first (the first has no previous close):
+ * TR_i = max(high_i − low_i, |high_i − close_{i−1}|, |low_i − close_{i−1}|). Index k is candle k + 1.
+ */
+export function trueRanges(c: readonly Bar[]): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < c.length; i++) {
+    const { high, low } = c[i]!;
+    const prev = c[i - 1]!.close;
+    out.push(Math.max(high - low, Math.abs(high - prev), Math.abs(low - prev)));
+  }
+  return out;
+}
+
+/**
+ * Wilder's ATR at every candle from index `period` on (index k of the result is candle period + k):
+ * the first is the simple mean of the first `period` true ranges (candles 1..period), then
+ * ATR_i = (ATR_{i−1} × (period − 1) + TR_i) / period. Empty when there are fewer than period + 1 candles.
+ */
+export function wilderAtr(c: readonly Bar[], period: number): number[] {
+  const tr = trueRanges(c);
+  if (tr.length < period) return [];
+  let atr = tr.slice(0, period).reduce((a, b) => a + b, 0) / period;
+  const out = [atr];
+  for (let k = period; k < tr.length; k++) {
+    atr = (atr * (period - 1) + tr[k]!) / period;
+    out.push(atr);
+  }
+  return out;
+}
+
+/** Closed candles an ATR report needs: period + 1 for the first ATR, then one more per further value of the window. */
+export function atrCandlesNeeded(period: number, lookback = ATR_LOOKBACK): number {
+  return period + lookback;
+}
+
+/**
+ * Where `value` sits among `others`: the share of them strictly below it, in percent (0 = below
+ * all of them ... 100 = above all of them). Null when there are no others.
+ */
+export function percentileRank(value: number, others: readonly number[]): number | null {
+  if (others.length === 0) return null;
+  return clean((100 * others.filter((v) => v < value).length) / others.length);
+}
+
+/** low < 25th percentile ≤ normal ≤ 75th < high ≤ 95th < extreme. */
+export function atrRegime(percentile: number): AtrRegime {
+  if (percentile < 25) return 'low';
+  if (percentile <= 75) return 'normal';
+  if (percentile <= 95) return 'high';
+  return 'extreme';
+}
+
+export interface AtrReport {
+  atr: number;
+  /** atr / last_close × 100. */
+  atr_pct: number;
+  last_close: number;
+  /** Percentile rank of today's ATR% among the other ATR% values of the window. */
+  percentile: number;
+  regime: AtrRegime;
+  lookback: { bars: number; from: string; to: string };
+}
+
+/**
+ * Today's ATR (at the last closed candle), as a share of its close, and its regime: ATR%_i = ATR_i /
+ * close_i × 100 for the last `lookback` candles (today included); `percentile` = share of the other
+ * lookback − 1 values strictly below today's. Null when there are fewer than period + lookback candles.
+ */
+export function atrReport(c: readonly Bar[], period: number, lookback = ATR_LOOKBACK): AtrReport | null {
+  if (c.length < atrCandlesNeeded(period, lookback) || lookback < 2) return null;
+  const atr = wilderAtr(c, period);
+  const window = atr.slice(-lookback).map((a, k) => {
+    const candle = c[c.length - lookback + k]!;
+    return { time: candle.time, pct: (a / candle.close) * 100 };
+  });
+  const today = window.at(-1)!;
+  const percentile = percentileRank(today.pct, window.slice(0, -1).map((w) => w.pct))!;
+  const last = c.at(-1)!;
+  return {
+    atr: clean(atr.at(-1)!),
+    atr_pct: clean(today.pct),
+    last_close: last.close,
+    percentile,
+    regime: atrRegime(percentile),
+    lookback: { bars: lookback, from: window[0]!.time, to: today.time },
+  };
+}

@@ -1,0 +1,47 @@
+// The input of every candle analytics endpoint: the most recent closed candles of a symbol. The
+// candle still forming is dropped, and too few closed candles for the computation is the caller's
+// 400, saying how many are needed. A candle is closed when its open time + timeframe ≤ the time the
+// source answered (not the time of this request): a cached answer holds the candle as it was then,
+// so a candle forming when it was fetched stays out even after its period has ended.
+import { closedCandles, closeTime } from '../analytics/candles.ts';
+import { BadRequestError } from '../http/errors.ts';
+import { loadCandles, TIMEFRAME_MS, type Candle, type CandleContext, type CandleSeries, type Timeframe } from './candles.ts';
+import type { MarketSymbol } from './symbols.ts';
+
+/** The most candles one load asks for: Binance klines serve at most 1000 per call (as /v1/ohlcv's limit). */
+export const MAX_LOAD = 1000;
+
+export interface ClosedSeries {
+  series: CandleSeries;
+  /** The last `wanted` closed candles (or all of them when fewer), oldest first. */
+  closed: Candle[];
+  /** When the last closed candle's period ended (open time + timeframe), ISO-8601 UTC. */
+  as_of: string;
+}
+
+/**
+ * Loads `wanted` + 1 candles (the newest may be forming; at most MAX_LOAD, so wanted = 1000 gives 999
+ * closed candles while one is forming), keeps the closed ones (at most `wanted`), and answers 400 when
+ * fewer than `needed` are closed; `why` says what needs them.
+ */
+export async function loadClosedCandles(
+  ctx: CandleContext,
+  sym: MarketSymbol,
+  timeframe: Timeframe,
+  wanted: number,
+  needed: number,
+  why: string,
+  now = Date.now(),
+): Promise<ClosedSeries> {
+  const series = await loadCandles(ctx, sym, timeframe, Math.min(wanted + 1, MAX_LOAD), now);
+  // Several answers (Coinbase pages): the earliest of them decides.
+  const answeredAt = Math.min(...series.sources.map((s) => Date.parse(s.fetched_at)));
+  const closed = closedCandles(series.candles, TIMEFRAME_MS[timeframe], answeredAt).slice(-wanted);
+  if (closed.length < needed || closed.length === 0) {
+    const provider = series.sources.map((s) => s.provider).join(', ');
+    throw new BadRequestError(
+      `${why} needs at least ${needed} closed ${timeframe} candles; ${provider} has ${closed.length} for ${series.symbol}`,
+    );
+  }
+  return { series, closed, as_of: closeTime(closed.at(-1)!, TIMEFRAME_MS[timeframe]) };
+}
