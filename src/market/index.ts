@@ -8,6 +8,11 @@ import { ohlcv } from './ohlcv.ts';
 import { orderbook } from './orderbook.ts';
 import { perpdex } from './perpdex.ts';
 import { price } from './price.ts';
+import { volatility } from './volatility.ts';
+import { defiTvl } from './defi-tvl.ts';
+import { sentiment } from './sentiment.ts';
+import { marketOverview } from './market-overview.ts';
+import { gas } from './gas.ts';
 
 export const MARKET_ROUTES: readonly RouteDef[] = [
   healthRoute('market data', 'Reference'),
@@ -19,4 +24,9 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
   longShortRatio,
   basis,
   perpdex,
+  volatility,
+  defiTvl,
+  sentiment,
+  marketOverview,
+  gas,
 ];

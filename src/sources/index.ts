@@ -11,6 +11,11 @@ import { goplusSource } from './goplus.ts';
 import { hyperliquidSource } from './hyperliquid.ts';
 import { krakenSource } from './kraken.ts';
 import { yahooSource } from './yahoo.ts';
+import { deribitSource } from './deribit.ts';
+import { defillamaSource } from './defillama.ts';
+import { alternativeMeSource } from './alternative-me.ts';
+import { coingeckoSource } from './coingecko.ts';
+import { etherscanSource } from './etherscan.ts';
 
 export const SOURCES = [
   goplusSource,
@@ -26,6 +31,11 @@ export const SOURCES = [
   rpcArbitrumSource,
   rpcOptimismSource,
   rpcPolygonSource,
+  deribitSource,
+  defillamaSource,
+  alternativeMeSource,
+  coingeckoSource,
+  etherscanSource,
 ] as const;
 
 type Descriptors = (typeof SOURCES)[number];

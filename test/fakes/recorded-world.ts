@@ -3,6 +3,7 @@
 import { SOURCES, urlVariables } from '../../src/sources/index.ts';
 import { recorded } from '../fixtures.ts';
 import { FakeUpstream, type FakeHandler, type FakeReply } from './fake-upstream.ts';
+import { feeHistoryWithMedianColumn } from './fee-history.ts';
 
 /** The recorded answer of each provider, by `METHOD path`, for the requests the route examples make. */
 export const RECORDED_ROUTES: Record<string, Record<string, FakeReply | FakeHandler>> = {
@@ -43,6 +44,28 @@ export const RECORDED_ROUTES: Record<string, Record<string, FakeReply | FakeHand
     'GET /v5/market/open-interest': { body: recorded('bybit__open_interest_BTCUSDT_1h.json') },
   },
   hyperliquid: { 'POST /info': { body: recorded('hyperliquid__metaAndAssetCtxs_live_shape.json') } },
+  deribit: {
+    'GET /api/v2/public/get_volatility_index_data': { body: recorded('deribit__get_volatility_index_data.json') },
+    'GET /api/v2/public/get_historical_volatility': { body: recorded('deribit__get_historical_volatility.json') },
+  },
+  defillama: {
+    'GET /v2/chains': { body: recorded('defillama__v2_chains.json') },
+    'GET /stablecoins': { body: recorded('defillama__stablecoins.json') },
+    'GET /pools': { body: recorded('defillama__yields_pools.json') },
+  },
+  'alternative.me': { 'GET /fng/': { body: recorded('alternativeme__fng.json') } },
+  coingecko: {
+    'GET /api/v3/global': { body: recorded('coingecko__global.json') },
+    'GET /api/v3/coins/markets': { body: recorded('coingecko__coins_markets.json') },
+  },
+  etherscan: { 'GET /v2/api': { body: recorded('etherscan__gasoracle.json') } },
+  // /v1/gas without ETHERSCAN_API_KEY: eth_feeHistory (see fee-history.ts for its constructed median column).
+  'rpc:ethereum': {
+    'POST /': (req) =>
+      JSON.parse(req.body).method === 'eth_feeHistory'
+        ? { body: feeHistoryWithMedianColumn() }
+        : { body: { jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'the recorded world has no answer for this method' } } },
+  },
 };
 
 export interface RecordedWorld {

@@ -21,6 +21,11 @@ export const SWEEP_CALLS: Record<string, (s: Sources) => Promise<unknown>> = {
   'rpc:arbitrum': (s) => s.rpcArbitrum.request('eth_blockNumber', []),
   'rpc:optimism': (s) => s.rpcOptimism.request('eth_blockNumber', []),
   'rpc:polygon': (s) => s.rpcPolygon.client.getBlockNumber({ cacheTime: 0 }).catch((err) => Promise.reject(upstreamCause(err) ?? err)),
+  deribit: (s) => s.deribit.historicalVolatility('BTC'),
+  defillama: (s) => s.defillama.chains(),
+  'alternative.me': (s) => s.alternativeMe.fearGreed(),
+  coingecko: (s) => s.coingecko.global(),
+  etherscan: (s) => s.etherscan.gasOracle(),
 };
 
 /** A test-only free route that makes one provider's sweep call. */
