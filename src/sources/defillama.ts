@@ -11,12 +11,12 @@ import { z } from 'zod';
 import { env } from '../env.ts';
 import { UpstreamError } from '../http/errors.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
-import { parsePoolsText, type PoolRow, type PoolsOutcome } from './defillama-pools.ts';
+import { parsePoolsText, type PoolsOutcome, type PoolTable } from './defillama-pools.ts';
 import { runOffThread, workerModule } from './off-thread.ts';
 import { optionalDecimal } from './wire.ts';
 
 export const DEFILLAMA = 'defillama';
-export type { PoolRow } from './defillama-pools.ts';
+export type { PoolRow, PoolTable } from './defillama-pools.ts';
 
 const POOLS_WORKER = workerModule('defillama-pools-worker', import.meta.url);
 
@@ -88,11 +88,11 @@ const stablecoinsSchema = z
       .sort(byDescending((s) => s.circulating_usd)),
   );
 
-/** The pools document arrives as text (not parsed on the event loop) and leaves as compact rows. */
+/** The pools document arrives as text (not parsed on the event loop) and leaves as a compact table, which the cache keeps. */
 const poolsSchema = z.string().transform(async (text) => {
   const outcome = await parsePools(text);
   if (!outcome.ok) throw new UpstreamError(DEFILLAMA, outcome.failure, `${DEFILLAMA} ${outcome.message}`);
-  return outcome.pools;
+  return outcome.table;
 });
 
 /** On a worker thread; on this thread only if a worker cannot be started. */
@@ -136,7 +136,7 @@ function createDefiLlama(ctx: SourceContext<DefiLlamaSettings>) {
     },
 
     /** Every yield pool, largest TVL first. One ~11.5 MB download per TTL, shared by every request. */
-    async pools(): Promise<Sourced<PoolRow[]>> {
+    async pools(): Promise<Sourced<PoolTable>> {
       return ctx.fetch({
         url: `${s.yieldsBaseUrl}/pools`,
         format: 'text',
