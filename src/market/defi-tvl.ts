@@ -112,8 +112,8 @@ function stablecoinsView(rows: StablecoinRow[], limit: number): Data {
 }
 
 function yieldsView(pools: PoolTable, limit: number, chain: string | undefined, project: string | undefined): Data {
-  // The table is sorted by TVL once per download; a request scans its columns (about a millisecond for ~17k
-  // pools) and builds objects only for the rows it serves.
+  // The table is sorted by TVL once per download; a request scans its integer chain/project columns and
+  // builds objects only for the rows it serves.
   const got = selectPools(pools, { chain, project }, limit);
   if (!got.chainKnown) throw new NotFoundError(`${DEFILLAMA} lists no yield pool on chain '${chain}'`, DEFILLAMA);
   if (!got.projectKnown) throw new NotFoundError(`${DEFILLAMA} lists no yield pool of project '${project}'`, DEFILLAMA);
