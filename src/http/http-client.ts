@@ -148,7 +148,8 @@ export class HttpClient {
       throw RETRYABLE_STATUS.has(res.statusCode) ? new RetryableStatus(failure) : failure;
     }
 
-    const checked = req.schema.safeParse(body);
+    // Async, so that a schema may hand a large document to a worker thread (DefiLlama's yields).
+    const checked = await req.schema.safeParseAsync(body);
     if (!checked.success) {
       const issue = checked.error.issues[0];
       const where = issue && issue.path.length ? ` at ${issue.path.join('.')}` : '';

@@ -24,6 +24,11 @@ import { predmktMarket } from './predmkt-market.ts';
 import { predmktProbability } from './predmkt-probability.ts';
 import { price } from './price.ts';
 import { rates } from './rates.ts';
+import { volatility } from './volatility.ts';
+import { defiTvl } from './defi-tvl.ts';
+import { sentiment } from './sentiment.ts';
+import { marketOverview } from './market-overview.ts';
+import { gas } from './gas.ts';
 
 export const MARKET_ROUTES: readonly RouteDef[] = [
   healthRoute('market data', 'Reference'),
@@ -51,4 +56,9 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
   fvg,
   liquidityLevelsRoute,
   momentumScoreRoute,
+  volatility,
+  defiTvl,
+  sentiment,
+  marketOverview,
+  gas,
 ];

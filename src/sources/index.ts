@@ -14,6 +14,11 @@ import { krakenSource } from './kraken.ts';
 import { nasdaqSource } from './nasdaq.ts';
 import { treasurySource } from './treasury.ts';
 import { yahooSource } from './yahoo.ts';
+import { deribitSource } from './deribit.ts';
+import { defillamaSource } from './defillama.ts';
+import { alternativeMeSource } from './alternative-me.ts';
+import { coingeckoSource } from './coingecko.ts';
+import { etherscanSource } from './etherscan.ts';
 
 export const SOURCES = [
   goplusSource,
@@ -32,6 +37,11 @@ export const SOURCES = [
   kalshiSource,
   treasurySource,
   nasdaqSource,
+  deribitSource,
+  defillamaSource,
+  alternativeMeSource,
+  coingeckoSource,
+  etherscanSource,
 ] as const;
 
 type Descriptors = (typeof SOURCES)[number];

@@ -4,6 +4,7 @@
 import { toFunctionSelector } from 'viem';
 import { recorded } from '../fixtures.ts';
 import type { FakeHandler, FakeReply } from './fake-upstream.ts';
+import { feeHistoryWithMedianColumn } from './fee-history.ts';
 
 const BY_METHOD: Record<string, string> = {
   eth_blockNumber: 'evm-rpc__eth_blockNumber.json',
@@ -28,6 +29,8 @@ interface RpcRequest {
 }
 
 function answer(req: RpcRequest): unknown {
+  // /v1/gas without ETHERSCAN_API_KEY: the recorded mainnet fee history (see fee-history.ts for its constructed median column).
+  if (req.method === 'eth_feeHistory') return { ...feeHistoryWithMedianColumn(), id: req.id };
   const call = req.params?.[0] as { data?: string } | undefined;
   const file = req.method === 'eth_call' ? BY_SELECTOR[String(call?.data).slice(0, 10)] : BY_METHOD[String(req.method)];
   if (!file) return { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: `the recorded world has no answer for ${req.method}` } };

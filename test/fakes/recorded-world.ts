@@ -66,6 +66,21 @@ export const RECORDED_ROUTES: Record<string, Record<string, FakeReply | FakeHand
     [`GET ${treasuryCsvPath(Number(newYorkDate(Date.now()).slice(0, 4)) - 1)}`]: { body: recordedText('treasury__daily_par_yield_curve_2025_blank_cell.TRIMMED.csv') },
   },
   nasdaq: { 'GET /api/calendar/earnings': { body: recorded('nasdaq__calendar_earnings.json') } },
+  deribit: {
+    'GET /api/v2/public/get_volatility_index_data': { body: recorded('deribit__get_volatility_index_data.json') },
+    'GET /api/v2/public/get_historical_volatility': { body: recorded('deribit__get_historical_volatility.json') },
+  },
+  defillama: {
+    'GET /v2/chains': { body: recorded('defillama__v2_chains.json') },
+    'GET /stablecoins': { body: recorded('defillama__stablecoins.json') },
+    'GET /pools': { body: recorded('defillama__yields_pools.json') },
+  },
+  'alternative.me': { 'GET /fng/': { body: recorded('alternativeme__fng.json') } },
+  coingecko: {
+    'GET /api/v3/global': { body: recorded('coingecko__global.json') },
+    'GET /api/v3/coins/markets': { body: recorded('coingecko__coins_markets.json') },
+  },
+  etherscan: { 'GET /v2/api': { body: recorded('etherscan__gasoracle.json') } },
 };
 
 function treasuryCsvPath(year: number): string {

@@ -24,6 +24,11 @@ export const SWEEP_CALLS: Record<string, (s: Sources) => Promise<unknown>> = {
   kalshi: (s) => s.kalshi.market('KXELONMARS-99'),
   treasury: (s) => s.treasury.yieldCurve(2026),
   nasdaq: (s) => s.nasdaq.earnings('2024-07-03'),
+  deribit: (s) => s.deribit.historicalVolatility('BTC'),
+  defillama: (s) => s.defillama.chains(),
+  'alternative.me': (s) => s.alternativeMe.fearGreed(),
+  coingecko: (s) => s.coingecko.global(),
+  etherscan: (s) => s.etherscan.gasOracle(),
 };
 
 /**
