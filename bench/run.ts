@@ -106,6 +106,7 @@ const app = await startServer(['dist/server.js'], {
   API_KEYS: 'bench-key',
   CACHE_TTL_TOKEN_RISK_S: '3600',
   CACHE_TTL_PRICE_S: '3600',
+  CACHE_TTL_SENTIMENT_S: '3600',
 });
 
 // The reference route sends exactly the bytes of a cached token-risk answer.
@@ -127,6 +128,7 @@ try {
   results.push(await load(HELLO, HELLO, hello, '/'));
   results.push(await load(SAME, HELLO, hello, '/same-bytes'));
   results.push(await load('GET /health (free, no upstream)', HELLO, app, '/health'));
+  results.push(await load('GET /v1/sentiment (cached, free)', HELLO, app, '/v1/sentiment'));
   results.push(await load('GET /v1/price (cached, API key)', HELLO, app, '/v1/price?symbol=BTC', { 'x-api-key': 'bench-key' }));
   results.push(await load('GET /risk/v1/token-risk (cached, free)', SAME, app, tokenRiskPath));
 } finally {
@@ -144,6 +146,6 @@ for (const r of results) {
 }
 const calls = (provider: string, path: string) => world.fakes[provider]!.calls(path).length;
 console.log(
-  `\nupstream calls during the run: goplus ${calls('goplus', '/api/v1/token_security/8453')}, binance ${calls('binance', '/api/v3/ticker/24hr')} (one per cached burst is the target; the first token-risk call above made the goplus one)`,
+  `\nupstream calls during the run: goplus ${calls('goplus', '/api/v1/token_security/8453')}, binance ${calls('binance', '/api/v3/ticker/24hr')}, alternative.me ${calls('alternative.me', '/fng/')} (one per cached burst is the target; the first token-risk call above made the goplus one)`,
 );
 await world.stop();

@@ -42,6 +42,12 @@ declare module 'fastify' {
 export const INVALID_KEY = 'invalid or revoked API key';
 export const KEY_REQUIRED = 'an API key is required (x-api-key header); x402 payments are not configured on this server';
 
+/**
+ * x-ratelimit-* go with the 429 (with Retry-After), not with every answer: three headers on every
+ * response measured as a tenth of a cached answer's cost; the limits themselves are in /v1/status.
+ */
+export const WITHOUT_QUOTA_HEADERS = { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false };
+
 const LIMIT_SCOPES = { key: 'per API key', paid: 'per client without an API key', free: 'per client' } as const;
 
 /** Installs the hooks on the (encapsulated) context that holds interface B's routes. Register routes after it. */
@@ -59,6 +65,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   const { limits } = opts;
   await app.register(rateLimit, {
     hook: 'onRequest',
+    addHeadersOnExceeding: WITHOUT_QUOTA_HEADERS,
     timeWindow: 60_000,
     keyGenerator: (req) => (req.credential?.kind === 'key' ? `key:${req.credential.key.id}` : `${req.credential ? 'paid' : 'free'}:${req.ip}`),
     max: (_req, bucket) => (bucket.startsWith('key:') ? limits.keyPerMinute : bucket.startsWith('paid:') ? limits.paidIpPerMinute : limits.freePerMinute),

@@ -59,7 +59,7 @@ function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: Fastify
   void reply.code(status).type('application/json; charset=utf-8').send({ error: err.code === 'FST_ERR_BAD_URL' ? 'malformed URL (invalid percent-encoding)' : err.message });
 }
 
-const STRICT_API_CSP = { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] } };
+const STRICT_API_CSP = { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } };
 
 /** Runs helmet's middleware once against a stub response and keeps the headers it set. */
 function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, string> {
@@ -76,14 +76,15 @@ function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, st
  * Security headers, computed once with helmet (@fastify/helmet rebuilds helmet's middleware on every
  * request, measured as the largest single cost of a cached answer; and every header costs CPU on every
  * response). JSON answers get what OWASP's REST Security Cheat Sheet lists for APIs: a CSP that
- * forbids everything (default-src 'none', frame-ancestors 'none'), nosniff, X-Frame-Options DENY, and
- * HSTS when the request came over HTTPS (browsers ignore it over plain HTTP). HTML pages (/docs) get
+ * forbids everything (default-src 'none', frame-ancestors 'none': no framing, which every current
+ * browser honours, so X-Frame-Options, its legacy form, is left to the HTML pages), nosniff, and HSTS
+ * when the request came over HTTPS (browsers ignore it over plain HTTP). HTML pages (/docs) get
  * helmet's full set; Swagger UI then replaces the CSP with its own (openapi.ts).
  */
 export const SECURITY_HEADERS = {
   api: helmetHeaders({
     contentSecurityPolicy: STRICT_API_CSP,
-    xFrameOptions: { action: 'deny' },
+    xFrameOptions: false,
     strictTransportSecurity: false,
     // Meaningless for JSON answers (they are not documents that navigate, embed or are embedded):
     crossOriginOpenerPolicy: false,
