@@ -221,6 +221,10 @@ describe('rate limits', () => {
     expect(limited.json()).toEqual({ error: expect.stringMatching(/^rate limit exceeded: 2 requests per minute per client; retry in \d+ s$/) });
     // Another client is not affected.
     expect((await t.app.inject({ url: '/v1/status', remoteAddress: '10.0.0.9' })).statusCode).toBe(200);
+    // An IPv6 client counts by its /64: rotating addresses inside it does not escape the limit.
+    const from = (remoteAddress: string) => t.app.inject({ url: '/v1/status', remoteAddress }).then((r) => r.statusCode);
+    expect([await from('2001:db8:1:2::1'), await from('2001:db8:1:2::2'), await from('2001:db8:1:2:ffff::3')]).toEqual([200, 200, 429]);
+    expect(await from('2001:db8:1:3::1')).toBe(200);
     await t.app.close();
   });
 

@@ -1,3 +1,4 @@
+import { clientBucket } from '../src/access/client-bucket.ts';
 import { describe, expect, it } from 'vitest';
 import { atomicAmount } from '../src/access/x402/price.ts';
 import { ResponseCache } from '../src/http/cache.ts';
@@ -92,4 +93,17 @@ describe('parseSymbol (the default asset-class rule)', () => {
     expect(coinbaseProduct(parseSymbol('BTC') as never)).toBe('BTC-USD');
     expect(coinbaseProduct(parseSymbol('BTC-USDT') as never)).toBe('BTC-USDT');
   });
+});
+
+describe('clientBucket (whose quota a request counts against)', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['2001:db8:85a3:1:8a2e:370:7334:1', '2001:db8:85a3:1::/64'],
+    ['2001:db8:85a3:1:ffff::2', '2001:db8:85a3:1::/64'],
+    ['2001:0DB8:0000:0001::', '2001:db8:0:1::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['not:an:address:::', 'not:an:address:::'],
+  ])('%s → %s', (ip, bucket) => expect(clientBucket(ip)).toBe(bucket));
 });

@@ -8,6 +8,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../http/errors.ts';
+import { clientBucket } from './client-bucket.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
 
 export interface PaymentGate {
@@ -67,7 +68,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     hook: 'onRequest',
     addHeadersOnExceeding: WITHOUT_QUOTA_HEADERS,
     timeWindow: 60_000,
-    keyGenerator: (req) => (req.credential?.kind === 'key' ? `key:${req.credential.key.id}` : `${req.credential ? 'paid' : 'free'}:${req.ip}`),
+    keyGenerator: (req) => (req.credential?.kind === 'key' ? `key:${req.credential.key.id}` : `${req.credential ? 'paid' : 'free'}:${clientBucket(req.ip)}`),
     max: (_req, bucket) => (bucket.startsWith('key:') ? limits.keyPerMinute : bucket.startsWith('paid:') ? limits.paidIpPerMinute : limits.freePerMinute),
     errorResponseBuilder: (req, ctx) => {
       const scope = LIMIT_SCOPES[req.credential?.kind === 'key' ? 'key' : req.credential ? 'paid' : 'free'];

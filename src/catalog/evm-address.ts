@@ -40,6 +40,10 @@ export function addressProblem(reason: 'malformed' | 'checksum', accepted = ACCE
 
 /** Why `input` is not an acceptable EVM address, worded to follow "query parameter 'x' …"; null when it is one. */
 export function evmAddressProblem(input: string): string | null {
+  if (!SHAPE.test(input)) return addressProblem('malformed');
+  // Same-case addresses carry no checksum: accepted without hashing (keccak on every request is not free).
+  const hex = input.slice(2);
+  if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return null;
   const check = checkEvmAddress(input);
   return check.ok ? null : addressProblem(check.reason);
 }

@@ -3,6 +3,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { WITHOUT_QUOTA_HEADERS } from '../access/access-control.ts';
+import { clientBucket } from '../access/client-bucket.ts';
 import type { RouteContext } from '../catalog/context.ts';
 import { evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../catalog/evm-address.ts';
 import { describeEndpoint, requiredString } from '../catalog/params.ts';
@@ -177,6 +178,7 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
   // Per client IP on every route but /risk/health (declared rateLimited: false).
   await app.register(rateLimit, {
     addHeadersOnExceeding: WITHOUT_QUOTA_HEADERS,
+    keyGenerator: (req) => clientBucket(req.ip),
     max: ctx.config.risk.rateLimitPerMinute,
     timeWindow: 60_000,
     errorResponseBuilder: (_req, rl) => new AppError(429, `rate limit exceeded: ${rl.max} requests per minute per client; retry in ${Math.ceil(rl.ttl / 1000)} s`),
