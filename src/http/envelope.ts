@@ -1,6 +1,7 @@
 // The success envelope every endpoint answers with, the provenance of its data, and its
-// serialisation. A cached provider answer keeps serving the same `data` object (see `derived`), so
-// its JSON is made once and reused; only the small `meta` is serialised per request.
+// serialisation. A handler that derives its `data` from a cached provider answer with `derived` serves
+// the same object on every hit, so its JSON is made once and reused; only the small `meta` is
+// serialised per request. (Derived objects must not be mutated once served.)
 import type { Stamp } from './cache.ts';
 
 export interface SourceMeta {
@@ -56,18 +57,21 @@ export function derived<T>(from: object, key: string, build: () => T): T {
   if (byKey.has(key)) return byKey.get(key) as T;
   const value = build();
   byKey.set(key, value);
+  if (value !== null && typeof value === 'object') serializedData.set(value, null);
   return value;
 }
 
-const serializedData = new WeakMap<object, string>();
+/** JSON text of `derived` objects (null until first serialised); other objects are not kept. */
+const serializedData = new WeakMap<object, string | null>();
 
-/** JSON of a response; an envelope's `data` object is serialised once and its text reused. */
+/** JSON of a response; the `data` of a derived (cached) answer is serialised once and its text reused. */
 export function serialize(payload: unknown): string {
   const p = payload as Envelope<unknown> | null;
   if (p === null || typeof p !== 'object' || !('data' in p) || !('meta' in p) || typeof p.data !== 'object' || p.data === null) {
     return JSON.stringify(payload);
   }
   let data = serializedData.get(p.data);
-  if (data === undefined) serializedData.set(p.data, (data = JSON.stringify(p.data)));
+  if (data === undefined) return JSON.stringify(p);
+  if (data === null) serializedData.set(p.data, (data = JSON.stringify(p.data)));
   return `{"data":${data},"meta":${JSON.stringify(p.meta)}}`;
 }
