@@ -5,14 +5,14 @@ import fc from 'fast-check';
 import { TR, WSMA } from 'trading-signals';
 import { describe, expect, it } from 'vitest';
 import { atrRegime, atrReport, percentileRank, trueRanges, wilderAtr } from '../src/analytics/atr.ts';
-import type { Bar } from '../src/analytics/candles.ts';
+import type { Candle } from '../src/analytics/candles.ts';
 import { constructedKlines } from './fakes/candles.ts';
 
 const day = (i: number) => new Date(Date.UTC(2025, 0, 1 + i)).toISOString();
-const bars = (rows: [h: number, l: number, c: number][]): Bar[] => rows.map(([high, low, close], i) => ({ time: day(i), open: close, high, low, close, volume: 1 }));
+const bars = (rows: [h: number, l: number, c: number][]): Candle[] => rows.map(([high, low, close], i) => ({ time: day(i), open: close, high, low, close, volume: 1 }));
 
 /** The constructed series (Binance kline rows) as candles. */
-const fixtureBars = (): Bar[] =>
+const fixtureBars = (): Candle[] =>
   constructedKlines().map((r) => ({ time: new Date(r[0]).toISOString(), open: Number(r[1]), high: Number(r[2]), low: Number(r[3]), close: Number(r[4]), volume: Number(r[5]) }));
 
 // H, L, C; true ranges from candle 1 on:
@@ -97,10 +97,10 @@ const candleSeries = (min: number, max: number) =>
       { minLength: min, maxLength: max },
     )
     .map((rows) =>
-      rows.map(({ o, c, up, down }, i): Bar => ({ time: day(i), open: o, close: c, high: Math.max(o, c) + up, low: Math.min(o, c) * (1 - down), volume: 1 })),
+      rows.map(({ o, c, up, down }, i): Candle => ({ time: day(i), open: o, close: c, high: Math.max(o, c) + up, low: Math.min(o, c) * (1 - down), volume: 1 })),
     );
 
-const scale = (c: Bar[], k: number, shift = 0): Bar[] =>
+const scale = (c: Candle[], k: number, shift = 0): Candle[] =>
   c.map((b) => ({ ...b, open: b.open * k + shift, high: b.high * k + shift, low: b.low * k + shift, close: b.close * k + shift }));
 
 describe('ATR properties', () => {

@@ -1,11 +1,11 @@
 // Fair value gaps (src/analytics/fvg.ts): hand-worked series and properties.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Bar } from '../src/analytics/candles.ts';
+import type { Candle } from '../src/analytics/candles.ts';
 import { fairValueGaps, type GapStatus } from '../src/analytics/fvg.ts';
 
 const hour = (i: number) => new Date(Date.UTC(2025, 0, 1, i)).toISOString();
-const bars = (rows: [o: number, h: number, l: number, c: number][]): Bar[] => rows.map(([open, high, low, close], i) => ({ time: hour(i), open, high, low, close, volume: 1 }));
+const bars = (rows: [o: number, h: number, l: number, c: number][]): Candle[] => rows.map(([open, high, low, close], i) => ({ time: hour(i), open, high, low, close, volume: 1 }));
 
 // Candle 2's low 12 is above candle 0's high 11: a bullish gap 11 … 12. Candle 3 dips to 11.6, candle 4 to 10.8.
 const BULLISH = bars([
@@ -98,13 +98,13 @@ const RANK: Record<GapStatus, number> = { unfilled: 0, partially_filled: 1, fill
 
 const randomSeries = fc
   .array(fc.record({ mid: fc.double({ min: 10, max: 100, noNaN: true }), half: fc.double({ min: 0.01, max: 10, noNaN: true }) }), { minLength: 3, maxLength: 40 })
-  .map((rows) => rows.map(({ mid, half }, i): Bar => ({ time: hour(i), open: mid, high: mid + half, low: mid - half, close: mid, volume: 1 })));
+  .map((rows) => rows.map(({ mid, half }, i): Candle => ({ time: hour(i), open: mid, high: mid + half, low: mid - half, close: mid, volume: 1 })));
 
 describe('fair value gap properties', () => {
   it('a series whose candles all trade through one common price has no gap', () => {
     const overlapping = fc
       .array(fc.record({ up: fc.double({ min: 0, max: 50, noNaN: true }), down: fc.double({ min: 0, max: 50, noNaN: true }) }), { minLength: 3, maxLength: 60 })
-      .map((rows) => rows.map(({ up, down }, i): Bar => ({ time: hour(i), open: 100, high: 100 + up, low: 100 - down, close: 100, volume: 1 })));
+      .map((rows) => rows.map(({ up, down }, i): Candle => ({ time: hour(i), open: 100, high: 100 + up, low: 100 - down, close: 100, volume: 1 })));
     fc.assert(fc.property(overlapping, (c) => fairValueGaps(c)!.gaps.length === 0));
   });
 

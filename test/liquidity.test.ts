@@ -1,10 +1,10 @@
 // Liquidity levels (src/analytics/liquidity.ts) on a hand-worked series.
 import { describe, expect, it } from 'vitest';
-import type { Bar } from '../src/analytics/candles.ts';
+import type { Candle } from '../src/analytics/candles.ts';
 import { equalLevelPools, levelStatus, liquidityLevels, swingIndices } from '../src/analytics/liquidity.ts';
 
 const hour = (i: number) => new Date(Date.UTC(2025, 0, 1, i)).toISOString();
-const bars = (rows: [h: number, l: number, c: number][]): Bar[] => rows.map(([high, low, close], i) => ({ time: hour(i), open: close, high, low, close, volume: 1 }));
+const bars = (rows: [h: number, l: number, c: number][]): Candle[] => rows.map(([high, low, close], i) => ({ time: hour(i), open: close, high, low, close, volume: 1 }));
 
 // With 1 candle on each side:
 //   swing highs: #1 14 (10, 13.5 around it), #5 14.5 (12, 13), #8 12.02 (12, 11.9), #10 12.0 (11.9, 11.95)

@@ -4,7 +4,7 @@
 import { EMA, MACD, RSI } from 'trading-signals';
 import { describe, expect, it } from 'vitest';
 import { atrReport } from '../src/analytics/atr.ts';
-import type { Bar } from '../src/analytics/candles.ts';
+import type { Candle } from '../src/analytics/candles.ts';
 import { ema, macd, rsi } from '../src/analytics/indicators.ts';
 import { liquidityLevels } from '../src/analytics/liquidity.ts';
 import { momentumScore, type Momentum } from '../src/analytics/momentum.ts';
@@ -13,13 +13,13 @@ import { constructedKlines } from './fakes/candles.ts';
 const hour = (i: number) => new Date(Date.UTC(2025, 0, 1, i)).toISOString();
 
 /** The 500 closed candles /v1/momentum-score analyses over the constructed series (rows 99-598; row 599 is the forming one). */
-const fixture = (): Bar[] =>
+const fixture = (): Candle[] =>
   constructedKlines()
     .slice(99, 599)
     .map((r) => ({ time: new Date(r[0]).toISOString(), open: Number(r[1]), high: Number(r[2]), low: Number(r[3]), close: Number(r[4]), volume: Number(r[5]) }));
 
 /** Prices reflected around k/2 (x → k − x): every directional reading flips; high and low swap. */
-const mirror = (c: Bar[], k: number): Bar[] => c.map((b) => ({ ...b, open: k - b.open, close: k - b.close, high: k - b.low, low: k - b.high }));
+const mirror = (c: Candle[], k: number): Candle[] => c.map((b) => ({ ...b, open: k - b.open, close: k - b.close, high: k - b.low, low: k - b.high }));
 
 describe('indicators on hand-worked series', () => {
   it('EMA: seeded by the mean of the first n values, then α = 2 / (n + 1)', () => {
@@ -161,7 +161,7 @@ describe('momentum verdict', () => {
   });
 
   it('a flat market is neutral with full confidence and no trade frame', () => {
-    const flat: Bar[] = Array.from({ length: 250 }, (_, i) => ({ time: hour(i), open: 100, high: 100, low: 100, close: 100, volume: 1 }));
+    const flat: Candle[] = Array.from({ length: 250 }, (_, i) => ({ time: hour(i), open: 100, high: 100, low: 100, close: 100, volume: 1 }));
     const m = momentumScore(flat, 'X')!;
     expect(m.signals.map((s) => [s.name, s.value, s.reading])).toEqual([
       ['ema_trend', 0, 'neutral'],

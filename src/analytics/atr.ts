@@ -1,6 +1,6 @@
 // Wilder's Average True Range and where today's sits among recent values. Pure: closed candles
 // (oldest first) in, numbers out.
-import type { Bar } from './candles.ts';
+import type { Candle } from './candles.ts';
 import { clean } from './numbers.ts';
 
 /** ATR% values the percentile is taken over: the last 100 closed candles' ATR%, the newest included. */
@@ -12,7 +12,7 @@ export type AtrRegime = 'low' | 'normal' | 'high' | 'extreme';
  * True range of each candle after the first (the first has no previous close):
  * TR_i = max(high_i − low_i, |high_i − close_{i−1}|, |low_i − close_{i−1}|). Index k is candle k + 1.
  */
-export function trueRanges(c: readonly Bar[]): number[] {
+export function trueRanges(c: readonly Candle[]): number[] {
   const out: number[] = [];
   for (let i = 1; i < c.length; i++) {
     const { high, low } = c[i]!;
@@ -27,7 +27,7 @@ export function trueRanges(c: readonly Bar[]): number[] {
  * the first is the simple mean of the first `period` true ranges (candles 1..period), then
  * ATR_i = (ATR_{i−1} × (period − 1) + TR_i) / period. Empty when there are fewer than period + 1 candles.
  */
-export function wilderAtr(c: readonly Bar[], period: number): number[] {
+export function wilderAtr(c: readonly Candle[], period: number): number[] {
   const tr = trueRanges(c);
   if (tr.length < period) return [];
   let atr = tr.slice(0, period).reduce((a, b) => a + b, 0) / period;
@@ -77,7 +77,7 @@ export interface AtrReport {
  * close_i × 100 for the last `lookback` candles (today included); `percentile` = share of the other
  * lookback − 1 values strictly below today's. Null when there are fewer than period + lookback candles.
  */
-export function atrReport(c: readonly Bar[], period: number, lookback = ATR_LOOKBACK): AtrReport | null {
+export function atrReport(c: readonly Candle[], period: number, lookback = ATR_LOOKBACK): AtrReport | null {
   if (c.length < atrCandlesNeeded(period, lookback) || lookback < 2) return null;
   const atr = wilderAtr(c, period);
   const window = atr.slice(-lookback).map((a, k) => {

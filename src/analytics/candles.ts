@@ -3,14 +3,15 @@
 // candles only. Pure: the caller passes the clock.
 import { clean } from './numbers.ts';
 
-/** One candle, as the loader gives it (src/market/candles.ts). */
-export interface Bar {
+/** One candle: what every source's bars are read into, and what the computations take. */
+export interface Candle {
   /** Open time, ISO-8601 UTC. */
   time: string;
   open: number;
   high: number;
   low: number;
   close: number;
+  /** Base asset (crypto) or shares (equities); null when the source gave none. */
   volume: number | null;
 }
 
@@ -30,7 +31,7 @@ export function bucketStart(ms: number, bucketMs: number, offsetMs = 0): number 
  * open = first open, close = last close, high = max high, low = min low, volume = sum (null when any
  * base volume is null).
  */
-export function aggregateCandles<B extends Bar>(base: B[], baseMs: number, bucketMs: number, offsetMs: number, nowMs: number): Bar[] {
+export function aggregateCandles<B extends Candle>(base: B[], baseMs: number, bucketMs: number, offsetMs: number, nowMs: number): Candle[] {
   const groups = new Map<number, B[]>();
   for (const c of base) {
     const t = Date.parse(c.time);
@@ -40,7 +41,7 @@ export function aggregateCandles<B extends Bar>(base: B[], baseMs: number, bucke
     g.push(c);
   }
   const baseNow = bucketStart(nowMs, baseMs);
-  const out: Bar[] = [];
+  const out: Candle[] = [];
   for (const [start, members] of [...groups.entries()].sort((a, b) => a[0] - b[0])) {
     const expected = Math.min(bucketMs / baseMs, Math.floor((baseNow - start) / baseMs) + 1);
     const times = new Set(members.map((m) => Date.parse(m.time)));
@@ -66,11 +67,11 @@ export function aggregateCandles<B extends Bar>(base: B[], baseMs: number, bucke
  * then). Pass the time the source answered, not the time of the request: a cached answer holds its
  * candles as they were. Both venues include the candle still forming; it is dropped here, whatever it shows.
  */
-export function closedCandles<B extends Bar>(candles: B[], timeframeMs: number, asOfMs: number): B[] {
+export function closedCandles<B extends Candle>(candles: B[], timeframeMs: number, asOfMs: number): B[] {
   return candles.filter((c) => Date.parse(c.time) + timeframeMs <= asOfMs);
 }
 
 /** When a candle's period ends: open time + timeframe, ISO-8601 UTC. */
-export function closeTime(c: Bar, timeframeMs: number): string {
+export function closeTime(c: Candle, timeframeMs: number): string {
   return new Date(Date.parse(c.time) + timeframeMs).toISOString();
 }

@@ -1,6 +1,6 @@
 // Fair value gaps: three-candle patterns where candle 3 does not overlap candle 1, leaving a price
 // zone that candle 2 crossed with no trading on the other side. Pure: closed candles (oldest first) in.
-import type { Bar } from './candles.ts';
+import type { Candle } from './candles.ts';
 import { clean } from './numbers.ts';
 
 export type GapDirection = 'bullish' | 'bearish';
@@ -49,7 +49,7 @@ export interface GapReport {
  * status: unfilled at 0 % (no later candle traded inside the zone; touching an edge is not inside),
  * filled at 100 % (a later candle traded through the far edge), partially_filled in between.
  */
-export function fairValueGaps(c: readonly Bar[]): GapReport | null {
+export function fairValueGaps(c: readonly Candle[]): GapReport | null {
   if (c.length === 0) return null;
   const price = c.at(-1)!.close;
   const gaps: FairValueGap[] = [];
@@ -74,7 +74,7 @@ export function fairValueGaps(c: readonly Bar[]): GapReport | null {
   };
 }
 
-function gap(direction: GapDirection, top: number, bottom: number, formedAt: string, after: readonly Bar[], price: number): FairValueGap {
+function gap(direction: GapDirection, top: number, bottom: number, formedAt: string, after: readonly Candle[], price: number): FairValueGap {
   const size = top - bottom;
   const reach = direction === 'bullish' ? top - Math.min(top, ...after.map((b) => b.low)) : Math.max(bottom, ...after.map((b) => b.high)) - bottom;
   const fill = Math.min(1, Math.max(0, reach / size));

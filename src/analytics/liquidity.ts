@@ -1,7 +1,7 @@
 // Liquidity levels: swing highs (buy-side liquidity rests above them: short stops, breakout buys)
 // and swing lows (sell-side liquidity below them), whether later candles took them, and clusters of
 // relative-equal swings (pools). Pure: closed candles (oldest first) in.
-import type { Bar } from './candles.ts';
+import type { Candle } from './candles.ts';
 import { clean } from './numbers.ts';
 
 /** Default bars on each side of a swing. */
@@ -54,7 +54,7 @@ export interface LiquidityReport {
  * Indices of swing highs (or lows): candles whose high is strictly above (low strictly below) the
  * highs (lows) of the `n` candles on each side. The last `n` candles cannot be swings yet.
  */
-export function swingIndices(c: readonly Bar[], n: number, kind: 'high' | 'low'): number[] {
+export function swingIndices(c: readonly Candle[], n: number, kind: 'high' | 'low'): number[] {
   const out: number[] = [];
   for (let i = n; i < c.length - n; i++) {
     const v = c[i]![kind];
@@ -72,7 +72,7 @@ export function swingIndices(c: readonly Bar[], n: number, kind: 'high' | 'low')
  * taken = a later close went above it; swept = a later high went above it but no close did (the wick
  * went through, price closed back); untaken = no later high went above it. Equal is not through.
  */
-export function levelStatus(c: readonly Bar[], index: number, kind: 'high' | 'low'): LevelStatus {
+export function levelStatus(c: readonly Candle[], index: number, kind: 'high' | 'low'): LevelStatus {
   const level = c[index]![kind];
   let wick = false;
   for (let j = index + 1; j < c.length; j++) {
@@ -115,7 +115,7 @@ export function equalLevelPools(levels: readonly LiquidityLevel[], tolerance: nu
  * relative-equal swings (within `tolerance` price units), and the nearest untaken level above and
  * below the last close (an untaken swing high is never below it, an untaken swing low never above it).
  */
-export function liquidityLevels(c: readonly Bar[], n: number, tolerance: number): LiquidityReport | null {
+export function liquidityLevels(c: readonly Candle[], n: number, tolerance: number): LiquidityReport | null {
   if (c.length === 0) return null;
   const price = c.at(-1)!.close;
   const levels = (kind: 'high' | 'low'): LiquidityLevel[] =>

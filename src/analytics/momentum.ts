@@ -2,7 +2,7 @@
 // from the same candles (entry zone, invalidation beyond the nearest opposing swing, targets at
 // untaken liquidity or ATR multiples). Pure and deterministic: the same candles give the same verdict.
 import { atrReport, type AtrRegime } from './atr.ts';
-import type { Bar } from './candles.ts';
+import type { Candle } from './candles.ts';
 import { ema, macd, rsi } from './indicators.ts';
 import { liquidityLevels, POOL_TOLERANCE_ATR, SWING_BARS, type LiquidityReport } from './liquidity.ts';
 import { clean } from './numbers.ts';
@@ -98,7 +98,7 @@ const DIRECTION: Record<Reading, number> = { bullish: 1, bearish: -1, neutral: 0
  * score ≥ 0.3, bearish at ≤ −0.3, else neutral. confidence = 100 × |score| for a directional bias,
  * 100 × (1 − |score| / 0.3) for neutral, times the regime factor (1, 1, 0.85, 0.7), rounded.
  */
-export function momentumScore(c: readonly Bar[], label: string): Momentum | null {
+export function momentumScore(c: readonly Candle[], label: string): Momentum | null {
   if (c.length < MOMENTUM_CANDLES_NEEDED) return null;
   const closes = c.map((b) => b.close);
   const last = closes.length - 1;

@@ -2,7 +2,7 @@
 // hedged with Coinbase Exchange candles (Binance answers HTTP 451 from US addresses), US equities and
 // ETFs from Yahoo Finance chart bars. One shape out, oldest first; the newest candle may still be
 // open (the analytics endpoints drop it).
-import { aggregateCandles, bucketStart } from '../analytics/candles.ts';
+import { aggregateCandles, bucketStart, type Candle } from '../analytics/candles.ts';
 import type { RouteContext } from '../catalog/context.ts';
 import { BadRequestError } from '../http/errors.ts';
 import type { SourceMeta } from '../http/envelope.ts';
@@ -53,16 +53,7 @@ export type CandleContext = Pick<RouteContext, 'sources' | 'config'>;
 /** Equities: Yahoo has no 4-hour bars, and 4 h buckets of a 6.5 h session would not be real 4 h bars. */
 export const EQUITY_TIMEFRAMES = TIMEFRAMES.filter((t) => t !== '4h');
 
-export interface Candle {
-  /** Open time, ISO-8601 UTC. */
-  time: string;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  /** Base asset (crypto) or shares (equities); null when not given. */
-  volume: number | null;
-}
+export type { Candle };
 
 export interface CandleSeries {
   /** BASE/QUOTE for crypto, the ticker for equities. */

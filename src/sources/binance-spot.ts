@@ -6,6 +6,7 @@
 // {"code":-1121,"msg":"Invalid symbol."} (our 404). Restricted locations (the US included) get
 // HTTP 451 on every endpoint; the WAF answers 403; both are 502s here (price falls back on them).
 import { z } from 'zod';
+import type { Candle } from '../analytics/candles.ts';
 import { env } from '../env.ts';
 import { BINANCE_PROTOCOL, query } from './binance-api.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
@@ -39,16 +40,8 @@ export interface BinanceTicker {
   closeTime: string;
 }
 
-export interface BinanceKline {
-  /** Open time, ISO-8601 UTC. */
-  time: string;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  /** In the base asset. */
-  volume: number;
-}
+/** A Binance kline as a candle: volume in the base asset (always given). */
+export type BinanceKline = Candle & { volume: number };
 
 export interface BinanceDepth {
   bids: [number, number][];

@@ -8,6 +8,7 @@
 // HTTP 200 has been reported, so the body decides); prices are float32 noise (129.0399932861328) and are
 // rounded to meta.priceHint decimals; a valid empty window can omit timestamp/indicators.
 import { z } from 'zod';
+import type { Candle } from '../analytics/candles.ts';
 import { env } from '../env.ts';
 import { UpstreamError } from '../http/errors.ts';
 import { isRecord, type Protocol } from '../http/protocol.ts';
@@ -58,15 +59,8 @@ const chartSchema = z.object({ chart: z.object({ result: z.array(resultSchema).m
 /** Yahoo chart intervals used by this API. */
 export type YahooInterval = '1m' | '5m' | '15m' | '30m' | '60m' | '1d' | '1wk';
 
-export interface YahooBar {
-  /** Bar open, ISO. */
-  time: string;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  volume: number | null;
-}
+/** A Yahoo bar: open time (ISO), prices, and volume (null when Yahoo gave none). */
+export type YahooBar = Candle;
 
 export interface YahooChart {
   currency: string | null;
