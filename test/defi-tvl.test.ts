@@ -4,6 +4,7 @@ import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { recorded } from './fixtures.ts';
 import { makeApp, TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp, type TestApp } from './helpers.ts';
+import { LIDO } from './fakes/defillama.ts';
 
 const CHAINS = '/v2/chains';
 const STABLES = '/stablecoins';
@@ -23,19 +24,6 @@ const t = useFakeUpstreamApp(
 );
 const { fake, get } = t;
 
-/** The recorded pool (Lido stETH), as the app answers it. */
-const LIDO = {
-  pool: '747c1d2a-c668-4682-b9f9-296708a3dd90',
-  project: 'lido',
-  chain: 'Ethereum',
-  symbol: 'STETH',
-  tvl_usd: 23908962564,
-  apy: 2.235,
-  apy_base: 2.235,
-  apy_reward: null,
-  stablecoin: false,
-  il_risk: false,
-};
 
 /** CONSTRUCTED pools in the recorded format (the recorded Lido row with other values; not recordings). */
 function poolsDocument() {

@@ -4,21 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { parsePoolsText, selectPools, type PoolsOutcome, type PoolTable } from '../src/sources/defillama-pools.ts';
 import { runOffThread, workerModule } from '../src/sources/off-thread.ts';
 import { recordedText } from './fixtures.ts';
+import { LIDO } from './fakes/defillama.ts';
 
 const WORKER = workerModule('defillama-pools-worker', new URL('../src/sources/', import.meta.url).href);
 
-const LIDO = {
-  pool: '747c1d2a-c668-4682-b9f9-296708a3dd90',
-  project: 'lido',
-  chain: 'Ethereum',
-  symbol: 'STETH',
-  tvl_usd: 23908962564,
-  apy: 2.235,
-  apy_base: 2.235,
-  apy_reward: null,
-  stablecoin: false,
-  il_risk: false,
-};
 
 function table(text: string): PoolTable {
   const out = parsePoolsText(text);
