@@ -2,6 +2,7 @@
 // score = 100 × Σ(weight × risk) / Σ(weight) over the scored signals the provider gave, then raised to
 // CRITICAL_FLOOR when a critical signal fires, or to CLOSED_SOURCE_FLOOR for an unverified contract that
 // is not on the trust list. Absent signals are left out, never guessed.
+import { roundTo } from '../analytics/numbers.ts';
 import type { ChainFamily } from './chains.ts';
 import {
   BLIND_SPOTS,
@@ -82,11 +83,11 @@ export function assess(family: ChainFamily, raw: Record<string, unknown> | null)
     }
     const risk = s.risk ? s.risk(value) : value === true ? 1 : 0;
     if (s.critical && (s.criticalWhen ? s.criticalWhen(value) : risk >= 1)) critical = true;
-    scored.push({ signal: s.name, group: s.group, value, weight: s.weight, risk: round(risk, 4) });
+    scored.push({ signal: s.name, group: s.group, value, weight: s.weight, risk: roundTo(risk, 4) });
   }
 
   const weightTotal = scored.reduce((sum, s) => sum + s.weight, 0);
-  const signals = scored.map((s) => ({ ...s, contribution: weightTotal ? round((100 * s.weight * s.risk) / weightTotal, 2) : 0 }));
+  const signals = scored.map((s) => ({ ...s, contribution: weightTotal ? roundTo((100 * s.weight * s.risk) / weightTotal, 2) : 0 }));
   const weighted = weightTotal > 0 ? Math.round(signals.reduce((sum, s) => sum + (100 * s.weight * s.risk) / weightTotal, 0)) : null;
   // An unverified contract hides most of what the other checks would find: not a low score unless trusted.
   const closedSource = values.get('closed_source') === true && values.get('trusted') !== true;
@@ -102,7 +103,7 @@ export function assess(family: ChainFamily, raw: Record<string, unknown> | null)
       critical_floor_applied: floorApplied && critical,
       closed_source_floor_applied: floorApplied && !critical,
     },
-    coverage: { present, total: applicable.length, ratio: round(applicable.length ? present / applicable.length : 0, 4) },
+    coverage: { present, total: applicable.length, ratio: roundTo(applicable.length ? present / applicable.length : 0, 4) },
     flags,
     checks_not_made: checksNotMade(applicable, values),
     malicious_addresses: raw && family === 'solana' ? maliciousAddresses(raw) : null,
@@ -123,4 +124,3 @@ function checksNotMade(applicable: typeof SIGNALS, values: Map<string, FlagValue
 const nullDetails = (details: (raw: Record<string, unknown>) => Record<string, FlagValue>) =>
   Object.fromEntries(Object.keys(details({})).map((k) => [k, null]));
 
-const round = (n: number, dp: number) => Math.round(n * 10 ** dp) / 10 ** dp;

@@ -1,6 +1,7 @@
 // The risk signals: how each is read from the GoPlus object, how risky each value is, and how
 // much it weighs. This table is the scoring model; README "Scoring model" explains it.
 import type { ChainFamily } from './chains.ts';
+import { roundTo } from '../analytics/numbers.ts';
 
 export type Group = 'honeypot' | 'authority' | 'holder_concentration' | 'lp_concentration' | 'tax' | 'trust_list';
 export const GROUPS: readonly Group[] = ['honeypot', 'authority', 'holder_concentration', 'lp_concentration', 'tax', 'trust_list'];
@@ -327,7 +328,7 @@ const sellTaxExplained = (v: number | boolean, raw: Raw) => {
   return undefined;
 };
 
-const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
+const round6 = (n: number) => roundTo(n, 6);
 const clamp01 = (n: number) => Math.min(1, Math.max(0, n));
 /** Linear ramp: 0 at `from`, 1 at `to`. */
 const ramp = (from: number, to: number) => (v: number | boolean) => clamp01(((v as number) - from) / (to - from));
