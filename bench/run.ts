@@ -123,10 +123,12 @@ process.on('exit', stop);
 
 const HELLO = 'bare Fastify hello world';
 const SAME = 'bare Fastify, same bytes';
+const FLOOR = 'bare Fastify + required headers + zod';
 const results: Result[] = [];
 try {
   results.push(await load(HELLO, HELLO, hello, '/'));
   results.push(await load(SAME, HELLO, hello, '/same-bytes'));
+  results.push(await load(FLOOR, HELLO, hello, '/floor?symbol=BTC'));
   results.push(await load('GET /health (free, no upstream)', HELLO, app, '/health'));
   results.push(await load('GET /v1/sentiment (cached, free)', HELLO, app, '/v1/sentiment'));
   results.push(await load('GET /v1/price (cached, API key)', HELLO, app, '/v1/price?symbol=BTC', { 'x-api-key': 'bench-key' }));
