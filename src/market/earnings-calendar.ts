@@ -5,6 +5,7 @@ import { boundedInt } from '../catalog/params.ts';
 import { defineRoute } from '../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../http/envelope.ts';
 import { settledInOrder } from '../http/settle.ts';
+import { numberOrNull } from '../catalog/fields.ts';
 
 const ACCEPTED_DATE = 'a date YYYY-MM-DD (2026-11-24)';
 
@@ -17,7 +18,6 @@ const query = z.object({
   days: boundedInt(1, 14, 1, 'Days from `date` on, 1-14 (one Nasdaq call each).'),
 });
 
-const num = (what: string) => z.number().nullable().describe(what);
 
 const data = z.object({
   from: z.string().describe('First day, YYYY-MM-DD'),
@@ -31,11 +31,11 @@ const data = z.object({
         symbol: z.string(),
         company: z.string(),
         timing: z.enum(['before_open', 'after_close', 'not_supplied']).describe('Nasdaq time-pre-market / time-after-hours / anything else'),
-        eps_estimate: num('Consensus EPS forecast, USD ("($0.29)" → −0.29); null when Nasdaq gives none'),
-        estimate_count: num('Number of estimates behind eps_estimate'),
-        market_cap_usd: num('Market capitalisation, USD'),
+        eps_estimate: numberOrNull('Consensus EPS forecast, USD ("($0.29)" → −0.29); null when Nasdaq gives none'),
+        estimate_count: numberOrNull('Number of estimates behind eps_estimate'),
+        market_cap_usd: numberOrNull('Market capitalisation, USD'),
         fiscal_quarter_ending: z.string().nullable().describe('Month the reported quarter ends, YYYY-MM ("May/2024" → 2024-05)'),
-        prior_year_eps: num("EPS of the same quarter a year earlier, USD"),
+        prior_year_eps: numberOrNull("EPS of the same quarter a year earlier, USD"),
         prior_year_report_date: z.string().nullable().describe('When that was reported, YYYY-MM-DD'),
       }),
     )

@@ -28,6 +28,7 @@ import { BYBIT } from '../sources/bybit.ts';
 import type { Sources } from '../sources/index.ts';
 import { isoFromMs } from '../sources/wire.ts';
 import { binancePair, cryptoSymbolParam, parseCryptoSymbol } from './symbols.ts';
+import { isoField, numberOrNull } from '../catalog/fields.ts';
 
 /** Settlements asked for to cover 7 days: 21 at 8 h, 42 at 4 h, 168 at 1 h (Bybit's maximum is 200). */
 const FUNDING_HISTORY_LIMIT = 200;
@@ -35,29 +36,27 @@ const FUNDING_HISTORY_LIMIT = 200;
 const OI_HISTORY_POINTS = 25;
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : isoFromMs(ms));
-const isoField = (what: string) => z.string().describe(`${what}, ISO-8601 UTC`);
-const num = (what: string) => z.number().nullable().describe(what);
 
 const query = z.object({ symbol: cryptoSymbolParam });
 
 const venueRow = z.object({
   venue: z.enum([BINANCE_FUTURES, BYBIT]),
   symbol: z.string(),
-  funding_rate: num('Current funding rate of the venue, a fraction per funding interval (0.0001 = 0.01 %)'),
-  funding_interval_hours: num(
+  funding_rate: numberOrNull('Current funding rate of the venue, a fraction per funding interval (0.0001 = 0.01 %)'),
+  funding_interval_hours: numberOrNull(
     'Hours between settlements: stated by the venue (Binance fundingInfo, else its default 8; Bybit fundingIntervalHour), else the typical spacing of the newest settlements rounded to the hour',
   ),
   next_funding_time: isoField('Next settlement').nullable(),
-  mark_price: num('Mark price, quote currency'),
-  open_interest: num('Open interest, one side (longs = shorts), base-asset units. Bybit: singleOpenInterest, else an older answer\'s openInterest (meta.bybit_open_interest_fields)'),
-  open_interest_usd: num(
+  mark_price: numberOrNull('Mark price, quote currency'),
+  open_interest: numberOrNull('Open interest, one side (longs = shorts), base-asset units. Bybit: singleOpenInterest, else an older answer\'s openInterest (meta.bybit_open_interest_fields)'),
+  open_interest_usd: numberOrNull(
     'One side, quote currency (USDT/USDC) taken as USD. Binance: open_interest × mark_price; Bybit: singleOpenInterestValue (else an older answer\'s openInterestValue, else open_interest × mark_price)',
   ),
-  funding_rate_avg_7d: num(
+  funding_rate_avg_7d: numberOrNull(
     'Funding paid over the 7 days ending at the newest settlement, per 8 h: Σ settled rates with time in (newest − 7 days, newest] × 8 / 168; null when the history does not reach back 7 days',
   ),
   funding_rate_avg_7d_samples: z.number().int().describe('Settlements summed (21 at an 8 h interval, 168 at 1 h)'),
-  open_interest_change_24h_pct: num('Change of open interest in base-asset units between the newest hourly point and the point 24 h before it'),
+  open_interest_change_24h_pct: numberOrNull('Change of open interest in base-asset units between the newest hourly point and the point 24 h before it'),
 });
 
 const data = z.object({
@@ -66,11 +65,11 @@ const data = z.object({
   venues: z.array(venueRow),
   venues_unavailable: z.array(z.object({ venue: z.string(), error: z.string() })).describe('Venues that failed or do not list the contract'),
   aggregate: z.object({
-    funding_rate: num('Σ(funding per 8 h × open_interest_usd) / Σ open_interest_usd over venues; per 8 h'),
-    funding_rate_avg_7d: num('Same weighting of each venue\'s funding_rate_avg_7d (already per 8 h)'),
+    funding_rate: numberOrNull('Σ(funding per 8 h × open_interest_usd) / Σ open_interest_usd over venues; per 8 h'),
+    funding_rate_avg_7d: numberOrNull('Same weighting of each venue\'s funding_rate_avg_7d (already per 8 h)'),
     funding_interval_hours: z.literal(FUNDING_BASIS_HOURS).describe('Aggregate funding rates are restated per 8 h'),
-    open_interest_usd: num('Σ open_interest_usd'),
-    open_interest_change_24h_pct: num('(Σ OI now − Σ OI 24 h ago) / Σ OI 24 h ago × 100, base-asset units, over the venues with both hourly points'),
+    open_interest_usd: numberOrNull('Σ open_interest_usd'),
+    open_interest_change_24h_pct: numberOrNull('(Σ OI now − Σ OI 24 h ago) / Σ OI 24 h ago × 100, base-asset units, over the venues with both hourly points'),
     open_interest_change_24h_venues: z.array(z.string()).describe('Venues that entered open_interest_change_24h_pct'),
   }),
   bias: z

@@ -10,8 +10,8 @@ import { settledInOrder } from '../http/settle.ts';
 import { BINANCE_FUTURES, RATIO_PERIODS, type RatioPoint, type TakerPoint } from '../sources/binance-futures.ts';
 import { isoFromMs } from '../sources/wire.ts';
 import { binancePair, cryptoSymbolParam, parseCryptoSymbol } from './symbols.ts';
+import { isoField } from '../catalog/fields.ts';
 
-const isoField = (what: string) => z.string().describe(`${what}, ISO-8601 UTC`);
 
 const PERIOD_LIST = RATIO_PERIODS.join(', ');
 

@@ -7,8 +7,8 @@ import { envelope } from '../http/envelope.ts';
 import { NotFoundError } from '../http/errors.ts';
 import { HYPERLIQUID } from '../sources/hyperliquid.ts';
 import { cryptoSymbolParam, NotCryptoError, parseCryptoSymbol, USD_QUOTES } from './symbols.ts';
+import { numberOrNull } from '../catalog/fields.ts';
 
-const num = (what: string) => z.number().nullable().describe(what);
 
 const query = z.object({
   symbol: cryptoSymbolParam.describe(
@@ -20,17 +20,17 @@ const query = z.object({
 const data = z.object({
   symbol: z.string().describe('Hyperliquid coin name as the venue spells it'),
   venue: z.literal(HYPERLIQUID),
-  funding_rate_hourly: num('Current hourly funding rate, a fraction'),
-  funding_annualized_pct: num('funding_rate_hourly × 24 × 365 × 100 (simple, not compounded)'),
-  open_interest: num('Open interest in coins, as Hyperliquid reports it'),
-  open_interest_usd: num('open_interest × mark_price'),
-  mark_price: num('Mark price, USD'),
-  oracle_price: num('Oracle price, USD'),
-  mid_price: num('Order-book mid; null when the venue gives none'),
-  premium: num('Venue premium (fraction); null when the venue gives none'),
-  volume_24h_usd: num('24 h notional volume (dayNtlVlm), USD'),
-  prev_day_price: num('Price 24 h ago (prevDayPx)'),
-  change_24h_pct: num('(mark_price − prev_day_price) / prev_day_price × 100'),
+  funding_rate_hourly: numberOrNull('Current hourly funding rate, a fraction'),
+  funding_annualized_pct: numberOrNull('funding_rate_hourly × 24 × 365 × 100 (simple, not compounded)'),
+  open_interest: numberOrNull('Open interest in coins, as Hyperliquid reports it'),
+  open_interest_usd: numberOrNull('open_interest × mark_price'),
+  mark_price: numberOrNull('Mark price, USD'),
+  oracle_price: numberOrNull('Oracle price, USD'),
+  mid_price: numberOrNull('Order-book mid; null when the venue gives none'),
+  premium: numberOrNull('Venue premium (fraction); null when the venue gives none'),
+  volume_24h_usd: numberOrNull('24 h notional volume (dayNtlVlm), USD'),
+  prev_day_price: numberOrNull('Price 24 h ago (prevDayPx)'),
+  change_24h_pct: numberOrNull('(mark_price − prev_day_price) / prev_day_price × 100'),
 });
 
 /**

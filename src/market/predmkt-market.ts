@@ -6,6 +6,7 @@ import { boundedInt, requiredString } from '../catalog/params.ts';
 import { defineRoute } from '../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../http/envelope.ts';
 import { settledInOrder } from '../http/settle.ts';
+import { numberOrNull } from '../catalog/fields.ts';
 
 const ACCEPTED_TICKER = "a Kalshi market ticker: letters, digits, '.', '_' and '-' (KXFEDDECISION-26OCT-H0)";
 
@@ -19,17 +20,16 @@ const query = z.object({
 });
 
 const level = z.tuple([z.number().describe('price, dollars'), z.number().describe('size, contracts')]);
-const num = (what: string) => z.number().nullable().describe(what);
 
 const data = z.object({
   ticker: z.string(),
   title: z.string().nullable().describe("The market's question"),
   yes_bids: z.array(level).describe('Bids to buy YES, best (highest) first'),
   no_bids: z.array(level).describe('Bids to buy NO, best (highest) first'),
-  best_yes_bid: num('Highest YES bid, dollars'),
-  best_yes_ask: num('1 − best NO bid: buying YES means selling NO to the best NO bidder. Kalshi books hold bids only'),
-  best_no_ask: num('1 − best YES bid'),
-  spread: num('best_yes_ask − best_yes_bid, dollars'),
+  best_yes_bid: numberOrNull('Highest YES bid, dollars'),
+  best_yes_ask: numberOrNull('1 − best NO bid: buying YES means selling NO to the best NO bidder. Kalshi books hold bids only'),
+  best_no_ask: numberOrNull('1 − best YES bid'),
+  spread: numberOrNull('best_yes_ask − best_yes_bid, dollars'),
   depth_yes: z.number().describe('Σ size of the YES bids listed, contracts'),
   depth_no: z.number().describe('Σ size of the NO bids listed, contracts'),
   trades: z
@@ -37,8 +37,8 @@ const data = z.object({
       z.object({
         time: z.string().describe('ISO-8601 UTC'),
         side: z.string().nullable().describe('The taker\'s side: "yes" or "no"'),
-        price: num('The YES price of the trade, dollars (a NO taker paid 1 − price)'),
-        size: num('Contracts'),
+        price: numberOrNull('The YES price of the trade, dollars (a NO taker paid 1 − price)'),
+        size: numberOrNull('Contracts'),
       }),
     )
     .describe('Newest first'),

@@ -8,6 +8,7 @@ import { envelope, mergeSourceMetas, type SourceMeta } from '../http/envelope.ts
 import { BadRequestError } from '../http/errors.ts';
 import { KALSHI_CATEGORIES, type KalshiMarket } from '../sources/kalshi.ts';
 import type { Sources } from '../sources/index.ts';
+import { numberOrNull } from '../catalog/fields.ts';
 
 const TICKER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const tickerParam = (what: string, example: string) =>
@@ -35,20 +36,19 @@ const query = z.object({
   limit: boundedInt(1, 50, 10, 'With category: how many markets, 1-50.'),
 });
 
-const num = (what: string) => z.number().nullable().describe(what);
 
 const marketRow = z.object({
   ticker: z.string(),
   event_ticker: z.string(),
   title: z.string().nullable().describe("The market's question"),
   outcome: z.string().nullable().describe('What YES means (Kalshi yes_sub_title)'),
-  probability: num('Implied probability of YES, 0–1: (yes_bid + yes_ask) / 2 when both are quoted, else last_price; null when neither'),
+  probability: numberOrNull('Implied probability of YES, 0–1: (yes_bid + yes_ask) / 2 when both are quoted, else last_price; null when neither'),
   probability_basis: z.enum(['mid', 'last_price']).nullable().describe('Which of the two gave `probability`'),
-  yes_bid: num('Best bid for YES, dollars per $1 contract; null when no bid rests (Kalshi: 0.0000 with size 0)'),
-  yes_ask: num('Best ask for YES, dollars; null when no ask rests (Kalshi: 1.0000, or size 0)'),
-  last_price: num('Last trade price of YES, dollars; null before the first trade'),
-  volume_24h: num('Contracts traded in the last 24 h (Kalshi volume_24h_fp)'),
-  open_interest: num('Contracts outstanding (Kalshi open_interest_fp)'),
+  yes_bid: numberOrNull('Best bid for YES, dollars per $1 contract; null when no bid rests (Kalshi: 0.0000 with size 0)'),
+  yes_ask: numberOrNull('Best ask for YES, dollars; null when no ask rests (Kalshi: 1.0000, or size 0)'),
+  last_price: numberOrNull('Last trade price of YES, dollars; null before the first trade'),
+  volume_24h: numberOrNull('Contracts traded in the last 24 h (Kalshi volume_24h_fp)'),
+  open_interest: numberOrNull('Contracts outstanding (Kalshi open_interest_fp)'),
   close_time: z.string().nullable().describe('When trading closes, ISO-8601 UTC'),
   status: z.string().describe('Kalshi\'s status ("active" for an open market, then "closed", "determined", "finalized", …)'),
 });

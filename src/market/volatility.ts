@@ -9,6 +9,7 @@ import { UpstreamError } from '../http/errors.ts';
 import { settledInOrder } from '../http/settle.ts';
 import { DERIBIT, VOLATILITY_CURRENCIES } from '../sources/deribit.ts';
 import { isoFromMs } from '../sources/wire.ts';
+import { numberOrNull } from '../catalog/fields.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 /** Hourly candles asked for: the window reaches back 25 h, so the candle 24 h before the newest is in it. */
@@ -20,14 +21,13 @@ const query = z.object({
   currency: oneOf(VOLATILITY_CURRENCIES, 'BTC', 'Underlying: BTC or ETH (the currencies Deribit publishes DVOL for).'),
 });
 
-const points = (what: string) => z.number().nullable().describe(what);
 
 const data = z.object({
   currency: z.enum(VOLATILITY_CURRENCIES),
   implied_volatility_30d: z.number().describe("Deribit's DVOL: 30-day implied volatility from its options, annualized percent (47.5 = 47.5 %); close of the newest hourly candle"),
-  implied_volatility_change_24h: points('DVOL change against the hourly candle 24 h before the newest one, in volatility points (not percent of itself); null when Deribit gave no such candle'),
-  realized_volatility: points("Deribit's latest historical (realized) volatility, annualized percent; null when Deribit gave no point"),
-  iv_rv_spread: points('implied_volatility_30d − realized_volatility, volatility points; positive = options price more movement than realized'),
+  implied_volatility_change_24h: numberOrNull('DVOL change against the hourly candle 24 h before the newest one, in volatility points (not percent of itself); null when Deribit gave no such candle'),
+  realized_volatility: numberOrNull("Deribit's latest historical (realized) volatility, annualized percent; null when Deribit gave no point"),
+  iv_rv_spread: numberOrNull('implied_volatility_30d − realized_volatility, volatility points; positive = options price more movement than realized'),
   as_of: z.string().describe('Open time of the newest hourly DVOL candle, whose close is implied_volatility_30d; ISO-8601 UTC'),
   realized_volatility_as_of: z.string().nullable().describe('Time of the realized-volatility point, ISO-8601 UTC'),
 });

@@ -153,9 +153,10 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
 
     async preHandler(req, reply) {
       // Decode the payment header first: the SDK would print a stack trace for garbage; we answer 402 with the reason.
-      const given = new FastifyAdapter(req).getHeader('payment-signature') ?? new FastifyAdapter(req).getHeader('x-payment');
+      const plain = new FastifyAdapter(req);
+      const given = plain.getHeader('payment-signature') ?? plain.getHeader('x-payment');
       const malformed = given !== undefined && !decodes(given);
-      const adapter = new FastifyAdapter(req, malformed);
+      const adapter = malformed ? new FastifyAdapter(req, true) : plain;
       const path = adapter.getPath();
       const context: HTTPRequestContext = {
         adapter,
