@@ -75,7 +75,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     startedAt: Date.now(),
   };
 
-  await registerEdge(app, ctx);
+  await registerEdge(app, { knownPath: (path) => catalog.find(path) !== undefined });
   await registerOpenApi(app, config);
   registerReferenceRoutes(app, ctx);
 

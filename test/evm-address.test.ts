@@ -1,7 +1,7 @@
-// The shared EVM address rule (src/catalog/evm-address.ts): shape, EIP-55 for mixed case, lower-case out.
+// The shared EVM address rule (src/params/evm-address.ts): shape, EIP-55 for mixed case, lower-case out.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { evmAddressParam, evmAddressProblem, normalizeEvmAddress, parseEvmAddress } from '../src/catalog/evm-address.ts';
+import { evmAddressParam, evmAddressProblem, normalizeEvmAddress, parseEvmAddress } from '../src/params/evm-address.ts';
 
 const LOWER = '0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c';
 // EIP-55 of LOWER (keccak-256 of the lower-case hex decides each letter's case), as viem's getAddress gives it.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeParams } from '../src/catalog/params.ts';
+import { describeParams } from '../src/catalog/describe.ts';
 import { yahooRange } from '../src/market/candles.ts';
 import { BROWSER_USER_AGENT } from '../src/sources/yahoo.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';

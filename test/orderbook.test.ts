@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeParams } from '../src/catalog/params.ts';
+import { describeParams } from '../src/catalog/describe.ts';
 import { summariseBook, type Level } from '../src/analytics/orderbook.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { recorded } from './fixtures.ts';

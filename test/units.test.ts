@@ -2,7 +2,7 @@ import { clientBucket } from '../src/access/client-bucket.ts';
 import { describe, expect, it } from 'vitest';
 import { atomicAmount } from '../src/access/x402/price.ts';
 import { ResponseCache } from '../src/http/cache.ts';
-import { coinbaseProduct, parseSymbol } from '../src/market/symbols.ts';
+import { coinbaseProduct, parseSymbol } from '../src/params/symbols.ts';
 
 describe('atomicAmount', () => {
   it.each([

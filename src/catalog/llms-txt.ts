@@ -2,7 +2,7 @@
 import { EVM_CHAINS_TEXT } from '../risk/chains.ts';
 import { examplePath, type CatalogEntry } from './route.ts';
 import { accessText, type AccessSummary } from './access-summary.ts';
-import { describeParams } from './params.ts';
+import { describeParams } from './describe.ts';
 
 export function llmsTxt(entries: CatalogEntry[], baseUrl: string, access: AccessSummary): string {
   const section = (title: string, list: CatalogEntry[]) =>

@@ -7,7 +7,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import type { Config } from '../config.ts';
 import { VERSION } from '../version.ts';
 import { SECURITY_HEADERS } from '../http/edge.ts';
-import { documentDefaults } from './params.ts';
+import { documentDefaults } from '../params/query.ts';
 
 export const OPENAPI_VERSION = '3.0.3';
 

@@ -4,7 +4,7 @@ import { knownThrough } from '../data/macro-calendar.ts';
 import { envelope } from '../http/envelope.ts';
 import { VERSION } from '../version.ts';
 import { accessSummarySchema } from './access-summary.ts';
-import { describeEndpoint } from './params.ts';
+import { describeEndpoint } from './describe.ts';
 import { defineRoute, type RouteDef } from './route.ts';
 
 /** `/health` of an interface: 200 with status, service name, version and uptime while the process serves; never rate-limited. */

@@ -7,7 +7,6 @@ import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import helmet from 'helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import type { RouteContext } from '../catalog/context.ts';
 import { VERSION } from '../version.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -127,7 +126,12 @@ const serverOptions = (requestTimeoutMs: number) =>
     },
   }) as Partial<FastifyServerOptions>;
 
-async function register(app: FastifyInstance, ctx: RouteContext): Promise<void> {
+export interface EdgeOptions {
+  /** True for a path some route serves (a known path asked with another method is a 405, not a 404). */
+  knownPath(path: string): boolean;
+}
+
+async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> {
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
@@ -166,7 +170,7 @@ async function register(app: FastifyInstance, ctx: RouteContext): Promise<void> 
   // Another method on a known path is a 405 that says which ones it takes; an unknown path a 404.
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0]!;
-    const known = ctx.catalog.find(path) !== undefined || app.hasRoute({ method: 'GET', url: path });
+    const known = opts.knownPath(path) || app.hasRoute({ method: 'GET', url: path });
     if (known && req.method !== 'GET' && req.method !== 'HEAD') {
       return void reply.code(405).header('allow', 'GET, HEAD').send({ error: `method ${req.method} not allowed on ${path}; use GET` });
     }

@@ -10,7 +10,7 @@ import { hedge } from '../http/hedge.ts';
 import { BINANCE, type BinanceInterval } from '../sources/binance-spot.ts';
 import { COINBASE, type CoinbaseCandle, type CoinbaseGranularity } from '../sources/coinbase.ts';
 import type { YahooInterval } from '../sources/yahoo.ts';
-import { binancePair, coinbaseProduct, type CryptoSymbol, type MarketSymbol } from './symbols.ts';
+import { binancePair, coinbaseProduct, type CryptoSymbol, type MarketSymbol } from '../params/symbols.ts';
 
 export const TIMEFRAMES = ['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w'] as const;
 export type Timeframe = (typeof TIMEFRAMES)[number];

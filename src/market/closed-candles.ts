@@ -6,7 +6,7 @@
 import { closedCandles, closeTime } from '../analytics/candles.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { loadCandles, TIMEFRAME_MS, type Candle, type CandleContext, type CandleSeries, type Timeframe } from './candles.ts';
-import type { MarketSymbol } from './symbols.ts';
+import type { MarketSymbol } from '../params/symbols.ts';
 
 /** The most candles one load asks for: Binance klines serve at most 1000 per call (as /v1/ohlcv's limit). */
 export const MAX_LOAD = 1000;

@@ -5,8 +5,9 @@ import { z } from 'zod';
 import { WITHOUT_QUOTA_HEADERS } from '../access/access-control.ts';
 import { clientBucket } from '../access/client-bucket.ts';
 import type { RouteContext } from '../catalog/context.ts';
-import { evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../catalog/evm-address.ts';
-import { describeEndpoint, requiredString } from '../catalog/params.ts';
+import { evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../params/evm-address.ts';
+import { describeEndpoint } from '../catalog/describe.ts';
+import { requiredString } from '../params/query.ts';
 import { defineRoute, mountRoutes, type RouteDef } from '../catalog/route.ts';
 import { endpointSchema, healthRoute } from '../catalog/status.ts';
 import { derived, envelope } from '../http/envelope.ts';
@@ -30,7 +31,7 @@ const tokenRiskQuery = z.object({
     .trim()
     .superRefine((v, ctx) => {
       if (SOLANA_MINT.test(v)) return;
-      // The shared EVM rule (src/catalog/evm-address.ts): a mixed-case address must match its EIP-55 checksum.
+      // The shared EVM rule (src/params/evm-address.ts): a mixed-case address must match its EIP-55 checksum.
       const problem = looksLikeEvmAddress(v) ? evmAddressProblem(v) : `must be ${ACCEPTED_ADDRESS}`;
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })

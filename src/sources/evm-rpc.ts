@@ -15,7 +15,7 @@ import { sourceMeta } from '../http/envelope.ts';
 import { stampNow } from '../http/cache.ts';
 import { UpstreamError } from '../http/errors.ts';
 import { JSON_RPC } from '../http/json-rpc.ts';
-import { checkEvmAddress } from '../catalog/evm-address.ts';
+import { checkEvmAddress } from '../params/evm-address.ts';
 import { defineSource, upstreamCause, type SourceContext, type Sourced } from './define-source.ts';
 import { chainLookups, type ChainLookups, type FetchResult } from './evm-lookups.ts';
 
@@ -104,7 +104,7 @@ function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
     return { data: res.data.result, meta: res.meta };
   };
   // CCIP-Read (EIP-3668) is off: following it would call gateway URLs chosen by contracts, outside
-  // this source's guard. A lookup that needs it fails visibly instead (see src/market/ens.ts).
+  // this source's guard. A lookup that needs it fails visibly instead (see src/market/onchain/ens.ts).
   const client = createPublicClient({ chain: chain.viem, ccipRead: false, transport: http(baseUrl, { fetchFn: ctx.fetchFn(JSON_RPC), retryCount: 0 }) }) as PublicClient;
   return {
     name: ctx.name,

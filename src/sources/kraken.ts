@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { env } from '../env.ts';
 import { UpstreamError } from '../http/errors.ts';
 import { isRecord, type Protocol } from '../http/protocol.ts';
-import type { CryptoSymbol } from '../market/symbols.ts';
+import type { CryptoSymbol } from '../params/symbols.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';
 import { decimal } from './wire.ts';

@@ -1,0 +1,70 @@
+// /v1/atr: Wilder's Average True Range of a crypto pair or a US equity/ETF, as a share of price,
+// and where it sits among the last 100 candles (src/analytics/atr.ts).
+import { z } from 'zod';
+import { ATR_LOOKBACK, atrCandlesNeeded, atrReport } from '../../analytics/atr.ts';
+import { boundedInt, oneOf } from '../../params/query.ts';
+import { defineRoute } from '../../catalog/route.ts';
+import { envelope } from '../../http/envelope.ts';
+import { EQUITY_TIMEFRAMES, TIMEFRAMES } from '../candles.ts';
+import { loadClosedCandles } from '../closed-candles.ts';
+import { assetClassParam, parseSymbol, symbolParam } from '../../params/symbols.ts';
+
+const query = z.object({
+  symbol: symbolParam,
+  timeframe: oneOf(TIMEFRAMES, '1d', `Candle length: ${TIMEFRAMES.join(', ')}; equities ${EQUITY_TIMEFRAMES.join(', ')}.`),
+  period: boundedInt(2, 200, 14, "Wilder's ATR period in candles, 2-200."),
+  asset_class: assetClassParam,
+});
+
+const data = z.object({
+  symbol: z.string().describe('BASE/QUOTE of the market used for crypto (BTC/USDT; BTC/USD after a Coinbase fallback), the ticker for equities'),
+  asset_class: z.enum(['crypto', 'equity']),
+  timeframe: z.enum(TIMEFRAMES),
+  period: z.number().int(),
+  currency: z.string().nullable().describe('Currency of atr and last_close'),
+  atr: z.number().describe("Wilder's ATR at the last closed candle, in `currency`"),
+  atr_pct: z.number().describe('atr / last_close × 100'),
+  last_close: z.number().describe('Close of the last closed candle'),
+  percentile: z
+    .number()
+    .describe(`Share (percent) of the other ${ATR_LOOKBACK - 1} ATR% values of the lookback window strictly below today's: 0 = the calmest, 100 = the most volatile`),
+  regime: z.enum(['low', 'normal', 'high', 'extreme']).describe('low: percentile < 25; normal: 25-75; high: above 75 up to 95; extreme: above 95'),
+  lookback: z
+    .object({
+      bars: z.number().int().describe('ATR% values in the window (the newest closed candles, today included)'),
+      from: z.string().describe('Open time of the oldest candle of the window, ISO-8601 UTC'),
+      to: z.string().describe('Open time of the newest (last closed) candle, ISO-8601 UTC'),
+    })
+    .describe('The window the percentile is taken over'),
+  as_of: z.string().describe("End of the last closed candle's period (open time + timeframe), ISO-8601 UTC"),
+});
+
+export const atr = defineRoute({
+  path: '/v1/atr',
+  summary: "Wilder's Average True Range, its share of price and its regime",
+  description:
+    'Closed candles only (a candle is closed when its open time + timeframe ≤ the time the source answered; the forming one is dropped), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). ' +
+    'TR = max(high − low, |high − previous close|, |low − previous close|), from the second candle on; the first ATR is the mean of the first `period` TRs, ' +
+    'then ATR = (previous ATR × (period − 1) + TR) / period. atr_pct = ATR / last close × 100. ' +
+    `percentile: where today's ATR% (ATR_i / close_i × 100) sits among the ATR% of the last ${ATR_LOOKBACK} closed candles (the share of the other ${ATR_LOOKBACK - 1} strictly below it); ` +
+    'regime low (< 25), normal (25-75), high (> 75 to 95), extreme (> 95). ' +
+    `Needs period + ${ATR_LOOKBACK} closed candles, else 400 saying how many.`,
+  tag: 'Analytics',
+  access: 'paid',
+  query,
+  data,
+  example: { symbol: 'BTC', timeframe: '1d', period: '14' },
+  handler: async (req, ctx) => {
+    const { timeframe, period } = req.query;
+    const sym = parseSymbol(req.query.symbol, req.query.asset_class);
+    const needed = atrCandlesNeeded(period);
+    const why = `query parameter 'period' = ${period} (the first ATR takes ${period + 1} candles, the percentile window ${ATR_LOOKBACK} ATR values)`;
+    const { series, closed, as_of } = await loadClosedCandles(ctx, sym, timeframe, needed, needed, why);
+    const report = atrReport(closed, period)!;
+    return envelope(
+      { symbol: series.symbol, asset_class: series.asset_class, timeframe, period, currency: series.currency, ...report, as_of },
+      series.sources,
+      series.meta,
+    );
+  },
+});

@@ -1,0 +1,137 @@
+// /v1/momentum-score: a deterministic momentum verdict for ten large crypto assets from their closed
+// candles: EMA alignment, RSI, MACD, ATR regime and position between liquidity levels, weighed into a
+// bias with an entry zone, an invalidation and targets (src/analytics/momentum.ts).
+import { z } from 'zod';
+import { momentumScore, MOMENTUM_CANDLES_NEEDED } from '../../analytics/momentum.ts';
+import { oneOf } from '../../params/query.ts';
+import { defineRoute } from '../../catalog/route.ts';
+import { envelope } from '../../http/envelope.ts';
+import { loadClosedCandles } from '../closed-candles.ts';
+import { parseSymbol } from '../../params/symbols.ts';
+
+/** The supported assets: large, liquid, listed on Binance spot against USDT. */
+export const MOMENTUM_ASSETS = ['BTC', 'ETH', 'SOL', 'BNB', 'XRP', 'DOGE', 'ADA', 'AVAX', 'LINK', 'DOT'] as const;
+export const MOMENTUM_TIMEFRAMES = ['1h', '4h', '1d'] as const;
+
+/** Closed candles the verdict is computed over (EMA200 settles over the 300 after its seed). */
+const CANDLES = 500;
+
+export const DISCLAIMER =
+  'Not financial advice: a mechanical reading of past candles by fixed rules, with no view of news, flows or fundamentals. Markets can move against any reading.';
+
+const ASSET_LIST = MOMENTUM_ASSETS.join(', ');
+
+const query = z.object({
+  symbol: z
+    .preprocess(
+      (v) => (typeof v === 'string' ? v.trim().toUpperCase() : v),
+      z.enum(MOMENTUM_ASSETS, { error: (iss) => (iss.input === undefined ? `is required: one of ${ASSET_LIST}` : `must be one of ${ASSET_LIST}`) }),
+    )
+    .describe(`One of the ${MOMENTUM_ASSETS.length} supported assets: ${ASSET_LIST} (case-insensitive); priced in USDT on Binance, USD on the Coinbase fallback.`),
+  timeframe: oneOf(MOMENTUM_TIMEFRAMES, '4h', `Candle length: ${MOMENTUM_TIMEFRAMES.join(', ')}.`),
+});
+
+const reading = z.enum(['bullish', 'bearish', 'neutral']);
+
+const data = z.object({
+  symbol: z.string().describe('BASE/QUOTE of the market used (BTC/USDT; BTC/USD after a Coinbase fallback)'),
+  timeframe: z.enum(MOMENTUM_TIMEFRAMES),
+  bias: reading.describe('bullish when score ≥ 0.3, bearish when score ≤ −0.3, else neutral'),
+  confidence: z
+    .number()
+    .int()
+    .describe('0-100: 100 × |score| for a directional bias, 100 × (1 − |score| / 0.3) for neutral, × the ATR regime factor (low, normal 1; high 0.85; extreme 0.7), rounded'),
+  score: z.number().describe('Σ weight × (+1 bullish, −1 bearish, 0 neutral) / Σ weight over the signals, from −1 to 1'),
+  thesis: z.string().describe('One or two plain sentences built from the readings'),
+  price: z.number().describe('Close of the last closed candle'),
+  entry: z
+    .object({ low: z.number(), high: z.number() })
+    .nullable()
+    .describe('Bullish: close − 0.5 ATR to close; bearish: close to close + 0.5 ATR; null when neutral'),
+  invalidation: z
+    .number()
+    .nullable()
+    .describe('Bullish: 0.1 ATR below the nearest untaken swing low under the entry (else 1 ATR below the entry); bearish mirrored; null when neutral'),
+  invalidation_basis: z.enum(['swing', 'atr_multiple']).nullable().describe('Whether the invalidation is beyond a swing or an ATR multiple (no swing there); null when neutral'),
+  targets: z
+    .array(z.object({ price: z.number(), basis: z.enum(['liquidity', 'atr_multiple']) }))
+    .describe('Bullish: the nearest untaken swing highs above the entry, up to 3 (else close + 2 and + 3 ATR); bearish mirrored; empty when neutral'),
+  signals: z
+    .array(
+      z.object({
+        name: z.enum(['ema_trend', 'rsi_14', 'macd_histogram', 'macd_histogram_slope', 'atr_regime', 'liquidity_position']),
+        value: z.number().nullable().describe('ema_trend −3..3; rsi_14 0-100; macd_* in price units; atr_regime the ATR% percentile; liquidity_position 0..1 (null without a level on both sides)'),
+        reading,
+        weight: z.number().describe('Votes in the score (atr_regime: 0, it scales confidence instead)'),
+      }),
+    )
+    .describe('The readings, each with its rule in the endpoint description'),
+  indicators: z.object({
+    ema20: z.number(),
+    ema50: z.number(),
+    ema200: z.number().describe('EMAs of closes, α = 2 / (n + 1), seeded by the mean of the first n closes of the candles loaded'),
+    rsi14: z.number().describe("Wilder's RSI(14)"),
+    macd: z.object({
+      line: z.number().describe('EMA12 − EMA26'),
+      signal: z.number().describe('EMA9 of the line'),
+      histogram: z.number().describe('line − signal'),
+      histogram_prev: z.number().describe('The histogram one candle earlier'),
+    }),
+    atr14: z.number().describe("Wilder's ATR(14), price units"),
+    atr_pct: z.number().describe('atr14 / close × 100'),
+    atr_percentile: z.number().describe("Share of the other 99 ATR% values of the last 100 candles strictly below today's"),
+    atr_regime: z.enum(['low', 'normal', 'high', 'extreme']),
+  }),
+  liquidity: z.object({
+    nearest_untaken_above: z.number().nullable().describe('Nearest untaken swing high (3 candles each side) at or above the price'),
+    nearest_untaken_below: z.number().nullable().describe('Nearest untaken swing low at or below the price'),
+  }),
+  candles_analysed: z.number().int().describe(`Closed candles the readings are computed over (up to ${CANDLES})`),
+  as_of: z.string().describe("End of the last closed candle's period (open time + timeframe), ISO-8601 UTC"),
+});
+
+export const momentumScoreRoute = defineRoute({
+  path: '/v1/momentum-score',
+  summary: 'Momentum verdict (bias, confidence, entry, invalidation, targets) for 10 large crypto assets',
+  description:
+    `Supported assets: ${ASSET_LIST} (any other symbol is a 400). Over the last ${CANDLES} closed candles (open time + timeframe ≤ the time the source answered) (Binance USDT pair, Coinbase Exchange USD fallback): ` +
+    'ema_trend = sign(close − EMA20) + sign(EMA20 − EMA50) + sign(EMA50 − EMA200), ≥ 2 bullish, ≤ −2 bearish (weight 3); ' +
+    'rsi_14 (Wilder) ≥ 55 bullish, ≤ 45 bearish (2); macd_histogram of MACD(12,26,9) > 0 bullish, < 0 bearish (2); macd_histogram_slope (histogram − previous) > 0 bullish, < 0 bearish (1); ' +
+    'atr_regime = percentile of ATR(14)% among the last 100 candles, neutral, scales confidence (0); ' +
+    'liquidity_position = (close − nearest untaken swing low) / (nearest untaken swing high − that low), > 0.6 bullish, < 0.4 bearish (1). ' +
+    'score = Σ weight × direction / Σ weight; bias bullish at ≥ 0.3, bearish at ≤ −0.3. Entry, invalidation and targets as documented per field. ' +
+    `Deterministic: the same candles give the same verdict. Needs ${MOMENTUM_CANDLES_NEEDED} closed candles (EMA200), else 400. meta.disclaimer: not financial advice.`,
+  tag: 'Analytics',
+  access: 'paid',
+  query,
+  data,
+  example: { symbol: 'BTC', timeframe: '4h' },
+  handler: async (req, ctx) => {
+    const { symbol, timeframe } = req.query;
+    const sym = parseSymbol(symbol, 'crypto');
+    const { series, closed, as_of } = await loadClosedCandles(ctx, sym, timeframe, CANDLES, MOMENTUM_CANDLES_NEEDED, 'the momentum score (EMA200)');
+    const m = momentumScore(closed, `${series.symbol} ${timeframe}`)!;
+    return envelope(
+      {
+        symbol: series.symbol,
+        timeframe,
+        bias: m.bias,
+        confidence: m.confidence,
+        score: m.score,
+        thesis: m.thesis,
+        price: m.price,
+        entry: m.entry,
+        invalidation: m.invalidation,
+        invalidation_basis: m.invalidation_basis,
+        targets: m.targets,
+        signals: m.signals,
+        indicators: m.indicators,
+        liquidity: m.liquidity,
+        candles_analysed: closed.length,
+        as_of,
+      },
+      series.sources,
+      { ...series.meta, disclaimer: DISCLAIMER },
+    );
+  },
+});

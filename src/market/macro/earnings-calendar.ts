@@ -1,0 +1,74 @@
+// /v1/earnings-calendar: US earnings reports per day from Nasdaq's calendar, one upstream call per date.
+import { z } from 'zod';
+import { addDays, isCalendarDate, newYorkDate } from '../../analytics/new-york-time.ts';
+import { boundedInt } from '../../params/query.ts';
+import { defineRoute } from '../../catalog/route.ts';
+import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
+import { settledInOrder } from '../../http/settle.ts';
+import { numberOrNull } from '../../catalog/fields.ts';
+
+const ACCEPTED_DATE = 'a date YYYY-MM-DD (2026-11-24)';
+
+const query = z.object({
+  date: z
+    .string({ error: () => `must be ${ACCEPTED_DATE}` })
+    .refine(isCalendarDate, `must be ${ACCEPTED_DATE}`)
+    .optional()
+    .describe("First day, YYYY-MM-DD (default: today's date in New York)."),
+  days: boundedInt(1, 14, 1, 'Days from `date` on, 1-14 (one Nasdaq call each).'),
+});
+
+
+const data = z.object({
+  from: z.string().describe('First day, YYYY-MM-DD'),
+  to: z.string().describe('Last day, YYYY-MM-DD'),
+  count: z.number().int(),
+  days: z.array(z.object({ date: z.string(), count: z.number().int() })).describe('Reports per day; weekends and holidays have 0'),
+  earnings: z
+    .array(
+      z.object({
+        date: z.string().describe('Report day, YYYY-MM-DD'),
+        symbol: z.string(),
+        company: z.string(),
+        timing: z.enum(['before_open', 'after_close', 'not_supplied']).describe('Nasdaq time-pre-market / time-after-hours / anything else'),
+        eps_estimate: numberOrNull('Consensus EPS forecast, USD ("($0.29)" → −0.29); null when Nasdaq gives none'),
+        estimate_count: numberOrNull('Number of estimates behind eps_estimate'),
+        market_cap_usd: numberOrNull('Market capitalisation, USD'),
+        fiscal_quarter_ending: z.string().nullable().describe('Month the reported quarter ends, YYYY-MM ("May/2024" → 2024-05)'),
+        prior_year_eps: numberOrNull("EPS of the same quarter a year earlier, USD"),
+        prior_year_report_date: z.string().nullable().describe('When that was reported, YYYY-MM-DD'),
+      }),
+    )
+    .describe('By day, then in Nasdaq\'s order (market cap, largest first)'),
+});
+
+export const earningsCalendar = defineRoute({
+  path: '/v1/earnings-calendar',
+  summary: 'US earnings reports per day (Nasdaq earnings calendar)',
+  description:
+    "Nasdaq's earnings calendar for `days` days from `date` (default today in New York), one Nasdaq call per date. Nasdaq sends formatted strings: " +
+    '"$47,076,153,012" → 47076153012, "($0.29)" → −0.29, "N/A" or "" → null, "6/30/2023" → 2023-06-30, "May/2024" → 2024-05. timing: ' +
+    'before_open (pre-market), after_close (after hours) or not_supplied. A weekend or holiday is an empty day, not an error. ' +
+    'Nasdaq lists reports about two months ahead.',
+  tag: 'Calendars',
+  access: 'paid',
+  query,
+  data,
+  example: { date: '2024-07-03' },
+  handler: async (req, { sources }) => {
+    const from = req.query.date ?? newYorkDate(Date.now());
+    const dates = Array.from({ length: req.query.days }, (_, i) => addDays(from, i));
+    const answers = await settledInOrder(dates.map((d) => sources.nasdaq.earnings(d)));
+    const earnings = answers.flatMap((a, i) => a.data.map((row) => ({ date: dates[i]!, ...row })));
+    return envelope(
+      {
+        from,
+        to: dates.at(-1)!,
+        count: earnings.length,
+        days: answers.map((a, i) => ({ date: dates[i]!, count: a.data.length })),
+        earnings,
+      },
+      mergeSourceMetas(answers.map((a) => a.meta)),
+    );
+  },
+});

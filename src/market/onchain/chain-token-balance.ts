@@ -1,0 +1,100 @@
+// /v1/chain-token-balance: an address's balance of an ERC-20 token, with the token's symbol and
+// decimals read from the contract, live.
+import {
+  ContractFunctionExecutionError,
+  ContractFunctionRevertedError,
+  ContractFunctionZeroDataError,
+  erc20Abi,
+  erc20Abi_bytes32,
+  formatUnits,
+  hexToString,
+  type Address,
+  type PublicClient,
+} from 'viem';
+import { z } from 'zod';
+import { defineRoute } from '../../catalog/route.ts';
+import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
+import { NotFoundError } from '../../http/errors.ts';
+import { upstreamCause } from '../../sources/define-source.ts';
+import type { EvmChain, EvmRpc } from '../../sources/evm-rpc.ts';
+import { resolveAccount } from './ens.ts';
+import { accountFields } from './fields.ts';
+import { addressOrNameParam, chainParam, hexAddressParam, parseAddressOrName, parseChain, parseHexAddress, rpcOf } from './params.ts';
+
+const query = z.object({ address: addressOrNameParam, token: hexAddressParam('ERC-20 token contract'), chain: chainParam });
+
+const data = z.object({
+  ...accountFields,
+  token: z.string().describe('The token contract, EIP-55 checksummed'),
+  symbol: z.string().describe("The token's symbol() (a bytes32 symbol, as some early tokens return, is read as text)"),
+  decimals: z.number().int().describe("The token's decimals(): balance = balance_raw / 10^decimals"),
+  balance_raw: z.string().describe('balanceOf(address) in the smallest unit, a decimal integer string'),
+  balance: z.string().describe('balance_raw / 10^decimals, an exact decimal string (no rounding)'),
+});
+
+const isRevertOrEmpty = (err: ContractFunctionExecutionError) =>
+  err.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError) !== null;
+
+/** symbol() as a string, or as bytes32 for the early tokens that return one (MKR, SAI). */
+async function readSymbol(c: PublicClient, token: Address): Promise<string> {
+  try {
+    return await c.readContract({ address: token, abi: erc20Abi, functionName: 'symbol' });
+  } catch (err) {
+    // Only an answer that does not decode as a string is retried; a revert or a failure stays one.
+    if (!(err instanceof ContractFunctionExecutionError) || upstreamCause(err) || isRevertOrEmpty(err)) throw err;
+    const raw = await c.readContract({ address: token, abi: erc20Abi_bytes32, functionName: 'symbol' });
+    return hexToString(raw, { size: 32 });
+  }
+}
+
+/** balanceOf, decimals and symbol; a contract that does not answer all three as ERC-20 does is a 404. */
+async function readToken(rpc: EvmRpc, chain: EvmChain, token: Address, owner: Address) {
+  try {
+    return await rpc.live((c) =>
+      Promise.all([
+        c.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
+        c.readContract({ address: token, abi: erc20Abi, functionName: 'decimals' }),
+        readSymbol(c, token),
+      ]),
+    );
+  } catch (err) {
+    if (!(err instanceof ContractFunctionExecutionError)) throw err;
+    const code = await rpc.live((c) => c.getCode({ address: token }));
+    if (!code.data || code.data === '0x') throw new NotFoundError(`token ${token} is not a contract on ${chain.name} (no code at that address)`, rpc.name);
+    const how = err.walk((e) => e instanceof ContractFunctionRevertedError) ? 'reverted' : err.walk((e) => e instanceof ContractFunctionZeroDataError) ? 'returned no data' : 'returned data that is not its ERC-20 type';
+    throw new NotFoundError(`token ${token} on ${chain.name} is not an ERC-20 contract: ${err.functionName}() ${how}`, rpc.name);
+  }
+}
+
+export const chainTokenBalance = defineRoute({
+  path: '/v1/chain-token-balance',
+  summary: 'ERC-20 token balance of an address or ENS name on an EVM chain',
+  description:
+    'Calls balanceOf(address), decimals() and symbol() on the token contract at the head (live, not cached). A token address with no contract, ' +
+    'or a contract that does not answer those three as an ERC-20 does, is a 404. An ENS name is resolved on Ethereum mainnet first.',
+  tag: 'On-chain',
+  access: 'paid',
+  query,
+  data,
+  example: { address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', token: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', chain: 'ethereum' },
+  handler: async (req, { sources }) => {
+    const chain = parseChain(req.query.chain);
+    const token = parseHexAddress('token', req.query.token);
+    const account = await resolveAccount(sources, parseAddressOrName('address', req.query.address));
+    const got = await readToken(rpcOf(sources, chain), chain, token, account.address);
+    const [raw, decimals, symbol] = got.data;
+    return envelope(
+      {
+        chain: chain.name,
+        address: account.address,
+        ens_name: account.ens_name,
+        token,
+        symbol,
+        decimals,
+        balance_raw: raw.toString(),
+        balance: formatUnits(raw, decimals),
+      },
+      mergeSourceMetas([...account.metas, got.meta]),
+    );
+  },
+});
