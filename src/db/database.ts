@@ -1,0 +1,18 @@
+// The one interface every part of the server uses to reach the ledger database: PostgreSQL, either
+// embedded (PGlite, in DATA_DIR, the default) or a server (DATABASE_URL). Parts that store durable
+// data (payments, payment identifiers, per-key usage, API keys, payment channels) take a Database and
+// write plain SQL that runs the same on both.
+
+/** Something SQL can be sent to: the database itself, or one transaction of it. */
+export interface Queryable {
+  /** Runs one statement with `$1, $2, …` parameters and returns its rows. */
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+}
+
+export interface Database extends Queryable {
+  /** `pglite` (embedded, one process owns it) or `postgres` (a server, shared by every instance). */
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
