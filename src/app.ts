@@ -4,7 +4,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { DestinationStream } from 'pino';
-import type { Config } from './config.ts';
+import { configuredUrls, type Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
 import { KeyStore } from './access/keys.ts';
 import { createFacilitatorClient } from './access/x402/facilitator.ts';
@@ -15,11 +15,12 @@ import { registerOpenApi } from './catalog/openapi.ts';
 import { registerReferenceRoutes } from './catalog/reference-routes.ts';
 import { mountRoutes, RouteCatalog, type RouteDef } from './catalog/route.ts';
 import { ResponseCache } from './http/cache.ts';
-import { registerEdge, requestIds } from './http/edge.ts';
+import { registerEdge } from './http/edge.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { serialize } from './http/envelope.ts';
 import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
+import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { riskPlugin } from './risk/routes.ts';
 import { createSources, providerInfo, type Sources } from './sources/index.ts';
@@ -36,15 +37,23 @@ export interface BuildOptions {
 export const REDACTED_HEADERS = ['x-api-key', 'authorization', 'payment-signature', 'x-payment', 'cookie'];
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  // Secrets inside configured URLs (a key in an RPC path, a user:pass@ login) never reach a log line.
+  const secrets = secretParts(configuredUrls(config));
   const app = Fastify({
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED_HEADERS.flatMap((h) => [`req.headers["${h}"]`, `headers["${h}"]`]), censor: '[redacted]' },
+      formatters: { log: scrubLogObject(secrets) },
+      hooks: {
+        logMethod(args, method) {
+          if (secrets.length) for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = scrub(args[i] as string, secrets);
+          method.apply(this, args);
+        },
+      },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     // Fastify accepts a hop count at run time; its types omit the number form.
     trustProxy: config.trustProxy as boolean | string[],
-    genReqId: requestIds(),
     rewriteUrl: riskHostRewrite(config.risk.hostname),
     bodyLimit: 64 * 1024,
     // A client that takes longer than this to send its request (headers and body) gets a 408.

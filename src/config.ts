@@ -235,3 +235,17 @@ function resolveAsset(e: CoreValues): Config['x402']['asset'] {
   }
   return known ? { address: known.usdc, decimals: 6, name: known.usdcName, version: '2' } : undefined;
 }
+
+/** Every URL the configuration holds (upstreams, facilitator, databases): their secret parts are kept out of logs and pages. */
+export function configuredUrls(config: Config): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown, depth: number): void => {
+    if (typeof value === 'string') {
+      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) found.push(value);
+    } else if (value && typeof value === 'object' && depth < 6) {
+      for (const v of Object.values(value)) walk(v, depth + 1);
+    }
+  };
+  walk(config, 0);
+  return found;
+}

@@ -22,6 +22,14 @@ function raw(port: number, request: string, waitMs = 2000): Promise<string> {
 }
 const statusOf = (response: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1]);
 const bodyOf = (response: string) => JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
+/** Node's own low-level answers carry the request id and the security headers like every other answer. */
+function expectEdgeHeaders(response: string): void {
+  const head = response.slice(0, response.indexOf('\r\n\r\n')).toLowerCase();
+  expect(head).toMatch(/\r\nx-request-id: [\w.:-]+\r\n/);
+  expect(head).toContain("\r\ncontent-security-policy: default-src 'none';frame-ancestors 'none'\r\n");
+  expect(head).toContain('\r\nx-content-type-options: nosniff\r\n');
+  expect(head).toContain('\r\naccess-control-allow-origin: *\r\n');
+}
 
 describe('framework and protocol errors answer { error } JSON', () => {
   let t: TestApp;
@@ -42,7 +50,11 @@ describe('framework and protocol errors answer { error } JSON', () => {
   it('malformed percent-encoding → 400', async () => {
     const res = await t.app.inject({ url: '/%ff' });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'malformed URL (invalid percent-encoding)' });
+    expect(res.json()).toEqual({ error: 'malformed URL (invalid percent-encoding, or a host or port that is not valid)' });
+    // Errors the router raises before any hook carry the request id and the security headers too.
+    expect(res.headers['x-request-id']).toBeTruthy();
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
   });
 
   it('unknown path → 404', async () => {
@@ -68,6 +80,7 @@ describe('framework and protocol errors answer { error } JSON', () => {
     const res = await raw(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(statusOf(res)).toBe(431);
     expect(bodyOf(res)).toEqual({ error: 'request headers (or the URL) are too large' });
+    expectEdgeHeaders(res);
   });
 
   it('a huge URL → 431', async () => {
@@ -79,18 +92,21 @@ describe('framework and protocol errors answer { error } JSON', () => {
     const res = await raw(port, 'GET /health HTTP/1.1\r\nHost: x\r\n', 4000);
     expect(statusOf(res)).toBe(408);
     expect(bodyOf(res)).toEqual({ error: 'request not received in time' });
+    expectEdgeHeaders(res);
   });
 
   it('an HTTP/1.1 request without Host → 400', async () => {
     const res = await raw(port, 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n');
     expect(statusOf(res)).toBe(400);
     expect(bodyOf(res)).toEqual({ error: 'the Host header is required (HTTP/1.1)' });
+    expectEdgeHeaders(res);
   });
 
   it('garbage instead of HTTP → 400 JSON', async () => {
     const res = await raw(port, 'HELLO THERE\r\n\r\n');
     expect(statusOf(res)).toBe(400);
     expect(bodyOf(res)).toEqual({ error: 'malformed HTTP request' });
+    expectEdgeHeaders(res);
   });
 });
 
@@ -218,13 +234,31 @@ describe('rate limits', () => {
     expect(limited.statusCode).toBe(429);
     expect(limited.headers['retry-after']).toBeDefined();
     expect([limited.headers['x-ratelimit-limit'], limited.headers['x-ratelimit-remaining']]).toEqual(['2', '0']);
-    expect(limited.json()).toEqual({ error: expect.stringMatching(/^rate limit exceeded: 2 requests per minute per client; retry in \d+ s$/) });
+    expect(limited.json()).toEqual({ error: expect.stringMatching(/^rate limit exceeded: 2 requests per minute per client on the status pages; retry in \d+ s$/) });
     // Another client is not affected.
     expect((await t.app.inject({ url: '/v1/status', remoteAddress: '10.0.0.9' })).statusCode).toBe(200);
     // An IPv6 client counts by its /64: rotating addresses inside it does not escape the limit.
     const from = (remoteAddress: string) => t.app.inject({ url: '/v1/status', remoteAddress }).then((r) => r.statusCode);
     expect([await from('2001:db8:1:2::1'), await from('2001:db8:1:2::2'), await from('2001:db8:1:2:ffff::3')]).toEqual([200, 200, 429]);
     expect(await from('2001:db8:1:3::1')).toBe(200);
+    await t.app.close();
+  });
+
+  it('the status pages count in a bucket of their own, apart from the data routes', async () => {
+    const t = await makeApp({ FREE_RATE_LIMIT: '2', RISK_RATE_LIMIT: '2' });
+    const status = (url: string) => t.app.inject({ url }).then((r) => r.statusCode);
+    // Two status calls, then the free data routes still have their whole quota (they fail upstream here: 502, not 429).
+    expect([await status('/v1/status'), await status('/v1/status')]).toEqual([200, 200]);
+    expect([await status('/v1/sentiment'), await status('/v1/sentiment')]).toEqual([502, 502]);
+    expect(await status('/v1/sentiment')).toBe(429);
+    expect(await status('/v1/status')).toBe(429);
+    // Interface A the same: its status page does not use up the token-risk quota.
+    expect([await status('/risk/v1/status'), await status('/risk/v1/status')]).toEqual([200, 200]);
+    const risk = '/risk/v1/token-risk?chain=base&address=0x833589fcd6edb6e08f4c7c32d4f71b54bda02913';
+    expect([await status(risk), await status(risk)]).toEqual([502, 502]);
+    expect(await status(risk)).toBe(429);
+    // The reference paths are never limited.
+    for (let i = 0; i < 5; i++) expect(await status('/llms.txt')).toBe(200);
     await t.app.close();
   });
 

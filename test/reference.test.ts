@@ -3,7 +3,6 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatedFiles } from '../scripts/generated-docs.ts';
 import { paymentRequiredSchema } from '../src/catalog/route.ts';
-import { VERSION } from '../src/version.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { probeRoute } from './fakes/probe-route.ts';
 import { recorded } from './fixtures.ts';
@@ -117,7 +116,8 @@ describe('/.well-known/agent.json', () => {
     expect(card).toMatchObject({
       name: 'marketgate',
       url: 'http://127.0.0.1:3000',
-      version: VERSION,
+      // Interface B's version, as its contract names it (interface A is 1.0.0).
+      version: '1.0.0-mvp',
       capabilities: { streaming: false, pushNotifications: false },
       supportsAuthenticatedExtendedCard: false,
     });
@@ -129,7 +129,8 @@ describe('/.well-known/agent.json', () => {
       price: '$0.001',
       asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
       payTo: PAY_TO,
-      facilitator: `${fake.url}/facilitator`,
+      // Only the origin of a configured URL is ever shown (a key may sit in its path).
+      facilitator: fake.url,
     });
     const catalog = t.app.services.catalog.entries;
     expect(card.skills).toHaveLength(catalog.length);
@@ -144,7 +145,11 @@ describe('/v1/status and /health', () => {
   it('/health is live', async () => {
     const res = await get('/health');
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toMatchObject({ status: 'ok', version: '1.0.0' });
+    expect(res.json().data).toMatchObject({ status: 'ok', version: '1.0.0-mvp' });
+    expect((await get('/risk/health')).json().data).toMatchObject({ status: 'ok', version: '1.0.0' });
+    expect((await get('/risk/v1/status')).json().data.version).toBe('1.0.0');
+    expect((await get('/v1/status')).json().data.version).toBe('1.0.0-mvp');
+    expect((await get('/openapi.json')).json().info.version).toBe('1.0.0-mvp');
   });
 
   it('lists every interface-B endpoint with access and price, and upstream health measured from real calls', async () => {

@@ -134,10 +134,11 @@ describe('GET /risk/v1/token-risk on Solana', () => {
 describe('upstream failures answer 502 naming the provider', () => {
   const url = `/risk/v1/token-risk?chain=ethereum&address=${EVM}`;
 
-  it('provider code 4029 (rate limited, HTTP 200) is a 503 naming goplus, not our 429, and is not cached', async () => {
+  it('provider code 4029 (rate limited, HTTP 200) is a 502 naming goplus (interface A has no 503), with Retry-After, not our 429, and is not cached', async () => {
     fake.route('GET /api/v1/token_security/1', { body: recorded('goplus__rate_limited.json') });
     const res = await get(url);
-    expect(res.statusCode).toBe(503);
+    expect(res.statusCode).toBe(502);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     expect(res.json()).toEqual({ error: 'goplus is rate limiting this server (code 4029 (too many requests))', source: 'goplus' });
     fake.route('GET /api/v1/token_security/1', { body: evmSample() });
     expect((await get(url)).statusCode).toBe(200);

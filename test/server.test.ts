@@ -2,6 +2,9 @@
 // must serve on embedded defaults, stop on a bad setting with a message naming it, shut down cleanly
 // on SIGTERM (sent to npm, which passes it on: no orphaned server), and keep stdout JSON lines.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 function start(command: string[], env: Record<string, string>) {
@@ -43,6 +46,30 @@ describe('the server process', () => {
     // Nothing is left serving on the port.
     await expect(fetch(`${url}/health`)).rejects.toThrow();
   }, 150_000); // `npm start` compiles first: slow on a loaded 2-core machine
+
+  it('`npm run dev` stops on SIGTERM like `npm start`: nothing is left serving', async () => {
+    const s = start(['npm', 'run', 'dev'], { PORT: '0' });
+    const url = await listeningUrl(s);
+    expect(url, s.output()).not.toBe('');
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    s.proc.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+  }, 60_000);
+
+  it('a corrupt API_KEYS_FILE stops start-up with a clear message (not a server that refuses every key)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-keys-'));
+    const file = join(dir, 'api-keys.json');
+    writeFileSync(file, '{"keys": [ {"id": "key_1", "label": "alice", "hash": "abc"');
+    const s = start(dev, { PORT: '0', API_KEYS_FILE: file });
+    expect(await s.exited).toBe(1);
+    expect(s.output()).toContain(`API_KEYS_FILE=${file} cannot be read: not valid JSON`);
+    writeFileSync(file, JSON.stringify({ keys: [{ id: 'key_1', label: 'alice', hash: 'abc' }] }));
+    const t = start(dev, { PORT: '0', API_KEYS_FILE: file });
+    expect(await t.exited).toBe(1);
+    expect(t.output()).toMatch(new RegExp(`API_KEYS_FILE=${file} cannot be read: not a key file: .*hash`));
+    rmSync(dir, { recursive: true });
+  }, 30_000);
 
   it('stops at start-up with a message naming a bad variable', async () => {
     const s = start(dev, { PORT: 'eighty' });

@@ -157,6 +157,8 @@ describe('x402 on a paid route', () => {
     const res = await payFetch(`${base}${PRICE}`);
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: 'payment facilitator unavailable; try again later', source: 'facilitator' });
+    // Every 503 says when to try again.
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await balances()).toEqual(before);
   });
 });

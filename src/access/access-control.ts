@@ -1,19 +1,25 @@
-// The access policy of interface B, enforced per route from its declaration (`access` in defineRoute):
+// The access policy of interface B, enforced per route from its declaration (`access` in defineRoute),
+// always from the route Fastify matched (never from the raw URL: an absolute-form request line, HEAD
+// or an odd path shape reaches the same route and meets the same checks):
 //   free route            → anyone, limited per client IP (FREE_RATE_LIMIT);
 //   paid, x-api-key sent  → must be a valid key (else 401), limited per key (KEY_RATE_LIMIT), no payment;
 //   paid, no key          → limited per client IP (PAID_IP_RATE_LIMIT) *before* any payment is looked
 //                           at, then x402 (402 with the price; verified before, settled after the handler);
 //   paid, x402 not set up → 401 saying an API key is required.
-// Routes declared `rateLimited: false` (/health) are never limited. Payment headers on free routes are ignored.
+// A paid handler itself runs only with a grant for its route (grant.ts): that check is the invariant.
+// Routes declared `rateLimited: false` (/health) are never limited; status pages (`reference: true`)
+// count in a bucket of their own. Payment headers on free routes are ignored.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';
 import { clientBucket } from './client-bucket.ts';
+import { grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
 
 export interface PaymentGate {
-  /** Runs before the handler: answers 402/503 itself or marks the request as paid-pending. */
-  preHandler(req: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  /** Runs before the handler of `entry`: answers 402/503 itself, or grants the request once its payment is verified. */
+  preHandler(req: FastifyRequest, reply: FastifyReply, entry: CatalogEntry): Promise<unknown>;
   /** Runs on send: settles on success, cancels on failure. */
   onSend(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
 }
@@ -42,6 +48,7 @@ declare module 'fastify' {
 
 export const INVALID_KEY = 'invalid or revoked API key';
 export const KEY_REQUIRED = 'an API key is required (x-api-key header); x402 payments are not configured on this server';
+export const PAYMENT_REQUIRED = 'payment required';
 
 /**
  * x-ratelimit-* go with the 429 (with Retry-After), not with every answer: three headers on every
@@ -49,47 +56,73 @@ export const KEY_REQUIRED = 'an API key is required (x-api-key header); x402 pay
  */
 export const WITHOUT_QUOTA_HEADERS = { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false };
 
-const LIMIT_SCOPES = { key: 'per API key', paid: 'per client without an API key', free: 'per client' } as const;
+const LIMIT_SCOPES = { key: 'per API key', paid: 'per client without an API key', free: 'per client', ref: 'per client on the status pages' } as const;
+
+/** The per-client bucket of a free request: status pages count apart from the data routes. */
+export function freeBucketOf(req: FastifyRequest): string {
+  return `${matchedEntry(req)?.def.reference ? 'ref' : 'free'}:${clientBucket(req.ip)}`;
+}
+
+/** The rate-limit bucket a request counts in (its prefix names the scope). */
+function bucketOf(req: FastifyRequest): string {
+  const credential = req.credential;
+  if (credential?.kind === 'key') return `key:${credential.key.id}`;
+  if (credential) return `paid:${clientBucket(req.ip)}`;
+  return freeBucketOf(req);
+}
+
+const scopeOf = (bucket: string) => bucket.slice(0, bucket.indexOf(':')) as keyof typeof LIMIT_SCOPES;
 
 /** Installs the hooks on the (encapsulated) context that holds interface B's routes. Register routes after it. */
 export async function installAccessControl(app: FastifyInstance, opts: AccessControlOptions): Promise<void> {
   app.decorateRequest('credential', null);
+  app.decorateRequest('grant', null);
+
+  // 0. Every paid route registered in this context (its HEAD twin included) gets the grant check
+  // in front of its handler: without a grant for the matched route, the handler never runs.
+  const refusal = () => (opts.payments ? new AppError(402, PAYMENT_REQUIRED) : new AppError(401, KEY_REQUIRED));
+  app.addHook('onRoute', (route) => {
+    const entry = paidEntryOf(route);
+    if (entry) route.handler = grantRequired(entry, route.handler, refusal);
+  });
 
   // 1. Who is it? (No rejection yet: an invalid key still counts against its IP's limit below.)
   app.addHook('onRequest', (req, _reply, done) => {
-    if (req.routeOptions.config.catalog?.access === 'paid') req.credential = credentialOf(req, opts);
+    if (matchedEntry(req)?.access === 'paid') req.credential = credentialOf(req, opts);
     done();
   });
 
-  // 2. Rate limits: one bucket per key, per paid-route client IP, or per free-route client IP.
-  // The plugin adds its check to each route registered after it (route-level onRequest, so after step 1).
+  // 2. Rate limits: one bucket per key, per paid-route client IP, per free-route client IP, and per
+  // client IP on the status pages. The plugin adds its check to each route registered after it
+  // (route-level onRequest, so after step 1).
   const { limits } = opts;
+  const max = { key: limits.keyPerMinute, paid: limits.paidIpPerMinute, free: limits.freePerMinute, ref: limits.freePerMinute };
   await app.register(rateLimit, {
     hook: 'onRequest',
     addHeadersOnExceeding: WITHOUT_QUOTA_HEADERS,
     timeWindow: 60_000,
-    keyGenerator: (req) => (req.credential?.kind === 'key' ? `key:${req.credential.key.id}` : `${req.credential ? 'paid' : 'free'}:${clientBucket(req.ip)}`),
-    max: (_req, bucket) => (bucket.startsWith('key:') ? limits.keyPerMinute : bucket.startsWith('paid:') ? limits.paidIpPerMinute : limits.freePerMinute),
-    errorResponseBuilder: (req, ctx) => {
-      const scope = LIMIT_SCOPES[req.credential?.kind === 'key' ? 'key' : req.credential ? 'paid' : 'free'];
-      return new AppError(429, `rate limit exceeded: ${ctx.max} requests per minute ${scope}; retry in ${Math.ceil(ctx.ttl / 1000)} s`);
-    },
+    keyGenerator: bucketOf,
+    max: (_req, bucket) => max[scopeOf(bucket)],
+    errorResponseBuilder: (req, ctx) =>
+      new AppError(429, `rate limit exceeded: ${ctx.max} requests per minute ${LIMIT_SCOPES[scopeOf(bucketOf(req))]}; retry in ${Math.ceil(ctx.ttl / 1000)} s`),
   });
 
-  // 3. Reject what the credential does not allow.
+  // 3. Reject what the credential does not allow; a valid key is a grant for the matched route.
   app.addHook('preValidation', (req, _reply, done) => {
-    const kind = req.credential?.kind;
-    if (kind === 'invalid-key') return done(new AppError(401, INVALID_KEY));
-    if (kind === 'none') return done(new AppError(401, KEY_REQUIRED));
+    const credential = req.credential;
+    if (credential?.kind === 'invalid-key') return done(new AppError(401, INVALID_KEY));
+    if (credential?.kind === 'none') return done(new AppError(401, KEY_REQUIRED));
+    if (credential?.kind === 'key') req.grant = { entry: matchedEntry(req)!, via: 'key' };
     done();
   });
 
-  // 4. x402: verify before the handler (after validation: a bad parameter is a 400 and nothing is taken), settle after.
+  // 4. x402: verify before the handler (after validation: a bad parameter is a 400 and nothing is
+  // taken); the gate grants the matched route once the facilitator verified the payment. Settle after.
   const payments = opts.payments;
   if (payments) {
     app.addHook('preHandler', async (req, reply) => {
       if (req.credential?.kind !== 'x402') return;
-      return payments.preHandler(req, reply);
+      return payments.preHandler(req, reply, matchedEntry(req)!);
     });
     app.addHook('onSend', async (req, reply, payload) => {
       if (req.credential?.kind !== 'x402') return payload;

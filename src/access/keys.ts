@@ -53,6 +53,15 @@ export function generateKey(): { id: string; key: string } {
   return { id: `key_${randomBytes(6).toString('hex')}`, key: `mg_${randomBytes(32).toString('base64url')}` };
 }
 
+/** The key file exists but cannot be read as a key file. */
+export class KeyFileError extends Error {
+  override name = 'KeyFileError';
+  constructor(file: string, cause: unknown) {
+    const why = cause instanceof SyntaxError ? `not valid JSON (${cause.message})` : cause instanceof z.ZodError ? `not a key file: ${z.prettifyError(cause).replace(/\n/g, ' ')}` : String((cause as Error)?.message ?? cause);
+    super(`API_KEYS_FILE=${file} cannot be read: ${why}. Fix the file (npm run keys -- list shows what it holds) or point API_KEYS_FILE elsewhere.`, { cause });
+  }
+}
+
 export interface KeyIdentity {
   id: string;
   label: string;
@@ -78,7 +87,10 @@ export class KeyStore {
     private readonly onError: (err: unknown) => void = () => {},
   ) {
     this.envKeys = options.raw.map((k, i) => ({ id: `env-${i + 1}`, label: 'API_KEYS', hash: Buffer.from(hashKey(k), 'hex') }));
-    this.reload();
+    // At start-up a file that cannot be read stops the server: starting with no keys would answer 401
+    // to every key holder while looking healthy. Later, a broken file keeps the last good set.
+    const problem = this.reload();
+    if (problem) throw new KeyFileError(options.file, problem);
   }
 
   /** Starts watching the key file for changes (revocations apply without a restart). */
@@ -117,8 +129,8 @@ export class KeyStore {
     return found ? { id: found.id, label: found.label } : null;
   }
 
-  /** Re-reads the key file when its size or mtime changed. A broken file keeps the last good set. */
-  reload(): void {
+  /** Re-reads the key file when its size or mtime changed. A broken file keeps the last good set (and is returned). */
+  reload(): unknown {
     let stamp = 'missing';
     try {
       const st = statSync(this.options.file);
@@ -133,8 +145,10 @@ export class KeyStore {
         .map((k) => ({ id: k.id, label: k.label, hash: Buffer.from(k.hash, 'hex') }));
       this.fileStamp = stamp;
       this.memo.clear();
+      return undefined;
     } catch (err) {
       this.onError(err);
+      return err;
     }
   }
 }

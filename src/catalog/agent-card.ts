@@ -2,7 +2,7 @@
 // marketgate is a plain REST API: no streaming, push notifications, webhooks, JSON-RPC or tasks.
 import type { AccessSummary } from './access-summary.ts';
 import { EVM_CHAINS_TEXT } from '../risk/chains.ts';
-import { VERSION } from '../version.ts';
+import { INTERFACE_VERSION } from '../version.ts';
 import { examplePath, type CatalogEntry } from './route.ts';
 
 export function agentCard(entries: CatalogEntry[], baseUrl: string, access: AccessSummary) {
@@ -12,7 +12,7 @@ export function agentCard(entries: CatalogEntry[], baseUrl: string, access: Acce
       `Free token risk check (GoPlus signals → one 0-100 score, ${EVM_CHAINS_TEXT} + Solana) and a market-data REST API for crypto and US equities. ` +
       'Plain HTTPS GET endpoints returning JSON; no streaming, no push notifications, no webhooks, no JSON-RPC and no task endpoint.',
     url: baseUrl,
-    version: VERSION,
+    version: INTERFACE_VERSION.market,
     documentationUrl: `${baseUrl}/docs`,
     provider: { organization: 'marketgate', url: baseUrl },
     capabilities: { streaming: false, pushNotifications: false, stateTransitionHistory: false },

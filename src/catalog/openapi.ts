@@ -5,7 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { Config } from '../config.ts';
-import { VERSION } from '../version.ts';
+import { INTERFACE_VERSION } from '../version.ts';
 import { SECURITY_HEADERS } from '../http/edge.ts';
 import { documentDefaults } from '../params/query.ts';
 
@@ -23,7 +23,9 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       openapi: OPENAPI_VERSION,
       info: {
         title: 'marketgate',
-        version: VERSION,
+        // Interface B's version; interface A's (1.0.0) is in its own status page and in x-interface-versions.
+        version: INTERFACE_VERSION.market,
+        'x-interface-versions': { 'token risk (/risk)': INTERFACE_VERSION.risk, 'market data (/v1)': INTERFACE_VERSION.market },
         description:
           'Token risk check (free, under /risk) and market-data API for crypto and US equities (at the root). ' +
           'Responses are `{ data, meta }`; errors are `{ error, source? }`. Paid operations accept an API key (x-api-key) or an x402 payment.',

@@ -33,6 +33,8 @@ export interface RouteDef<Q extends z.ZodObject = z.ZodObject, D extends z.ZodTy
   example?: Record<string, string>;
   /** false for liveness probes, which are never rate-limited. Default true. */
   rateLimited?: boolean;
+  /** A page about the service (status), not data: rate-limited in a bucket of its own, apart from the data routes. */
+  reference?: boolean;
   handler: (req: RouteRequest<Q>, ctx: RouteContext) => Promise<Envelope<z.output<D>>>;
 }
 
@@ -128,14 +130,30 @@ export function envelopeSchema(data: z.ZodType) {
   });
 }
 
+/**
+ * The error statuses a route documents. Interface A's published contract lists 400, 429 and 502 (a
+ * provider limiting us or paused is a 502 there, with Retry-After); interface B adds 401 on paid
+ * routes, 404 for what a source does not know, and 503 for "try again later".
+ */
+function errorStatuses(def: RouteDef, iface: InterfaceName): number[] {
+  const limited = def.rateLimited !== false;
+  if (iface === 'risk') return limited ? [400, 429, 502] : [400, 502];
+  if (def.access === 'paid') return [400, 401, 404, 429, 502, 503];
+  return limited ? [400, 404, 429, 502, 503] : [400, 404, 502, 503];
+}
+
+/** Interface A's 502 covers "try again later" too: its contract has no 503. */
+const RISK_502 = 'The upstream provider failed, is limiting us, or is paused after repeated failures (then with Retry-After); `source` names it';
+
 /** The status codes a route documents. */
-function responses(def: RouteDef) {
-  const errors = def.access === 'paid' ? [400, 401, 404, 429, 502, 503] : def.rateLimited === false ? [400, 404, 502, 503] : [400, 404, 429, 502, 503];
+function responses(def: RouteDef, iface: InterfaceName) {
+  const errors = errorStatuses(def, iface);
+  const describe = (code: number) => (iface === 'risk' && code === 502 ? RISK_502 : ERROR_DESCRIPTIONS[code]);
   const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
   return {
     200: { description: 'Success', ...json(envelopeSchema(def.data)) },
     ...(def.access === 'paid' ? { 402: { description: 'Payment required: PAYMENT-REQUIRED header (x402 v2) and this body', ...json(paymentRequiredSchema) } } : {}),
-    ...Object.fromEntries(errors.map((code) => [code, { description: ERROR_DESCRIPTIONS[code], ...json(errorSchema) }])),
+    ...Object.fromEntries(errors.map((code) => [code, { description: describe(code), ...json(errorSchema) }])),
   };
 }
 
@@ -159,7 +177,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
         'x-access': entry.access,
         ...(entry.price ? { 'x-price': entry.price } : {}),
         ...(def.query ? { querystring: def.query } : {}),
-        response: responses(def),
+        response: responses(def, iface),
       } as FastifySchema,
       handler: (req) => def.handler(req as never, ctx),
     });

@@ -2,13 +2,13 @@
 import { z } from 'zod';
 import { knownThrough } from '../data/macro-calendar.ts';
 import { envelope } from '../http/envelope.ts';
-import { VERSION } from '../version.ts';
+import { INTERFACE_VERSION } from '../version.ts';
 import { accessSummarySchema } from './access-summary.ts';
 import { describeEndpoint } from './describe.ts';
 import { defineRoute, type RouteDef } from './route.ts';
 
 /** `/health` of an interface: 200 with status, service name, version and uptime while the process serves; never rate-limited. */
-export function healthRoute(service: string, tag: string): RouteDef {
+export function healthRoute(service: string, tag: string, version: string): RouteDef {
   return defineRoute({
     path: '/health',
     summary: `Liveness of marketgate ${service}`,
@@ -16,9 +16,10 @@ export function healthRoute(service: string, tag: string): RouteDef {
     tag,
     access: 'free',
     rateLimited: false,
+    reference: true,
     data: z.object({ status: z.literal('ok'), service: z.string(), version: z.string(), uptime_s: z.number() }),
     handler: async (_req, ctx) =>
-      envelope({ status: 'ok' as const, service: `marketgate ${service}`, version: VERSION, uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000) }, []),
+      envelope({ status: 'ok' as const, service: `marketgate ${service}`, version, uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000) }, []),
   });
 }
 
@@ -34,7 +35,7 @@ const breakerSchema = z.object({
 const upstreamSchema = z.object({
   provider: z.string().describe('The name used in meta.sources and { error, source }'),
   title: z.string(),
-  base_url: z.string(),
+  base_url: z.string().describe('Origin of the configured base URL (scheme, host, port); a path, query or login in it is never shown'),
   docs: z.string(),
   notes: z.string().describe('Its limits and quirks'),
   status: z.enum(['ok', 'degraded', 'failing', 'unknown']).describe('From the recent calls of this process: failing = the last call failed or the circuit is open'),
@@ -81,6 +82,7 @@ export const marketStatus = defineRoute({
     'measured by the server: last success, last error, recent latency, and the circuit breaker (state, failures, retry-after).',
   tag: 'Reference',
   access: 'free',
+  reference: true,
   data: z.object({
     name: z.string(),
     version: z.string(),
@@ -101,7 +103,7 @@ export const marketStatus = defineRoute({
     return envelope(
       {
         name: 'marketgate market data',
-        version: VERSION,
+        version: INTERFACE_VERSION.market,
         endpoints: ctx.catalog.of('market').map(describeEndpoint),
         access: ctx.access,
         upstreams: ctx.providers.map((p) => ({

@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import helmet from 'helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import { VERSION } from '../version.ts';
+import { INTERFACE_VERSION, VERSION } from '../version.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -32,31 +32,6 @@ export const CORS_EXPOSED_HEADERS = [
   'x-ratelimit-reset',
   'x-request-id',
 ];
-
-/** The JSON error body written straight to a socket, for errors Node raises before Fastify sees a request. */
-function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, message] =
-    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'request not received in time']
-      : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'request headers (or the URL) are too large']
-        : [400, 'malformed HTTP request'];
-  const body = JSON.stringify({ error: message });
-  this.log.debug({ code: err.code }, `client error: ${message}`);
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy(err);
-}
-
-/** Errors Fastify's router raises before a route is chosen (a URL that is not valid percent-encoding). */
-function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
-  const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
-  void reply.code(status).type('application/json; charset=utf-8').send({ error: err.code === 'FST_ERR_BAD_URL' ? 'malformed URL (invalid percent-encoding)' : err.message });
-}
 
 const STRICT_API_CSP = { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } };
 
@@ -112,9 +87,49 @@ export const SECURITY_HEADERS = {
   html: helmetHeaders({ contentSecurityPolicy: STRICT_API_CSP, crossOriginResourcePolicy: { policy: 'cross-origin' }, strictTransportSecurity: false }),
 };
 
-/** Fastify options this module owns. */
-const serverOptions = (requestTimeoutMs: number) =>
-  ({
+/** Headers every answer carries, errors included: security headers and CORS's Allow-Origin. */
+const ALWAYS = { ...SECURITY_HEADERS.api, 'access-control-allow-origin': '*' };
+
+/**
+ * Fastify options this module owns: request ids, and the `{ error }` answers to what Node's parser
+ * or Fastify's router reject before any hook runs — these carry the same x-request-id and security
+ * headers as every other answer.
+ */
+const serverOptions = (requestTimeoutMs: number) => {
+  const genReqId = requestIds();
+
+  /** The JSON error written straight to a socket, for errors Node raises before Fastify sees a request. */
+  function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const [status, message] =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request not received in time']
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'request headers (or the URL) are too large']
+          : [400, 'malformed HTTP request'];
+    const body = JSON.stringify({ error: message });
+    const id = genReqId({ headers: {} });
+    this.log.debug({ code: err.code, reqId: id }, `client error: ${message}`);
+    if (socket.writable) {
+      const headers = Object.entries({ ...ALWAYS, 'x-request-id': id })
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${headers}Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(err);
+  }
+
+  /** Errors Fastify's router raises before a route is chosen (a URL it cannot decode, an over-long parameter). */
+  function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
+    const message = err.code === 'FST_ERR_BAD_URL' ? 'malformed URL (invalid percent-encoding, or a host or port that is not valid)' : err.message;
+    void reply.code(status).headers(ALWAYS).header('x-request-id', req.id).type('application/json; charset=utf-8').send({ error: message });
+  }
+
+  return {
+    genReqId,
     clientErrorHandler,
     frameworkErrors,
     http: {
@@ -124,7 +139,8 @@ const serverOptions = (requestTimeoutMs: number) =>
       connectionsCheckingInterval: Math.min(1000, requestTimeoutMs),
       headersTimeout: requestTimeoutMs,
     },
-  }) as Partial<FastifyServerOptions>;
+  } as Partial<FastifyServerOptions>;
+};
 
 export interface EdgeOptions {
   /** True for a path some route serves (a known path asked with another method is a 405, not a 404). */
@@ -132,25 +148,21 @@ export interface EdgeOptions {
 }
 
 async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> {
+  // The request id, security headers (see SECURITY_HEADERS) and CORS on every answer, in one hook
+  // that runs first, so even the answers refused right here carry them. CORS: any origin may read the
+  // GET answers. Allow-Origin goes on every answer (so a cache that stored an answer to curl still
+  // serves a browser); the list of readable headers (payment, rate limit, request id) only when the
+  // request has an Origin, as every cross-origin browser request does. The policy is static, so it is
+  // these few lines rather than @fastify/cors, which costs a closure and several headers on every answer.
+  const exposed = { 'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', ') };
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    reply.headers(ALWAYS);
+    if (req.headers.origin !== undefined) reply.headers(exposed);
+    if (req.protocol === 'https') reply.headers(SECURITY_HEADERS.hsts);
     if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
       return void reply.code(400).send({ error: 'the Host header is required (HTTP/1.1)' });
     }
-    done();
-  });
-
-  // Security headers on every answer (see SECURITY_HEADERS), and CORS: any origin may read the GET
-  // answers. Allow-Origin goes on every answer (so a cache that stored an answer to curl still serves a
-  // browser); the list of readable headers (payment, rate limit, request id) only when the request has
-  // an Origin, as every cross-origin browser request does. The policy is static, so it is these few
-  // lines rather than @fastify/cors, which costs a closure and several headers on every answer.
-  const exposed = { 'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', ') };
-  const always = { ...SECURITY_HEADERS.api, 'access-control-allow-origin': '*' };
-  app.addHook('onRequest', (req, reply, done) => {
-    reply.headers(always);
-    if (req.headers.origin !== undefined) reply.headers(exposed);
-    if (req.protocol === 'https') reply.headers(SECURITY_HEADERS.hsts);
     done();
   });
   // Preflight: any path, answered here; the browser then makes the real request.
@@ -169,18 +181,19 @@ async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> 
 
   // Another method on a known path is a 405 that says which ones it takes; an unknown path a 404.
   app.setNotFoundHandler((req, reply) => {
-    const path = req.url.split('?')[0]!;
-    const known = opts.knownPath(path) || app.hasRoute({ method: 'GET', url: path });
+    const path = pathOf(req.url);
+    const known = opts.knownPath(path) || hasGetRoute(app, path);
     if (known && req.method !== 'GET' && req.method !== 'HEAD') {
       return void reply.code(405).header('allow', 'GET, HEAD').send({ error: `method ${req.method} not allowed on ${path}; use GET` });
     }
-    void reply.code(404).send({ error: `no route for ${req.method} ${path}` });
+    void reply.code(404).send({ error: `no route for ${req.method} ${req.url.split('?')[0]}` });
   });
 
   // A small index instead of a 404 at the root.
   app.get('/', { schema: { hide: true } }, async () => ({
     name: 'marketgate',
     version: VERSION,
+    interfaces: { token_risk: { path: '/risk', version: INTERFACE_VERSION.risk }, market_data: { path: '/v1', version: INTERFACE_VERSION.market } },
     description: 'Token risk check (free, /risk) and market data for crypto and US equities (/v1).',
     links: {
       docs: '/docs',
@@ -191,6 +204,23 @@ async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> 
       risk_status: '/risk/v1/status',
     },
   }));
+}
+
+/** The path of a request target: origin-form as it is; absolute-form (`http://host/path`) without scheme and host. */
+export function pathOf(url: string): string {
+  const path = url.split('?')[0]!;
+  if (path.startsWith('/')) return path;
+  const afterScheme = /^[^/]*:\/\/[^/]*(\/.*)?$/.exec(path);
+  return afterScheme ? (afterScheme[1] ?? '/') : path;
+}
+
+/** Whether a GET route serves `path`; false for a path the router cannot even look up. */
+function hasGetRoute(app: FastifyInstance, path: string): boolean {
+  try {
+    return app.hasRoute({ method: 'GET', url: path });
+  } catch {
+    return false;
+  }
 }
 
 export const registerEdge = Object.assign(register, { serverOptions });

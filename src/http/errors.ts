@@ -4,14 +4,18 @@
 /** Base of every error whose message is safe to show to a client. */
 export class AppError extends Error {
   override name = 'AppError';
+  /** Seconds after which a retry may succeed (sent as Retry-After), when known. */
+  readonly retryAfterS: number | undefined;
+
   constructor(
     readonly statusCode: number,
     message: string,
-    /** The upstream provider this error is about, when there is one. */
+    /** The upstream provider (or service: facilitator, database) this error is about, when there is one. */
     readonly source?: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterS?: number },
   ) {
     super(message, options);
+    this.retryAfterS = options?.retryAfterS;
   }
 }
 
@@ -53,8 +57,6 @@ export class UpstreamError extends AppError {
   override name = 'UpstreamError';
   /** The upstream's HTTP status, when the failure is an HTTP one. */
   readonly upstreamStatus: number | undefined;
-  /** Seconds after which a retry may succeed (sent as Retry-After), when known. */
-  readonly retryAfterS: number | undefined;
 
   constructor(
     source: string,
@@ -64,7 +66,6 @@ export class UpstreamError extends AppError {
   ) {
     super(UNAVAILABLE.has(failure) ? 503 : 502, message, source, options);
     this.upstreamStatus = options?.status;
-    this.retryAfterS = options?.retryAfterS;
   }
 }
 

@@ -103,6 +103,8 @@ export class HttpClient {
           'user-agent': this.options.userAgent,
           accept: req.format === 'text' ? 'text/plain, text/csv, */*' : 'application/json',
           ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          // A login in the configured URL (https://user:pass@node.example) is sent as Basic auth: the pool is per origin, which has none.
+          ...(url.username ? { authorization: basicAuth(url) } : {}),
           ...req.headers,
         },
         body: req.body,
@@ -218,3 +220,8 @@ function isTransient(err: unknown): boolean {
 }
 
 const unwrap = (err: unknown) => (err instanceof RetryableStatus ? err.failure : err);
+
+/** The Authorization header of a URL's `user:pass@` login (percent-decoded, as browsers and curl send it). */
+function basicAuth(url: URL): string {
+  return `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+}

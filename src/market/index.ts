@@ -1,6 +1,7 @@
 // Interface B's routes, one file each. Adding an endpoint is one file and one line here.
 import type { RouteDef } from '../catalog/route.ts';
 import { healthRoute, marketStatus } from '../catalog/status.ts';
+import { INTERFACE_VERSION } from '../version.ts';
 import { atr } from './analytics/atr.ts';
 import { basis } from './derivatives/basis.ts';
 import { chainBalance } from './onchain/chain-balance.ts';
@@ -31,7 +32,7 @@ import { marketOverview } from './market-context/market-overview.ts';
 import { gas } from './market-context/gas.ts';
 
 export const MARKET_ROUTES: readonly RouteDef[] = [
-  healthRoute('market data', 'Reference'),
+  healthRoute('market data', 'Reference', INTERFACE_VERSION.market),
   marketStatus,
   price,
   ohlcv,

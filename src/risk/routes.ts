@@ -2,8 +2,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { WITHOUT_QUOTA_HEADERS } from '../access/access-control.ts';
-import { clientBucket } from '../access/client-bucket.ts';
+import { freeBucketOf, WITHOUT_QUOTA_HEADERS } from '../access/access-control.ts';
 import type { RouteContext } from '../catalog/context.ts';
 import { evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../params/evm-address.ts';
 import { describeEndpoint } from '../catalog/describe.ts';
@@ -11,9 +10,11 @@ import { requiredString } from '../params/query.ts';
 import { defineRoute, mountRoutes, type RouteDef } from '../catalog/route.ts';
 import { endpointSchema, healthRoute } from '../catalog/status.ts';
 import { derived, envelope } from '../http/envelope.ts';
+import { createErrorHandler } from '../http/error-handler.ts';
+import { urlOrigin } from '../http/redact-url.ts';
 import { AppError, BadRequestError } from '../http/errors.ts';
 import { GOPLUS } from '../sources/goplus.ts';
-import { VERSION } from '../version.ts';
+import { INTERFACE_VERSION } from '../version.ts';
 import { ACCEPTED_CHAINS, CHAINS, EVM_CHAINS_TEXT, findChain } from './chains.ts';
 import { assess } from './score.ts';
 import { CLOSED_SOURCE_FLOOR, CRITICAL_FLOOR, GROUPS, SIGNALS } from './signals.ts';
@@ -99,13 +100,14 @@ const riskStatus = defineRoute({
   description: 'Endpoints with their parameters, supported chains, the upstream provider, the rate limit and the disclaimer.',
   tag: 'Token risk',
   access: 'free',
+  reference: true,
   data: z.object({
     name: z.string(),
     version: z.string(),
     description: z.string(),
     endpoints: z.array(endpointSchema),
     chains: z.array(z.object({ name: z.string(), id: z.number().nullable(), family: z.enum(['evm', 'solana']) })),
-    provider: z.object({ name: z.string(), id: z.string(), base_url: z.string() }),
+    provider: z.object({ name: z.string(), id: z.string(), base_url: z.string().describe('Origin of the configured base URL; a path, query or login in it is never shown') }),
     signals: z.array(
       z.object({ name: z.string(), group: z.enum(GROUPS), weight: z.number(), critical: z.boolean(), families: z.array(z.string()).describe('evm, solana') }),
     ),
@@ -117,11 +119,11 @@ const riskStatus = defineRoute({
     envelope(
       {
         name: 'marketgate token risk',
-        version: VERSION,
+        version: INTERFACE_VERSION.risk,
         description: 'Free token risk check: one score from a security provider\'s signals, with the raw data beside it.',
         endpoints: ctx.catalog.of('risk').map(describeEndpoint),
         chains: CHAINS.map((c) => ({ name: c.name, id: c.id, family: c.family })),
-        provider: { name: 'GoPlus Security', id: GOPLUS, base_url: ctx.config.sources.goplus.baseUrl },
+        provider: { name: 'GoPlus Security', id: GOPLUS, base_url: urlOrigin(ctx.config.sources.goplus.baseUrl) },
         signals: SIGNALS.map((s) => ({ name: s.name, group: s.group, weight: s.weight, critical: s.critical ?? false, families: Object.keys(s.read) })),
         rate_limit: { max: ctx.config.risk.rateLimitPerMinute, window_s: 60, scope: 'client IP', on_exceed: '429 with Retry-After' },
         cache_ttl_note: 'Provider answers are cached per token; meta.sources tells their age.',
@@ -169,17 +171,20 @@ export const tokenRisk = defineRoute({
   },
 });
 
-export const RISK_ROUTES: readonly RouteDef[] = [healthRoute('token risk', 'Token risk'), riskStatus, tokenRisk];
+export const RISK_ROUTES: readonly RouteDef[] = [healthRoute('token risk', 'Token risk', INTERFACE_VERSION.risk), riskStatus, tokenRisk];
 
 export interface RiskPluginOptions {
   ctx: RouteContext;
 }
 
 export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { ctx }) => {
-  // Per client IP on every route but /risk/health (declared rateLimited: false).
+  // Interface A's published contract lists 400, 429 and 502: a provider that is limiting us or paused
+  // by its breaker is a 502 here too (with Retry-After), where interface B answers 503.
+  app.setErrorHandler(createErrorHandler({ unavailableStatus: 502 }));
+  // Per client IP on every route but /risk/health (declared rateLimited: false); the status page in a bucket of its own.
   await app.register(rateLimit, {
     addHeadersOnExceeding: WITHOUT_QUOTA_HEADERS,
-    keyGenerator: (req) => clientBucket(req.ip),
+    keyGenerator: freeBucketOf,
     max: ctx.config.risk.rateLimitPerMinute,
     timeWindow: 60_000,
     errorResponseBuilder: (_req, rl) => new AppError(429, `rate limit exceeded: ${rl.max} requests per minute per client; retry in ${Math.ceil(rl.ttl / 1000)} s`),

@@ -1,6 +1,7 @@
 // The source list: every upstream provider, one descriptor each. Adding a provider is one source
 // file and one line here; config, the registry below, /v1/status, `.env.example`, the README's
 // provider table and the fault-sweep test all enumerate this list.
+import { urlOrigin } from '../http/redact-url.ts';
 import { sourceContext, type SourcePlumbing } from './define-source.ts';
 import { binanceFuturesSource } from './binance-futures.ts';
 import { binanceSpotSource } from './binance-spot.ts';
@@ -59,6 +60,7 @@ export interface ProviderInfo {
   /** The name in `meta.sources[].provider` and `{ error, source }`. */
   name: string;
   title: string;
+  /** The origin of the configured base URL: a key or login inside it is never shown. */
   baseUrl: string;
   docs: string;
   notes: string;
@@ -81,5 +83,5 @@ export function urlVariables(source: (typeof SOURCES)[number]): string[] {
 
 export function providerInfo(settings: SourceSettings): ProviderInfo[] {
   const all = settings as Record<string, { baseUrl: string }>;
-  return SOURCES.map((d) => ({ name: d.name, title: d.title, baseUrl: all[d.key]!.baseUrl, docs: d.docs, notes: d.notes }));
+  return SOURCES.map((d) => ({ name: d.name, title: d.title, baseUrl: urlOrigin(all[d.key]!.baseUrl), docs: d.docs, notes: d.notes }));
 }

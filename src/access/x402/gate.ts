@@ -21,7 +21,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/server';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { CatalogEntry } from '../../catalog/route.ts';
-import type { ErrorBody } from '../../http/errors.ts';
+import { AppError, type ErrorBody } from '../../http/errors.ts';
 import type { PaymentGate } from '../access-control.ts';
 import { FacilitatorUnavailableError } from './facilitator.ts';
 import { atomicAmount } from './price.ts';
@@ -56,12 +56,22 @@ export function paymentTerms(x402: Config['x402']): PaymentTerms {
 /** The reason given for a payment header that cannot even be decoded. */
 export const MALFORMED_PAYMENT = 'malformed payment header: PAYMENT-SIGNATURE (or X-PAYMENT) must be a base64-encoded x402 payment payload';
 
+/** The reason given for a payment sent with HEAD, which has no body to deliver for it. */
+export const HEAD_PAYMENT = 'payments are taken on GET only: a HEAD answer has no body to deliver for the payment';
+
 const PAYMENT_HEADERS = new Set(['payment-signature', 'x-payment']);
 
+/**
+ * The SDK's view of a request. Path and URL are the *matched route's* (its catalog URL under the
+ * public base URL), never the raw request line: an absolute-form URI, a HEAD, or any other spelling
+ * of the path that Fastify routes to a paid handler must meet that route's payment requirements.
+ */
 class FastifyAdapter implements HTTPAdapter {
   /** `hidePayment`: the payment header could not be decoded; the SDK sees none (and logs nothing). */
   constructor(
     private readonly req: FastifyRequest,
+    private readonly entry: CatalogEntry,
+    private readonly publicBaseUrl: string,
     private readonly hidePayment = false,
   ) {}
   getHeader(name: string) {
@@ -71,13 +81,13 @@ class FastifyAdapter implements HTTPAdapter {
     return Array.isArray(v) ? v[0] : v;
   }
   getMethod() {
-    return this.req.method;
+    return 'GET';
   }
   getPath() {
-    return this.req.url.split('?')[0]!;
+    return this.entry.url;
   }
   getUrl() {
-    return `${this.req.protocol}://${this.req.host}${this.req.url}`;
+    return `${this.publicBaseUrl}${this.entry.url}`;
   }
   getAcceptHeader() {
     return this.getHeader('accept') ?? '';
@@ -151,18 +161,19 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
       await ready();
     },
 
-    async preHandler(req, reply) {
+    async preHandler(req, reply, entry) {
       // Decode the payment header first: the SDK would print a stack trace for garbage; we answer 402 with the reason.
-      const plain = new FastifyAdapter(req);
+      const plain = new FastifyAdapter(req, entry, opts.publicBaseUrl);
       const given = plain.getHeader('payment-signature') ?? plain.getHeader('x-payment');
       const malformed = given !== undefined && !decodes(given);
-      const adapter = malformed ? new FastifyAdapter(req, true) : plain;
-      const path = adapter.getPath();
+      // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
+      const headWithPayment = req.method === 'HEAD' && given !== undefined;
+      const adapter = malformed || headWithPayment ? new FastifyAdapter(req, entry, opts.publicBaseUrl, true) : plain;
       const context: HTTPRequestContext = {
         adapter,
-        path,
-        decodedPath: safeDecode(path),
-        method: req.method,
+        path: entry.url,
+        decodedPath: entry.url,
+        method: 'GET',
         paymentHeader: adapter.getHeader('payment-signature') ?? adapter.getHeader('x-payment'),
       };
       let result: HTTPProcessResult;
@@ -170,14 +181,20 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
         const http = await ready();
         result = await http.processHTTPRequest(context);
       } catch (err) {
-        return sendFacilitatorFailure(reply, err, opts.log);
+        throw facilitatorFailure(err, opts.log);
       }
-      if (result.type === 'no-payment-required') return;
+      if (result.type === 'no-payment-required') {
+        // The catalog says paid; the SDK's table does not know the route. Fail closed.
+        opts.log.error({ route: entry.url }, 'x402: the payment table has no entry for a paid route; answering 402');
+        return reply.code(402).send(paymentRequiredBody({}, terms));
+      }
       if (result.type === 'payment-error') {
         const r = result.response;
-        return reply.code(r.status).headers(r.headers).send(paymentRequiredBody(r.headers, terms, malformed ? MALFORMED_PAYMENT : undefined));
+        const reason = malformed ? MALFORMED_PAYMENT : headWithPayment ? HEAD_PAYMENT : undefined;
+        return reply.code(r.status).headers(r.headers).send(paymentRequiredBody(r.headers, terms, reason));
       }
       req.x402Payment = { ...result, context };
+      req.grant = { entry, via: 'x402' };
     },
 
     async onSend(req, reply, payload) {
@@ -216,9 +233,10 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
         reply.header('cache-control', withPrivateCacheControl(cacheControl()));
         return payload;
       } catch (err) {
-        const { status, body } = facilitatorFailure(err, opts.log);
-        reply.code(status).type('application/json; charset=utf-8');
-        return JSON.stringify(body);
+        const failure = facilitatorFailure(err, opts.log);
+        reply.code(failure.statusCode).type('application/json; charset=utf-8');
+        if (failure.retryAfterS !== undefined) reply.header('retry-after', String(failure.retryAfterS));
+        return JSON.stringify({ error: failure.message, source: failure.source } satisfies ErrorBody);
       }
     },
   };
@@ -240,25 +258,24 @@ function paymentRequiredBody(headers: Record<string, string>, terms: PaymentTerm
   };
 }
 
-function facilitatorFailure(err: unknown, log: FastifyBaseLogger): { status: number; body: ErrorBody } {
+/** Seconds a client is told to wait when the facilitator is down. */
+const FACILITATOR_RETRY_AFTER_S = 10;
+
+/** The error a facilitator failure is answered with: 503 when it is down (with Retry-After), 502 when it answered nonsense. */
+function facilitatorFailure(err: unknown, log: FastifyBaseLogger): AppError {
   const fe = getFacilitatorResponseError(err);
   if (fe) {
     const unavailable = fe instanceof FacilitatorUnavailableError || fe instanceof FacilitatorTimeoutError;
     log.warn({ err: fe.message }, 'x402 facilitator failure');
     return unavailable
-      ? { status: 503, body: { error: 'payment facilitator unavailable; try again later', source: 'facilitator' } }
-      : { status: 502, body: { error: 'payment facilitator gave an invalid answer', source: 'facilitator' } };
+      ? new AppError(503, 'payment facilitator unavailable; try again later', 'facilitator', { retryAfterS: FACILITATOR_RETRY_AFTER_S })
+      : new AppError(502, 'payment facilitator gave an invalid answer', 'facilitator');
   }
   // Initialisation failures carry the facilitator error as their cause.
   const cause = (err as { cause?: unknown } | null)?.cause;
   if (cause && getFacilitatorResponseError(cause)) return facilitatorFailure(cause, log);
   log.error({ err }, 'x402 payment processing failed');
-  return { status: 503, body: { error: 'payment processing unavailable; try again later', source: 'facilitator' } };
-}
-
-function sendFacilitatorFailure(reply: FastifyReply, err: unknown, log: FastifyBaseLogger) {
-  const { status, body } = facilitatorFailure(err, log);
-  return reply.code(status).send(body);
+  return new AppError(503, 'payment processing unavailable; try again later', 'facilitator', { retryAfterS: FACILITATOR_RETRY_AFTER_S });
 }
 
 function decodes(header: string): boolean {
@@ -267,13 +284,5 @@ function decodes(header: string): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-function safeDecode(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
   }
 }

@@ -1,0 +1,237 @@
+// The paywall holds for every request shape. Every paid route of the catalog is asked with raw request
+// lines over a socket (no client normalises them): origin-form, absolute-form in any case, `*://`,
+// bad ports, HEAD, encoded line terminators and separators, dot segments, doubled slashes, over-long
+// paths. None may get data (or reach its handler) without a key or a verified payment, none a 500 —
+// with x402 on (402) and off (401).
+import { connect, type AddressInfo } from 'node:net';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantRequired } from '../src/access/grant.ts';
+import { createPaymentGate } from '../src/access/x402/gate.ts';
+import { examplePath, type CatalogEntry } from '../src/catalog/route.ts';
+import { loadConfig } from '../src/config.ts';
+import { AppError } from '../src/http/errors.ts';
+import { pathOf } from '../src/http/edge.ts';
+import { FakeUpstream } from './fakes/fake-upstream.ts';
+import { probeCalls, probeRoute } from './fakes/probe-route.ts';
+import { makeApp, TEST_KEY, TEST_KEY_ENV, type TestApp } from './helpers.ts';
+
+interface RawAnswer {
+  status: number;
+  head: string;
+  body: string;
+}
+
+/** Sends raw bytes and reads the answer until the server closes (every request says Connection: close). */
+function raw(port: number, request: string): Promise<RawAnswer> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let got = '';
+    const done = () => {
+      const split = got.indexOf('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1]), head: got.slice(0, split), body: got.slice(split + 4) });
+    };
+    socket.setEncoding('latin1');
+    socket.on('data', (d) => (got += d));
+    socket.on('close', done);
+    socket.on('error', () => {});
+    socket.write(request, 'latin1');
+    setTimeout(() => socket.destroy(), 3000);
+  });
+}
+
+/** Request targets that Fastify could route to a paid route's handler, or that break naive parsers. */
+function shapes(e: CatalogEntry): Array<{ method: string; target: string }> {
+  const path = e.url;
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const query = examplePath(e).slice(path.length);
+  const get = (target: string) => ({ method: 'GET', target });
+  return [
+    get(`${path}${query}`),
+    get(`http://evil.example${path}${query}`),
+    get(`HTTP://X${path}${query}`),
+    get(`https://127.0.0.1:1${path}${query}`),
+    get(`*://x${path}${query}`),
+    get(`http://x:99999${path}${query}`),
+    get(`http://x:abc${path}${query}`),
+    get(`http://user:pass@x${path}${query}`),
+    { method: 'HEAD', target: `${path}${query}` },
+    { method: 'HEAD', target: `http://evil.example${path}${query}` },
+    get(`${path}%0A${query}`),
+    get(`${path}%0D${query}`),
+    get(`${path}%0D%0AX-Injected:%201${query}`),
+    get(`${path}%E2%80%A8${query}`),
+    get(`${path}%E2%80%A9${query}`),
+    get(`${path}${query}${query ? '&' : '?'}x=%0A%0D%E2%80%A8%E2%80%A9`),
+    get(`${path.replace(name, encodeURIComponent(name).replace(/-/g, '%2D'))}${query}`),
+    get(`${path.replace(name, name.replace(/^./, (c) => `%${c.charCodeAt(0).toString(16)}`))}${query}`),
+    get(`${path}%${query}`),
+    get(`${path}%c0${query}`),
+    get(`${path}/${query}`),
+    get(`/${path}${query}`),
+    get(`${path.replace('/v1/', '/v1//')}${query}`),
+    get(`${path.replace('/v1/', '/v1/./')}${query}`),
+    get(`${path.replace('/v1/', '/v1/x/../')}${query}`),
+    get(`${path.replace('/v1/', '/v1/%2e%2e/v1/')}${query}`),
+    get(`/risk/..${path}${query}`),
+    get(`${path};x=1${query}`),
+    get(`${path}#frag`),
+    get(`${path}${query}${'a'.repeat(20_000)}`),
+    get(`${path}${'/x'.repeat(3000)}`),
+  ];
+}
+
+/** Statuses a request without valid credentials may get on a paid route: refusals and client errors, never data. */
+const REFUSED = new Set([400, 401, 402, 404, 405, 431]);
+
+function expectRefused(answer: RawAnswer, request: string, refusal: number): void {
+  const why = `${request.split('\r\n')[0]} → ${answer.head.split('\r\n')[0]} ${answer.body.slice(0, 120)}`;
+  expect(REFUSED.has(answer.status), why).toBe(true);
+  expect(answer.body, why).not.toContain('"data"');
+  // Every answer carries the request id and the security headers, the framework's and Node's own included.
+  expect(answer.head.toLowerCase(), why).toContain('x-request-id: ');
+  expect(answer.head.toLowerCase(), why).toContain('x-content-type-options: nosniff');
+  // A route that matched answers the route's own refusal, never a generic error.
+  if (answer.status === 402 || answer.status === 401) expect(answer.status, why).toBe(refusal);
+}
+
+async function listen(t: TestApp): Promise<number> {
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  return (t.app.server.address() as AddressInfo).port;
+}
+
+function paidEntries(app: FastifyInstance): CatalogEntry[] {
+  return app.services.catalog.entries.filter((e) => e.access === 'paid');
+}
+
+describe.each([
+  { x402: true, refusal: 402 },
+  { x402: false, refusal: 401 },
+])('paid routes with x402 $x402: no data, no handler, no 500 for any request shape', ({ x402, refusal }) => {
+  let t: TestApp;
+  let port: number;
+  let facilitator: FakeUpstream;
+  let verifies = 0;
+
+  beforeAll(async () => {
+    facilitator = await new FakeUpstream().start();
+    facilitator.route('GET /supported', { body: { kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }], extensions: [], signers: {} } });
+    facilitator.route('POST /verify', () => {
+      verifies++;
+      return { body: { isValid: false, invalidReason: 'invalid_exact_evm_payload_signature', payer: '0x2222222222222222222222222222222222222222' } };
+    });
+    const env: Record<string, string> = x402 ? { X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: facilitator.url } : {};
+    t = await makeApp({ ...env, ...TEST_KEY_ENV, PAID_IP_RATE_LIMIT: '1000000' }, undefined, [probeRoute]);
+    port = await listen(t);
+  });
+  afterAll(async () => {
+    await t.app.close();
+    await facilitator.stop();
+  });
+
+  it('enumerates every paid route of the catalog (the probe route included)', () => {
+    const urls = paidEntries(t.app).map((e) => e.url);
+    expect(urls.length).toBeGreaterThanOrEqual(24);
+    expect(urls).toContain('/v1/test-probe');
+    expect(urls).toContain('/v1/market-clock');
+  });
+
+  it('every shape of every paid route is refused, and no handler runs', async () => {
+    const before = probeCalls.count;
+    for (const entry of paidEntries(t.app)) {
+      for (const { method, target } of shapes(entry)) {
+        const request = `${method} ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`;
+        expectRefused(await raw(port, request), request, refusal);
+      }
+    }
+    expect(probeCalls.count).toBe(before);
+  });
+
+  it('a payment that does not verify, sent in any shape, is refused and runs no handler', async () => {
+    const before = probeCalls.count;
+    const payment = encodePaymentSignatureHeader({
+      x402Version: 2,
+      resource: { url: 'http://x/v1/test-probe', description: '', mimeType: 'application/json' },
+      accepted: { scheme: 'exact', network: 'eip155:8453', amount: '1000', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', payTo: '0x1111111111111111111111111111111111111111', maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } },
+      payload: {
+        signature: `0x${'ab'.repeat(65)}`,
+        authorization: { from: '0x2222222222222222222222222222222222222222', to: '0x1111111111111111111111111111111111111111', value: '1000', validAfter: '0', validBefore: '9999999999', nonce: `0x${'11'.repeat(32)}` },
+      },
+    } as never);
+    const probe = paidEntries(t.app).find((e) => e.url === '/v1/test-probe')!;
+    for (const { method, target } of shapes(probe)) {
+      const request = `${method} ${target} HTTP/1.1\r\nHost: x\r\nPAYMENT-SIGNATURE: ${payment}\r\nConnection: close\r\n\r\n`;
+      expectRefused(await raw(port, request), request, refusal);
+    }
+    expect(probeCalls.count).toBe(before);
+  });
+
+  it('an invalid key is a 401 in every shape; a valid key gets the data in absolute form too', async () => {
+    const probe = paidEntries(t.app).find((e) => e.url === '/v1/test-probe')!;
+    for (const { method, target } of shapes(probe)) {
+      const request = `${method} ${target} HTTP/1.1\r\nHost: x\r\nx-api-key: wrong\r\nConnection: close\r\n\r\n`;
+      expectRefused(await raw(port, request), request, 401);
+    }
+    const keyed = await raw(port, `GET http://evil.example/v1/test-probe HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY['x-api-key']}\r\nConnection: close\r\n\r\n`);
+    expect(keyed.status).toBe(200);
+    expect(JSON.parse(keyed.body).data).toEqual({ value: 42 });
+  });
+
+  it.runIf(x402)('HEAD gets the route\'s 402 challenge; a HEAD with a payment is never verified nor settled', async () => {
+    const res = await t.app.inject({ method: 'HEAD', url: '/v1/test-probe' });
+    expect(res.statusCode).toBe(402);
+    expect(res.headers['payment-required']).toBeTruthy();
+    const before = verifies;
+    const paid = await t.app.inject({ method: 'HEAD', url: '/v1/test-probe', headers: { 'payment-signature': 'eyJ4NDAyVmVyc2lvbiI6Mn0=' } });
+    expect(paid.statusCode).toBe(402);
+    expect(verifies).toBe(before);
+  });
+});
+
+describe('the paywall invariant fails closed', () => {
+  it('a paid handler without a grant for its own route does not run (grantRequired)', async () => {
+    const entry = { url: '/v1/x', access: 'paid' } as CatalogEntry;
+    const other = { url: '/v1/y', access: 'paid' } as CatalogEntry;
+    let ran = 0;
+    const handler = grantRequired(entry, (async () => void ran++) as never, () => new AppError(402, 'payment required'));
+    const errors: unknown[] = [];
+    const log = { error: (...args: unknown[]) => errors.push(args) };
+    const call = (grant: unknown) => (handler as (req: unknown, reply: unknown) => unknown).call(null, { grant, log, method: 'GET', url: '/v1/x' }, {});
+    expect(() => call(null)).toThrow('payment required');
+    expect(() => call({ entry: other, via: 'x402' })).toThrow('payment required');
+    expect(ran).toBe(0);
+    expect(errors).toHaveLength(2);
+    await call({ entry, via: 'key' });
+    expect(ran).toBe(1);
+  });
+
+  it('the gate answers 402 (and logs) when the SDK has no payment requirements for a route the catalog marks paid', async () => {
+    const facilitator = await new FakeUpstream().start();
+    facilitator.route('GET /supported', { body: { kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }], extensions: [], signers: {} } });
+    const config = loadConfig({ X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: facilitator.url });
+    const logged: unknown[] = [];
+    const log = { error: (...a: unknown[]) => logged.push(a), warn: () => {}, info: () => {} } as never;
+    const { HTTPFacilitatorClient } = await import('@x402/core/server');
+    // The SDK's table is built from no routes at all: every paid route is unknown to it.
+    const gate = createPaymentGate({ x402: config.x402, facilitator: new HTTPFacilitatorClient({ url: facilitator.url }), paidRoutes: () => [], publicBaseUrl: 'http://x', log });
+    const sent: { status?: number; body?: unknown } = {};
+    const reply = { code: (s: number) => ((sent.status = s), reply), headers: () => reply, send: (b: unknown) => ((sent.body = b), reply) };
+    const req = { headers: {}, method: 'GET', query: {}, grant: null } as never;
+    await gate.preHandler(req, reply as never, { url: '/v1/market-clock', access: 'paid' } as CatalogEntry);
+    expect(sent.status).toBe(402);
+    expect((req as { grant: unknown }).grant).toBeNull();
+    expect(logged).toHaveLength(1);
+    await facilitator.stop();
+  });
+});
+
+describe('pathOf', () => {
+  it('reads the path of origin-form and absolute-form targets', () => {
+    expect(pathOf('/v1/price?symbol=BTC')).toBe('/v1/price');
+    expect(pathOf('http://evil.example/v1/price?x=1')).toBe('/v1/price');
+    expect(pathOf('HTTP://X')).toBe('/');
+    expect(pathOf('*://x/v1/market-clock')).toBe('/v1/market-clock');
+    expect(pathOf('*')).toBe('*');
+  });
+});
