@@ -127,6 +127,26 @@ describe('GET /v1/chain-token-balance', () => {
     });
   });
 
+  it('404 for a contract whose decimals() is beyond uint8 (40000), before anything is formatted', async () => {
+    // ALICE holds 1 unit: formatting it with 40000 decimals took about 0.7 s of the event loop (viem's formatUnits is quadratic).
+    const res = await get(`/v1/chain-token-balance?address=${ALICE.address}&token=${w.odd.hugeDecimals}`);
+    expect(res.statusCode, res.body).toBe(404);
+    expect(res.json()).toEqual({
+      error: `token ${getAddress(w.odd.hugeDecimals)} on ethereum is not an ERC-20 token: decimals() returned 40000, outside uint8 (0-255)`,
+      source: 'rpc:ethereum',
+    });
+  });
+
+  it('serves decimals 255, the largest uint8: 1 unit = 10^-255', async () => {
+    const { data } = (await get(`/v1/chain-token-balance?address=${ALICE.address}&token=${w.odd.maxDecimals}`)).json();
+    expect(data).toMatchObject({ symbol: 'MAX', decimals: 255, balance_raw: '1', balance: `0.${'0'.repeat(254)}1` });
+  });
+
+  it('answers a symbol() of NUL padding as null', async () => {
+    const { data } = (await get(`/v1/chain-token-balance?address=${ALICE.address}&token=${w.odd.nulSymbol}`)).json();
+    expect(data).toMatchObject({ symbol: null, decimals: 18, balance_raw: '0', balance: '0' });
+  });
+
   it('404 for an address with no code', async () => {
     const res = await get(`/v1/chain-token-balance?address=${ALICE.address}&token=${NOBODY.address}`);
     expect(res.statusCode).toBe(404);
