@@ -47,6 +47,12 @@ describe('GET /v1/chain-balance', () => {
     }
   });
 
+  it('reads an `address` with a dot as an ENS name even when it starts with 0x (no address has a dot)', async () => {
+    const res = await get('/v1/chain-balance?address=0x.eth');
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toMatchObject({ address: NOBODY.address, ens_name: '0x.eth', balance_wei: '250000000000000000' });
+  });
+
   it('names the native coin POL on polygon', async () => {
     const { data } = (await get(`/v1/chain-balance?address=${NOBODY.address}&chain=137`)).json();
     // NOBODY received 0.25 ETH-equivalent units from SENDER on the one local node.
@@ -184,6 +190,14 @@ describe('GET /v1/chain-ens', () => {
     const { data, meta } = res.json();
     expect(data).toEqual({ lookup: 'name_to_address', name: 'alice.eth', address: ALICE.address });
     expect(meta.sources).toEqual([expect.objectContaining({ provider: 'rpc:ethereum', cached: false })]);
+  });
+
+  it('takes a name that starts like an address (0x.eth, valid ENSIP-15): `name` takes names only', async () => {
+    for (const name of ['0x.eth', '0X.ETH']) {
+      const res = await get(`/v1/chain-ens?name=${name}`);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data).toEqual({ lookup: 'name_to_address', name: '0x.eth', address: NOBODY.address });
+    }
   });
 
   it('address → primary name (reverse record, verified forward)', async () => {

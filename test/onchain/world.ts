@@ -73,17 +73,19 @@ export async function startOnchainWorld(): Promise<OnchainWorld> {
   const write = async (address: Address, name: (typeof ONCHAIN_CONTRACTS)[number], functionName: string, args: unknown[]) =>
     mined(await deployer.writeContract({ address, abi: arts[name].abi, functionName, args, account: DEPLOYER, chain: chain.chain }));
 
-  // ENS: eth, alice.eth → ALICE, noaddr.eth (a resolver, no address), offchain.eth (CCIP-Read), reverse records.
+  // ENS: eth, alice.eth → ALICE, 0x.eth → NOBODY, noaddr.eth (a resolver, no address), offchain.eth (CCIP-Read), reverse records.
   const registry = await deploy('TestEnsRegistry');
   const resolver = await deploy('TestEnsResolver', [registry]);
   const universalResolver = await deploy('TestUniversalResolver', [registry]);
   const sub = (parent: string, label: string) => write(registry, 'TestEnsRegistry', 'setSubnodeOwner', [namehash(parent), labelhash(label), DEPLOYER.address]);
   await sub('', 'eth');
-  for (const label of ['alice', 'noaddr', 'offchain', 'mallory']) {
+  for (const label of ['alice', 'noaddr', 'offchain', 'mallory', '0x']) {
     await sub('eth', label);
     await write(registry, 'TestEnsRegistry', 'setResolver', [namehash(`${label}.eth`), resolver]);
   }
   await write(resolver, 'TestEnsResolver', 'setAddr', [namehash('alice.eth'), ALICE.address]);
+  // 0x.eth → NOBODY: a valid ENSIP-15 name that starts like an address.
+  await write(resolver, 'TestEnsResolver', 'setAddr', [namehash('0x.eth'), NOBODY.address]);
   await write(universalResolver, 'TestUniversalResolver', 'setOffchain', [namehash('offchain.eth'), true]);
   await sub('', 'reverse');
   await sub('reverse', 'addr');
