@@ -239,7 +239,28 @@ describe('GET /v1/fvg', () => {
     expect(res.json().data.candles_analysed).toBe(599);
   });
 
-  it('judges "closed" at the time the source answered: a cached answer keeps its forming candle out after its hour ends', async () => {
+  it('judges "closed" at the time the request was sent: a candle forming then stays out though the answer came after its hour ended', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2025-03-10T09:59:59.900Z'));
+    // Binance makes its answer before 10:00 (the 09:00 candle forming, its low of 5 not final), and it arrives at 10:00:00.100.
+    const rows = [row(10, 11, 9, 10.5), row(10.5, 14, 10.4, 13.5), row(13.5, 15, 12, 14.5), row(14.5, 14.6, 5, 6)];
+    binance.route(`GET ${KLINES}`, (req) => {
+      const body = retimed(rows, '1h', Number(req.query.get('limit')));
+      vi.setSystemTime(new Date('2025-03-10T10:00:00.100Z'));
+      return { body };
+    });
+    const first = (await t.get('/v1/fvg?symbol=BTC&lookback=3')).json();
+    expect(first.meta.sources[0].fetched_at).toBe('2025-03-10T10:00:00.100Z');
+    // The 09:00 candle was forming when the request was sent: the closed ones are 06:00-08:00, the last ending at 09:00.
+    expect(first.data).toMatchObject({ candles_analysed: 3, price: 14.5, as_of: '2025-03-10T09:00:00.000Z' });
+    // The cached answer keeps the time its request was sent: the 09:00 candle stays out of it too.
+    vi.setSystemTime(new Date('2025-03-10T10:00:10Z'));
+    const second = (await t.get('/v1/fvg?symbol=BTC&lookback=3')).json();
+    expect(second.meta.sources[0].cached).toBe(true);
+    expect(second.data).toEqual(first.data);
+  });
+
+  it('judges "closed" at the time the request was sent: a cached answer keeps its forming candle out after its hour ends', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2025-03-10T09:59:50Z'));
     binance.route(`GET ${KLINES}`, klinesHandler([row(10, 11, 9, 10.5), row(10.5, 14, 10.4, 13.5), row(13.5, 15, 12, 14.5), row(14.5, 14.6, 5, 6)]));

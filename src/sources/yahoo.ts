@@ -12,7 +12,7 @@ import type { Candle } from '../analytics/candles.ts';
 import { env } from '../env.ts';
 import { UpstreamError } from '../http/errors.ts';
 import { isRecord, type Protocol } from '../http/protocol.ts';
-import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { defineSource, type Fetched, type SourceContext } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';
 
 export const YAHOO = 'yahoo';
@@ -78,7 +78,7 @@ export interface YahooSettings {
 
 function createYahoo(ctx: SourceContext<YahooSettings>) {
   const options = ctx.settings;
-  async function chart(ticker: string, interval: YahooInterval, range: string, ttlS: number): Promise<Sourced<YahooChart>> {
+  async function chart(ticker: string, interval: YahooInterval, range: string, ttlS: number): Promise<Fetched<YahooChart>> {
     const res = await ctx.fetch({
       url: `${options.baseUrl}/v8/finance/chart/${encodeURIComponent(ticker)}?interval=${interval}&range=${range}`,
       headers: { 'user-agent': BROWSER_USER_AGENT, accept: 'application/json, text/plain, */*' },
@@ -107,16 +107,17 @@ function createYahoo(ctx: SourceContext<YahooSettings>) {
         bars,
       },
       meta: res.meta,
+      sentAt: res.sentAt,
     };
   }
 
   return {
     /** Current quote: meta of a 5-day daily chart. */
-    async quote(ticker: string): Promise<Sourced<YahooChart>> {
+    async quote(ticker: string): Promise<Fetched<YahooChart>> {
       return chart(ticker, '1d', '5d', options.ttl.price);
     },
     /** Bars of `interval` over `range` (a Yahoo range such as 5d, 60d, 1y, max). */
-    async bars(ticker: string, interval: YahooInterval, range: string): Promise<Sourced<YahooChart>> {
+    async bars(ticker: string, interval: YahooInterval, range: string): Promise<Fetched<YahooChart>> {
       return chart(ticker, interval, range, options.ttl.ohlcv);
     },
   };

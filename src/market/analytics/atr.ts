@@ -60,7 +60,7 @@ export const atr = defineRoute({
   path: '/v1/atr',
   summary: "Wilder's Average True Range, its share of price and its regime",
   description:
-    'Closed candles only (a candle is closed when its open time + timeframe ≤ the time the source answered; the forming one is dropped), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). ' +
+    'Closed candles only (a candle is closed when its open time + timeframe ≤ the time the request to the source was sent; the forming one is dropped), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). ' +
     'TR = max(high − low, |high − previous close|, |low − previous close|), from the second candle on; the first ATR is the mean of the first `period` TRs, ' +
     'then ATR = (previous ATR × (period − 1) + TR) / period. atr_pct = ATR / last close × 100. ' +
     `percentile: where today's ATR% (ATR_i / close_i × 100) sits among the ATR% of the last ${ATR_LOOKBACK} closed candles (the share of the other ${ATR_LOOKBACK - 1} strictly below it); ` +

@@ -94,7 +94,7 @@ export const momentumScoreRoute = defineRoute({
   path: '/v1/momentum-score',
   summary: 'Momentum verdict (bias, confidence, entry, invalidation, targets) for 10 large crypto assets',
   description:
-    `Supported assets: ${ASSET_LIST} (any other symbol is a 400). Over the last ${CANDLES} closed candles (open time + timeframe ≤ the time the source answered) (Binance USDT pair, Coinbase Exchange USD fallback): ` +
+    `Supported assets: ${ASSET_LIST} (any other symbol is a 400). Over the last ${CANDLES} closed candles (open time + timeframe ≤ the time the request to the source was sent) (Binance USDT pair, Coinbase Exchange USD fallback): ` +
     'ema_trend = sign(close − EMA20) + sign(EMA20 − EMA50) + sign(EMA50 − EMA200), ≥ 2 bullish, ≤ −2 bearish (weight 3); ' +
     'rsi_14 (Wilder) ≥ 55 bullish, ≤ 45 bearish (2); macd_histogram of MACD(12,26,9) > 0 bullish, < 0 bearish (2); macd_histogram_slope (histogram − previous) > 0 bullish, < 0 bearish (1); ' +
     'atr_regime = percentile of ATR(14)% among the last 100 candles, computed exactly as /v1/atr?period=14 (same warm-up, same candles: same values), neutral, scales confidence (0); ' +
