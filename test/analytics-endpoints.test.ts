@@ -1,7 +1,9 @@
 // /v1/atr, /v1/fvg, /v1/liquidity-levels and /v1/momentum-score end to end over fake Binance, Coinbase
 // and Yahoo: closed candles only, the numbers of hand-worked series and of real AAPL bars, too few
 // candles → 400, the momentum asset list, the Coinbase fallback.
+import { TR, WSMA } from 'trading-signals';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Candle } from '../src/analytics/candles.ts';
 import { momentumScore } from '../src/analytics/momentum.ts';
 import { coinbaseCandlesHandler, constructedCoinbaseRow, constructedKlines, klinesHandler, retimed, type KlineRow } from './fakes/candles.ts';
 import { recorded } from './fixtures.ts';
@@ -33,6 +35,7 @@ const row = (open: number, high: number, low: number, close: number): KlineRow =
 
 describe('GET /v1/atr', () => {
   // 128 candles of high 101, low 99, close 100 (TR 2), then one of 104 / 96 / 100 (TR 8), then the forming one.
+  // ATR(2) takes 112 closed candles: 3 seed it, 10 warm it up ((1/2)^10 ≤ 0.001), 99 more complete the window.
   const rows = [...Array.from({ length: 128 }, () => row(100, 101, 99, 100)), row(100, 104, 96, 100), row(100, 1000, 1, 500)];
 
   it('computes on closed candles: ATR(2) = (2 × 1 + 8) / 2 = 5, 5 % of 100, above all 99 other ATR% values → extreme', async () => {
@@ -40,9 +43,9 @@ describe('GET /v1/atr', () => {
     binance.route(`GET ${KLINES}`, klinesHandler(rows));
     const res = await t.get('/v1/atr?symbol=BTC&timeframe=1d&period=2');
     expect(res.statusCode).toBe(200);
-    // period + 100 closed candles, plus the one that may be forming.
+    // 112 closed candles, plus the one that may be forming.
     const q = binance.calls(KLINES)[0]!.query;
-    expect([q.get('symbol'), q.get('interval'), q.get('limit')]).toEqual(['BTCUSDT', '1d', '103']);
+    expect([q.get('symbol'), q.get('interval'), q.get('limit')]).toEqual(['BTCUSDT', '1d', '113']);
     const lastClosed = Date.parse('2025-03-09T00:00:00Z');
     expect(res.json().data).toEqual({
       symbol: 'BTC/USDT',
@@ -62,10 +65,10 @@ describe('GET /v1/atr', () => {
     expect(res.json().meta.sources[0].provider).toBe('binance');
   });
 
-  it('asks for period + 101 candles by default (period 14)', async () => {
-    binance.route(`GET ${KLINES}`, klinesHandler(rows));
+  it('asks for 209 candles by default (period 14: 15 seed, 94 warm-up, 99 more for the window, one maybe forming)', async () => {
+    binance.route(`GET ${KLINES}`, klinesHandler());
     expect((await t.get('/v1/atr?symbol=ETH')).statusCode).toBe(200);
-    expect(binance.calls(KLINES)[0]!.query.get('limit')).toBe('115');
+    expect(binance.calls(KLINES)[0]!.query.get('limit')).toBe('209');
   });
 
   it('answers 400 saying how many candles are needed when the source has too few', async () => {
@@ -74,24 +77,98 @@ describe('GET /v1/atr', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       error:
-        "query parameter 'period' = 14 (the first ATR takes 15 candles, the percentile window 100 ATR values) needs at least 114 closed 1d candles; binance has 1 for BTC/USDT",
+        "query parameter 'period' = 14 (Wilder's ATR: 15 candles seed it, 94 more bring the seed's weight to 0.1 % or less, 99 more complete the percentile window of 100) needs at least 208 closed 1d candles; binance has 1 for BTC/USDT",
     });
 
     yahoo.route(`GET ${AAPL}`, { body: recorded('yahoo__chart_AAPL_1d.json') });
     const equity = await t.get('/v1/atr?symbol=AAPL&period=2');
     expect(equity.statusCode).toBe(400);
-    expect(equity.json().error).toMatch(/needs at least 102 closed 1d candles; yahoo has 49 for AAPL$/);
+    expect(equity.json().error).toMatch(/needs at least 112 closed 1d candles; yahoo has 49 for AAPL$/);
   });
 
   it.each([
-    ['period=1', "query parameter 'period' must be a whole number from 2 to 200"],
-    ['period=201', "query parameter 'period' must be a whole number from 2 to 200"],
+    ['period=1', "query parameter 'period' must be a whole number from 2 to 114"],
+    ['period=201', "query parameter 'period' must be a whole number from 2 to 114"],
     ['timeframe=2h', "query parameter 'timeframe' must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d, 1w"],
   ])('400 for %s', async (qs, error) => {
     const res = await t.get(`/v1/atr?symbol=BTC&${qs}`);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error });
     expect(binance.requests).toHaveLength(0);
+  });
+});
+
+describe('/v1/atr converged, and the same as /v1/momentum-score', () => {
+  /** Wilder's ATR by trading-signals (its TR, then WSMA), one value per candle from `period` on, over exactly `c`. */
+  const referenceAtr = (c: Candle[], period: number): number[] => {
+    const tr = new TR();
+    const wsma = new WSMA(period);
+    const out: number[] = [];
+    c.forEach((b, i) => {
+      const range = tr.update(b, false);
+      if (i === 0) return; // trading-signals' first TR is high − low; Wilder's starts from the second candle
+      const v = wsma.update(range, false);
+      if (v !== null) out.push(v);
+    });
+    return out;
+  };
+  /** ATR% percentile of the newest of the last 100 values, as documented: share of the other 99 strictly below. */
+  const percentileOf = (atr: number[], c: Candle[]) => {
+    const pct = atr.slice(-100).map((a, k) => (a / c[c.length - 100 + k]!.close) * 100);
+    return (100 * pct.slice(0, -1).filter((v) => v < pct.at(-1)!).length) / 99;
+  };
+  /** The closed candles of the constructed series as the fake serves them on 4h at NOW (rows 0-598; row 599 is forming). */
+  const closed4h = (): Candle[] =>
+    retimed(constructedKlines(), '4h', 600)
+      .slice(0, -1)
+      .map((r) => ({ time: iso(r[0]), open: Number(r[1]), high: Number(r[2]), low: Number(r[3]), close: Number(r[4]), volume: Number(r[5]) }));
+
+  it('ATR(14): /v1/atr and /v1/momentum-score give the same ATR, percentile and regime on the same candles', async () => {
+    freeze();
+    binance.route(`GET ${KLINES}`, klinesHandler());
+    const atr = (await t.get('/v1/atr?symbol=BTC&timeframe=4h&period=14')).json().data;
+    const momentum = (await t.get('/v1/momentum-score?symbol=BTC&timeframe=4h')).json().data.indicators;
+    // Before: /v1/atr seeded its ATR 100 candles before the window (percentile 83.84), the momentum score 486 before (92.93).
+    expect([momentum.atr14, momentum.atr_pct, momentum.atr_percentile, momentum.atr_regime]).toEqual([atr.atr, atr.atr_pct, atr.percentile, atr.regime]);
+    // Both are trading-signals' ATR(14) over the 208 candles of the report (15 seed, 94 warm-up, 99 more for the window).
+    const c = closed4h().slice(-208);
+    const ref = referenceAtr(c, 14);
+    expect(Math.abs(atr.atr - ref.at(-1)!)).toBeLessThan(1e-9);
+    expect(atr.percentile).toBeCloseTo(percentileOf(ref, c), 9);
+    expect(atr).toMatchObject({ percentile: 92.9292929293, regime: 'high' });
+  });
+
+  it('ATR(50) agrees with trading-signals over the same 492 candles, and with a converged ATR over all 599', async () => {
+    freeze();
+    binance.route(`GET ${KLINES}`, klinesHandler());
+    const res = await t.get('/v1/atr?symbol=BTC&timeframe=4h&period=50');
+    expect(res.statusCode).toBe(200);
+    // 50 + 1 seed, 342 warm-up ((49/50)^342 = 0.00099 ≤ 0.001), 99 more: 492 closed candles, one more asked for.
+    expect(binance.calls(KLINES)[0]!.query.get('limit')).toBe('493');
+    const { data } = res.json();
+    const all = closed4h();
+    const same = referenceAtr(all.slice(-492), 50);
+    expect(Math.abs(data.atr - same.at(-1)!)).toBeLessThan(1e-9);
+    expect(data.percentile).toBeCloseTo(percentileOf(same, all.slice(-492)), 9);
+    // Converged: seeded 549 candles back instead of 441, the ATR moves by 3e-7 of itself, the percentile not at all.
+    // (Seeded 100 candles before the window, as before, ATR(50) was 0.31 % off.)
+    const converged = referenceAtr(all, 50);
+    expect(Math.abs(data.atr / converged.at(-1)! - 1)).toBeLessThan(1e-6);
+    expect(data.percentile).toBeCloseTo(percentileOf(converged, all), 9);
+  });
+
+  it('refuses a period whose warm-up does not fit in one load (115 and more), and says how many candles a period needs', async () => {
+    const tooLong = await t.get('/v1/atr?symbol=BTC&period=115');
+    expect(tooLong.json()).toEqual({ error: "query parameter 'period' must be a whole number from 2 to 114" });
+    binance.route(`GET ${KLINES}`, klinesHandler());
+    const res = await t.get('/v1/atr?symbol=BTC&timeframe=4h&period=114');
+    expect(res.statusCode).toBe(400);
+    // 114 needs 999 closed candles (115 + 785 + 99); the constructed series has 599.
+    expect(res.json()).toEqual({
+      error:
+        "query parameter 'period' = 114 (Wilder's ATR: 115 candles seed it, 785 more bring the seed's weight to 0.1 % or less, 99 more complete the percentile window of 100) needs at least 999 closed 4h candles; binance has 599 for BTC/USDT",
+    });
+    expect(binance.calls(KLINES)[0]!.query.get('limit')).toBe('1000');
   });
 });
 
@@ -162,7 +239,28 @@ describe('GET /v1/fvg', () => {
     expect(res.json().data.candles_analysed).toBe(599);
   });
 
-  it('judges "closed" at the time the source answered: a cached answer keeps its forming candle out after its hour ends', async () => {
+  it('judges "closed" at the time the request was sent: a candle forming then stays out though the answer came after its hour ended', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2025-03-10T09:59:59.900Z'));
+    // Binance makes its answer before 10:00 (the 09:00 candle forming, its low of 5 not final), and it arrives at 10:00:00.100.
+    const rows = [row(10, 11, 9, 10.5), row(10.5, 14, 10.4, 13.5), row(13.5, 15, 12, 14.5), row(14.5, 14.6, 5, 6)];
+    binance.route(`GET ${KLINES}`, (req) => {
+      const body = retimed(rows, '1h', Number(req.query.get('limit')));
+      vi.setSystemTime(new Date('2025-03-10T10:00:00.100Z'));
+      return { body };
+    });
+    const first = (await t.get('/v1/fvg?symbol=BTC&lookback=3')).json();
+    expect(first.meta.sources[0].fetched_at).toBe('2025-03-10T10:00:00.100Z');
+    // The 09:00 candle was forming when the request was sent: the closed ones are 06:00-08:00, the last ending at 09:00.
+    expect(first.data).toMatchObject({ candles_analysed: 3, price: 14.5, as_of: '2025-03-10T09:00:00.000Z' });
+    // The cached answer keeps the time its request was sent: the 09:00 candle stays out of it too.
+    vi.setSystemTime(new Date('2025-03-10T10:00:10Z'));
+    const second = (await t.get('/v1/fvg?symbol=BTC&lookback=3')).json();
+    expect(second.meta.sources[0].cached).toBe(true);
+    expect(second.data).toEqual(first.data);
+  });
+
+  it('judges "closed" at the time the request was sent: a cached answer keeps its forming candle out after its hour ends', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2025-03-10T09:59:50Z'));
     binance.route(`GET ${KLINES}`, klinesHandler([row(10, 11, 9, 10.5), row(10.5, 14, 10.4, 13.5), row(13.5, 15, 12, 14.5), row(14.5, 14.6, 5, 6)]));
@@ -274,11 +372,11 @@ describe('GET /v1/momentum-score', () => {
     expect(meta.disclaimer).toMatch(/^Not financial advice/);
   });
 
-  it('answers 400 saying EMA200 needs 200 closed candles when the source has fewer', async () => {
+  it('answers 400 saying it needs 208 closed candles (EMA200, the ATR(14) report with its warm-up) when the source has fewer', async () => {
     binance.route(`GET ${KLINES}`, { body: recorded('binance__spot_klines.json') });
     const res = await t.get('/v1/momentum-score?symbol=BTC');
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'the momentum score (EMA200) needs at least 200 closed 4h candles; binance has 1 for BTC/USDT' });
+    expect(res.json()).toEqual({ error: 'the momentum score (EMA200 and the ATR(14) report) needs at least 208 closed 4h candles; binance has 1 for BTC/USDT' });
   });
 
   it('falls back to Coinbase Exchange when Binance is geo-blocked: 4h candles from 1h ones, 7 pages', async () => {

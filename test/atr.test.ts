@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { TR, WSMA } from 'trading-signals';
 import { describe, expect, it } from 'vitest';
-import { atrRegime, atrReport, percentileRank, trueRanges, wilderAtr } from '../src/analytics/atr.ts';
+import { atrCandlesNeeded, atrRegime, atrReport, atrWarmUp, percentileRank, trueRanges, wilderAtr } from '../src/analytics/atr.ts';
 import type { Candle } from '../src/analytics/candles.ts';
 import { constructedKlines } from './fakes/candles.ts';
 
@@ -44,16 +44,38 @@ describe("Wilder's ATR on a hand-worked series", () => {
   });
 
   it('reports ATR% of the last close, its percentile among the window and the regime', () => {
+    // No warm-up here (the hand-worked series is short): the window starts at the seed.
     // ATR% at candles 3, 4, 5: 2/10 = 20 %, (7/3)/12.5 = 18.67 %, (27.5/9)/9 = 33.95 %; today is above both others → 100.
-    const r = atrReport(HAND, 3, 3)!;
+    const r = atrReport(HAND, 3, 3, 0)!;
     expect(r.atr).toBeCloseTo(3.05555555556, 10);
     expect(r.atr_pct).toBeCloseTo(33.9506172840, 9);
     expect(r.last_close).toBe(9);
     expect(r.percentile).toBe(100);
     expect(r.regime).toBe('extreme');
     expect(r.lookback).toEqual({ bars: 3, from: day(3), to: day(5) });
-    // One candle fewer than period + lookback: no report.
-    expect(atrReport(HAND.slice(1), 3, 3)).toBeNull();
+    // One candle fewer than period + 1 + lookback − 1: no report.
+    expect(atrReport(HAND.slice(1), 3, 3, 0)).toBeNull();
+  });
+
+  it("warms up until the seed weighs at most 0.1 %: the fewest k with ((n − 1) / n)^k ≤ 0.001", () => {
+    // n = 2: (1/2)^9 = 0.00195, (1/2)^10 = 0.00098 → 10. n = 14: (13/14)^93 = 0.00101, (13/14)^94 = 0.00094 → 94.
+    expect([2, 14, 50, 114].map(atrWarmUp)).toEqual([10, 94, 342, 785]);
+    for (const n of [2, 3, 14, 50, 114]) {
+      const k = atrWarmUp(n);
+      expect(((n - 1) / n) ** k).toBeLessThanOrEqual(0.001);
+      expect(((n - 1) / n) ** (k - 1)).toBeGreaterThan(0.001);
+    }
+    // period + 1 seed + warm-up + 99 for the rest of the window: 14 → 15 + 94 + 99 = 208.
+    expect(atrCandlesNeeded(14)).toBe(208);
+    expect(atrCandlesNeeded(114)).toBe(999);
+  });
+
+  it('uses exactly the last atrCandlesNeeded candles: more history before them changes nothing', () => {
+    const c = fixtureBars();
+    const needed = atrCandlesNeeded(14);
+    expect(atrReport(c.slice(-(needed - 1)), 14)).toBeNull();
+    expect(atrReport(c, 14)).toEqual(atrReport(c.slice(-needed), 14));
+    expect(atrReport(c.slice(-needed), 14)!.lookback).toEqual({ bars: 100, from: c.at(-100)!.time, to: c.at(-1)!.time });
   });
 
   it('percentile = share of the others strictly below; regime edges 25 / 75 / 95', () => {

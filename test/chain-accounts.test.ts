@@ -47,6 +47,12 @@ describe('GET /v1/chain-balance', () => {
     }
   });
 
+  it('reads an `address` with a dot as an ENS name even when it starts with 0x (no address has a dot)', async () => {
+    const res = await get('/v1/chain-balance?address=0x.eth');
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toMatchObject({ address: NOBODY.address, ens_name: '0x.eth', balance_wei: '250000000000000000' });
+  });
+
   it('names the native coin POL on polygon', async () => {
     const { data } = (await get(`/v1/chain-balance?address=${NOBODY.address}&chain=137`)).json();
     // NOBODY received 0.25 ETH-equivalent units from SENDER on the one local node.
@@ -127,6 +133,26 @@ describe('GET /v1/chain-token-balance', () => {
     });
   });
 
+  it('404 for a contract whose decimals() is beyond uint8 (40000), before anything is formatted', async () => {
+    // ALICE holds 1 unit: formatting it with 40000 decimals took about 0.7 s of the event loop (viem's formatUnits is quadratic).
+    const res = await get(`/v1/chain-token-balance?address=${ALICE.address}&token=${w.odd.hugeDecimals}`);
+    expect(res.statusCode, res.body).toBe(404);
+    expect(res.json()).toEqual({
+      error: `token ${getAddress(w.odd.hugeDecimals)} on ethereum is not an ERC-20 token: decimals() returned 40000, outside uint8 (0-255)`,
+      source: 'rpc:ethereum',
+    });
+  });
+
+  it('serves decimals 255, the largest uint8: 1 unit = 10^-255', async () => {
+    const { data } = (await get(`/v1/chain-token-balance?address=${ALICE.address}&token=${w.odd.maxDecimals}`)).json();
+    expect(data).toMatchObject({ symbol: 'MAX', decimals: 255, balance_raw: '1', balance: `0.${'0'.repeat(254)}1` });
+  });
+
+  it('answers a symbol() of NUL padding as null', async () => {
+    const { data } = (await get(`/v1/chain-token-balance?address=${ALICE.address}&token=${w.odd.nulSymbol}`)).json();
+    expect(data).toMatchObject({ symbol: null, decimals: 18, balance_raw: '0', balance: '0' });
+  });
+
   it('404 for an address with no code', async () => {
     const res = await get(`/v1/chain-token-balance?address=${ALICE.address}&token=${NOBODY.address}`);
     expect(res.statusCode).toBe(404);
@@ -164,6 +190,14 @@ describe('GET /v1/chain-ens', () => {
     const { data, meta } = res.json();
     expect(data).toEqual({ lookup: 'name_to_address', name: 'alice.eth', address: ALICE.address });
     expect(meta.sources).toEqual([expect.objectContaining({ provider: 'rpc:ethereum', cached: false })]);
+  });
+
+  it('takes a name that starts like an address (0x.eth, valid ENSIP-15): `name` takes names only', async () => {
+    for (const name of ['0x.eth', '0X.ETH']) {
+      const res = await get(`/v1/chain-ens?name=${name}`);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data).toEqual({ lookup: 'name_to_address', name: '0x.eth', address: NOBODY.address });
+    }
   });
 
   it('address → primary name (reverse record, verified forward)', async () => {

@@ -7,7 +7,7 @@ import { atrReport } from '../src/analytics/atr.ts';
 import type { Candle } from '../src/analytics/candles.ts';
 import { ema, macd, rsi } from '../src/analytics/indicators.ts';
 import { liquidityLevels } from '../src/analytics/liquidity.ts';
-import { momentumScore, type Momentum } from '../src/analytics/momentum.ts';
+import { MOMENTUM_CANDLES_NEEDED, momentumScore, type Momentum } from '../src/analytics/momentum.ts';
 import { constructedKlines } from './fakes/candles.ts';
 
 const hour = (i: number) => new Date(Date.UTC(2025, 0, 1, i)).toISOString();
@@ -174,8 +174,9 @@ describe('momentum verdict', () => {
     expect(m).toMatchObject({ bias: 'neutral', score: 0, confidence: 100, entry: null, invalidation: null, invalidation_basis: null, targets: [] });
   });
 
-  it('needs 200 closed candles (EMA200)', () => {
-    expect(momentumScore(fixture().slice(-199), 'X')).toBeNull();
-    expect(momentumScore(fixture().slice(-200), 'X')).not.toBeNull();
+  it('needs 208 closed candles (EMA200 takes 200, the ATR(14) report with its warm-up 208)', () => {
+    expect(MOMENTUM_CANDLES_NEEDED).toBe(208);
+    expect(momentumScore(fixture().slice(-207), 'X')).toBeNull();
+    expect(momentumScore(fixture().slice(-208), 'X')).not.toBeNull();
   });
 });

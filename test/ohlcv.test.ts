@@ -117,6 +117,45 @@ describe('GET /v1/ohlcv — equities from Yahoo chart', () => {
     expect(data.candles[2].close).toBe(118.69);
   });
 
+  it("drops Yahoo's separate live row on 1w: a row off the weekly grid (Mondays 00:00 New York) is not a candle", async () => {
+    fake.route(`GET ${AAPL}`, { body: recorded('yahoo__chart_AAPL_1wk_live_row.json') });
+    const res = await get('/v1/ohlcv?symbol=AAPL&timeframe=1w&limit=6');
+    expect(res.statusCode).toBe(200);
+    expect(fake.calls(AAPL)[0]!.query.get('interval')).toBe('1wk');
+    const { candles } = res.json().data;
+    // Five weeks, Monday 2024-08-19 to Monday 2024-09-16 (00:00 EDT = 04:00Z); Thursday's row, stamped 2024-09-19T20:00:01Z, is
+    // Yahoo's live copy of that day's session, not a sixth week. The week in progress is Yahoo's row for it (Monday-Wednesday).
+    expect(candles.map((c: { time: string }) => c.time)).toEqual([
+      '2024-08-19T04:00:00.000Z',
+      '2024-08-26T04:00:00.000Z',
+      '2024-09-02T04:00:00.000Z',
+      '2024-09-09T04:00:00.000Z',
+      '2024-09-16T04:00:00.000Z',
+    ]);
+    expect(candles.at(-1)).toEqual({ time: '2024-09-16T04:00:00.000Z', open: 216.54, high: 222.71, low: 213.92, close: 220.69, volume: 164771600 });
+
+    // Without the live row (the same answer cut before it), nothing is dropped: the five weeks are all on the grid.
+    const body = recorded('yahoo__chart_AAPL_1wk_live_row.json');
+    const r = body.chart.result[0];
+    r.timestamp.pop();
+    for (const series of [...Object.values(r.indicators.quote[0]), r.indicators.adjclose[0].adjclose] as number[][]) series.pop();
+    fake.route(`GET ${AAPL}`, { body });
+    fake.requests.length = 0;
+    const cut = (await get('/v1/ohlcv?symbol=AAPL&timeframe=1w&limit=20')).json().data.candles;
+    expect(fake.calls(AAPL)).toHaveLength(1); // another range (6mo), so not the cached answer
+    expect(cut).toEqual(candles);
+  });
+
+  it("drops Yahoo's separate live row on 1d: a second row on a New York date already served is not a candle", async () => {
+    fake.route(`GET ${AAPL}`, { body: recorded('yahoo__chart_AAPL_1d_live_row.EDITED.json') });
+    const { candles } = (await get('/v1/ohlcv?symbol=AAPL&timeframe=1d&limit=2')).json().data;
+    // The edited copy repeats 2020-11-06 at 21:00:01Z (16:00:01 EST) with a larger volume: the day's own row (09:30) is kept.
+    expect(candles).toEqual([
+      { time: '2020-11-05T14:30:00.000Z', open: 117.95, high: 119.62, low: 116.87, close: 119.03, volume: 126387100 },
+      { time: '2020-11-06T14:30:00.000Z', open: 118.32, high: 119.2, low: 116.13, close: 118.69, volume: 114457900 },
+    ]);
+  });
+
   it('answers an empty window (no timestamp, no indicators) with no candles', async () => {
     const body = recorded('yahoo__chart_AAPL_1d.json');
     delete body.chart.result[0].timestamp;

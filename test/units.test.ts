@@ -66,6 +66,21 @@ describe('ResponseCache', () => {
     expect(all.map((a) => a.cached)).toEqual([false, false, false]);
     expect((await cache.getOrLoad('x', 1000, load)).cached).toBe(true);
   });
+
+  it('keeps when the load was started (sentAt) beside when it answered, for joiners and cache hits alike', async () => {
+    const cache = new ResponseCache(10);
+    const before = Date.now();
+    const load = async () => {
+      await new Promise((r) => setTimeout(r, 50));
+      return 'v';
+    };
+    const [first, joiner] = await Promise.all([cache.getOrLoad('x', 60_000, load), cache.getOrLoad('x', 60_000, load)]);
+    expect(first.sentAt).toBeGreaterThanOrEqual(before);
+    expect(first.fetchedAt.ms - first.sentAt).toBeGreaterThanOrEqual(45);
+    expect(joiner.sentAt).toBe(first.sentAt);
+    const hit = await cache.getOrLoad('x', 60_000, load);
+    expect([hit.cached, hit.sentAt, hit.fetchedAt]).toEqual([true, first.sentAt, first.fetchedAt]);
+  });
 });
 
 describe('parseSymbol (the default asset-class rule)', () => {

@@ -1,10 +1,28 @@
 // Wilder's Average True Range and where today's sits among recent values. Pure: closed candles
 // (oldest first) in, numbers out.
+//
+// Wilder's ATR is a recursive average seeded by the mean of the first `period` true ranges: after k more
+// candles the seed still weighs ((period − 1) / period)^k in the value. An ATR read too soon after its seed
+// depends on where the candles happened to start (ATR(200) read 100 candles after its seed was 3.8 % off,
+// and two routes reading ATR(14) over different spans put the same day in different regimes). So the report
+// is always computed over one fixed span, warm-up included, the same wherever it is asked from: the last
+// atrCandlesNeeded(period) candles, however many more the caller has.
 import type { Candle } from './candles.ts';
 import { clean } from './numbers.ts';
 
 /** ATR% values the percentile is taken over: the last 100 closed candles' ATR%, the newest included. */
 export const ATR_LOOKBACK = 100;
+
+/** The largest weight the seed may keep in the oldest ATR of the percentile window (0.1 %; in today's ATR it is less still). */
+export const ATR_SEED_RESIDUAL = 0.001;
+
+/**
+ * Candles of warm-up between the seed and the first ATR of the percentile window: the fewest k with
+ * ((period − 1) / period)^k ≤ ATR_SEED_RESIDUAL, about 6.9 × period (14 → 94, 50 → 342, 114 → 785).
+ */
+export function atrWarmUp(period: number): number {
+  return Math.ceil(Math.log(ATR_SEED_RESIDUAL) / Math.log((period - 1) / period));
+}
 
 export type AtrRegime = 'low' | 'normal' | 'high' | 'extreme';
 
@@ -39,9 +57,12 @@ export function wilderAtr(c: readonly Candle[], period: number): number[] {
   return out;
 }
 
-/** Closed candles an ATR report needs: period + 1 for the first ATR, then one more per further value of the window. */
-export function atrCandlesNeeded(period: number, lookback = ATR_LOOKBACK): number {
-  return period + lookback;
+/**
+ * Closed candles an ATR report takes: period + 1 seed the first ATR, `warmUp` more smooth the seed away, and
+ * lookback − 1 more complete the window (its first value is the ATR at the end of the warm-up).
+ */
+export function atrCandlesNeeded(period: number, lookback = ATR_LOOKBACK, warmUp = atrWarmUp(period)): number {
+  return period + 1 + warmUp + lookback - 1;
 }
 
 /**
@@ -73,12 +94,16 @@ export interface AtrReport {
 }
 
 /**
- * Today's ATR (at the last closed candle), as a share of its close, and its regime: ATR%_i = ATR_i /
- * close_i × 100 for the last `lookback` candles (today included); `percentile` = share of the other
- * lookback − 1 values strictly below today's. Null when there are fewer than period + lookback candles.
+ * Today's ATR (at the last closed candle), as a share of its close, and its regime, computed over exactly
+ * the last atrCandlesNeeded(period, lookback, warmUp) candles (earlier ones are not used, so any caller with
+ * at least that many gets the same numbers): ATR%_i = ATR_i / close_i × 100 for the last `lookback` candles
+ * (today included); `percentile` = share of the other lookback − 1 values strictly below today's. Null when
+ * there are fewer candles than that.
  */
-export function atrReport(c: readonly Candle[], period: number, lookback = ATR_LOOKBACK): AtrReport | null {
-  if (c.length < atrCandlesNeeded(period, lookback) || lookback < 2) return null;
+export function atrReport(all: readonly Candle[], period: number, lookback = ATR_LOOKBACK, warmUp = atrWarmUp(period)): AtrReport | null {
+  const needed = atrCandlesNeeded(period, lookback, warmUp);
+  if (all.length < needed || lookback < 2) return null;
+  const c = all.slice(-needed);
   const atr = wilderAtr(c, period);
   const window = atr.slice(-lookback).map((a, k) => {
     const candle = c[c.length - lookback + k]!;

@@ -64,8 +64,9 @@ export function aggregateCandles<B extends Candle>(base: B[], baseMs: number, bu
 
 /**
  * The closed candles: those whose open time + timeframe ≤ `asOfMs` (the candle's period was over by
- * then). Pass the time the source answered, not the time of the request: a cached answer holds its
- * candles as they were. Both venues include the candle still forming; it is dropped here, whatever it shows.
+ * then). Pass the time the request to the source was sent, not when it answered nor the time of this
+ * request: the answer was made after it was sent, and a cached one holds its candles as they were.
+ * Both venues include the candle still forming; it is dropped here, whatever it shows.
  */
 export function closedCandles<B extends Candle>(candles: B[], timeframeMs: number, asOfMs: number): B[] {
   return candles.filter((c) => Date.parse(c.time) + timeframeMs <= asOfMs);

@@ -1,16 +1,19 @@
 // A momentum verdict from closed candles: six readings, a weighted vote, and a trade frame built
 // from the same candles (entry zone, invalidation beyond the nearest opposing swing, targets at
 // untaken liquidity or ATR multiples). Pure and deterministic: the same candles give the same verdict.
-import { atrReport, type AtrRegime } from './atr.ts';
+import { atrCandlesNeeded, atrReport, type AtrRegime } from './atr.ts';
 import type { Candle } from './candles.ts';
 import { ema, macd, rsi } from './indicators.ts';
 import { liquidityLevels, POOL_TOLERANCE_ATR, SWING_BARS, type LiquidityReport } from './liquidity.ts';
 import { clean } from './numbers.ts';
 
-/** Closed candles needed: EMA200 is defined from the 200th close (ATR report 114, MACD 35). */
-export const MOMENTUM_CANDLES_NEEDED = 200;
-
 export const ATR_PERIOD = 14;
+
+/**
+ * Closed candles needed: EMA200 is defined from the 200th close, the ATR(14) report (as /v1/atr computes it,
+ * warm-up included) takes 208, MACD 35.
+ */
+export const MOMENTUM_CANDLES_NEEDED = Math.max(200, atrCandlesNeeded(ATR_PERIOD));
 export const RSI_PERIOD = 14;
 /** RSI at or above this reads bullish, at or below RSI_BEARISH_AT_MOST bearish. */
 export const RSI_BULLISH_AT_LEAST = 55;

@@ -15,6 +15,8 @@ export const stampNow = (): Stamp => {
 export interface Cached<T> {
   value: T;
   fetchedAt: Stamp;
+  /** When the load that produced the value started (its upstream request was sent then), epoch ms: the value is as of some moment between this and fetchedAt. */
+  sentAt: number;
   /** True when the value came from the cache rather than from a load this call waited on. */
   cached: boolean;
 }
@@ -22,6 +24,7 @@ export interface Cached<T> {
 interface Entry {
   value: unknown;
   fetchedAt: Stamp;
+  sentAt: number;
   expiresAt: number;
   /** The longest TTL a caller of this key asked for: a short-TTL reload does not shorten it for the others. */
   ttlMs: number;
@@ -29,7 +32,7 @@ interface Entry {
 
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly inFlight = new Map<string, Promise<{ value: unknown; fetchedAt: Stamp }>>();
+  private readonly inFlight = new Map<string, Promise<{ value: unknown; fetchedAt: Stamp; sentAt: number }>>();
 
   constructor(private readonly maxEntries: number) {}
 
@@ -46,7 +49,7 @@ export class ResponseCache {
         // Re-insert so Map order tracks recency (least recently used is first).
         this.entries.delete(key);
         this.entries.set(key, hit);
-        return { value: hit.value as T, fetchedAt: hit.fetchedAt, cached: true };
+        return { value: hit.value as T, fetchedAt: hit.fetchedAt, sentAt: hit.sentAt, cached: true };
       }
       // Too old for this caller: reloaded below. Kept while other callers may still use it.
       if (hit.expiresAt <= now) this.entries.delete(key);
@@ -54,25 +57,26 @@ export class ResponseCache {
 
     let pending = this.inFlight.get(key);
     if (!pending) {
-      const loading = load().then((value) => ({ value, fetchedAt: stampNow() }));
+      const sentAt = Date.now();
+      const loading = load().then((value) => ({ value, fetchedAt: stampNow(), sentAt }));
       pending = loading;
       this.inFlight.set(key, loading);
       // Only this load's own entry is removed (clear() may have let a newer load take the key).
       const mine = () => this.inFlight.get(key) === loading;
       loading.then(
-        ({ value, fetchedAt }) => {
+        ({ value, fetchedAt, sentAt }) => {
           if (!mine()) return;
           this.inFlight.delete(key);
           const keep = Math.max(ttlMs, this.entries.get(key)?.ttlMs ?? 0);
-          if (keep > 0) this.store(key, { value, fetchedAt, expiresAt: fetchedAt.ms + keep, ttlMs: keep });
+          if (keep > 0) this.store(key, { value, fetchedAt, sentAt, expiresAt: fetchedAt.ms + keep, ttlMs: keep });
         },
         () => {
           if (mine()) this.inFlight.delete(key);
         },
       );
     }
-    const { value, fetchedAt } = await pending;
-    return { value: value as T, fetchedAt, cached: false };
+    const { value, fetchedAt, sentAt } = await pending;
+    return { value: value as T, fetchedAt, sentAt, cached: false };
   }
 
   get size(): number {

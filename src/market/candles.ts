@@ -63,6 +63,8 @@ export interface CandleSeries {
   /** Oldest first. */
   candles: Candle[];
   sources: SourceMeta[];
+  /** When the request for the candles was sent (the earliest, with several), epoch ms: a candle is final in them only if it had closed by then. */
+  sentAt: number;
   /** Extra `meta` fields (e.g. a fallback and its reason). */
   meta: Record<string, unknown>;
 }
@@ -121,12 +123,20 @@ export async function loadCandles(ctx: CandleContext, sym: MarketSymbol, timefra
   }
   const interval = YAHOO_INTERVAL[timeframe];
   const chart = await sources.yahoo.bars(sym.ticker, interval, yahooRange(interval, limit));
-  return { symbol: sym.display, asset_class: 'equity', currency: chart.data.currency, candles: chart.data.bars.slice(-limit), sources: [chart.meta], meta: {} };
+  return {
+    symbol: sym.display,
+    asset_class: 'equity',
+    currency: chart.data.currency,
+    candles: chart.data.bars.slice(-limit),
+    sources: [chart.meta],
+    sentAt: chart.sentAt,
+    meta: {},
+  };
 }
 
 async function binanceCandles({ sources }: CandleContext, sym: CryptoSymbol, timeframe: Timeframe, limit: number): Promise<CandleSeries> {
   const k = await sources.binanceSpot.klines(binancePair(sym), timeframe as BinanceInterval, limit);
-  return { symbol: `${sym.base}/${sym.quote}`, asset_class: 'crypto', currency: sym.quote, candles: k.data, sources: [k.meta], meta: {} };
+  return { symbol: `${sym.base}/${sym.quote}`, asset_class: 'crypto', currency: sym.quote, candles: k.data, sources: [k.meta], sentAt: k.sentAt, meta: {} };
 }
 
 /**
@@ -143,18 +153,21 @@ async function coinbaseCandles({ sources }: CandleContext, sym: CryptoSymbol, ti
   const frameMs = TIMEFRAME_MS[timeframe];
   let candles: Candle[];
   let meta: SourceMeta;
+  let sentAt: number;
   if (baseMs === frameMs) {
     const got = await sources.coinbase.candles(product, granularity, limit, now);
     candles = got.data.map(toCandle);
     meta = got.meta;
+    sentAt = got.sentAt;
   } else {
     const from = bucketStart(now, frameMs, offsetMs) - (limit - 1) * frameMs;
     const count = (bucketStart(now, baseMs) - from) / baseMs + 1;
     const got = await sources.coinbase.candles(product, granularity, count, now);
     candles = aggregateCandles(got.data.map(toCandle), baseMs, frameMs, offsetMs, now).slice(-limit);
     meta = got.meta;
+    sentAt = got.sentAt;
   }
-  return { symbol: `${base}/${quote}`, asset_class: 'crypto', currency: quote, candles, sources: [meta], meta: {} };
+  return { symbol: `${base}/${quote}`, asset_class: 'crypto', currency: quote, candles, sources: [meta], sentAt, meta: {} };
 }
 
 const toCandle = (c: CoinbaseCandle): Candle => ({ time: new Date(c.time).toISOString(), open: c.open, high: c.high, low: c.low, close: c.close, volume: c.volume });

@@ -1,8 +1,10 @@
 // The input of every candle analytics endpoint: the most recent closed candles of a symbol. The
 // candle still forming is dropped, and too few closed candles for the computation is the caller's
 // 400, saying how many are needed. A candle is closed when its open time + timeframe ≤ the time the
-// source answered (not the time of this request): a cached answer holds the candle as it was then,
-// so a candle forming when it was fetched stays out even after its period has ended.
+// request to the source was sent (not when it answered, nor the time of this request): the source made
+// its answer at some moment after the request was sent, so only a candle that had ended by then is
+// final in it; a cached answer keeps that time, so a candle forming then stays out even after its
+// period has ended.
 import { closedCandles, closeTime } from '../analytics/candles.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { loadCandles, TIMEFRAME_MS, type Candle, type CandleContext, type CandleSeries, type Timeframe } from './candles.ts';
@@ -34,9 +36,7 @@ export async function loadClosedCandles(
   now = Date.now(),
 ): Promise<ClosedSeries> {
   const series = await loadCandles(ctx, sym, timeframe, Math.min(wanted + 1, MAX_LOAD), now);
-  // Several answers (Coinbase pages): the earliest of them decides.
-  const answeredAt = Math.min(...series.sources.map((s) => Date.parse(s.fetched_at)));
-  const closed = closedCandles(series.candles, TIMEFRAME_MS[timeframe], answeredAt).slice(-wanted);
+  const closed = closedCandles(series.candles, TIMEFRAME_MS[timeframe], series.sentAt).slice(-wanted);
   if (closed.length < needed || closed.length === 0) {
     const provider = series.sources.map((s) => s.provider).join(', ');
     throw new BadRequestError(

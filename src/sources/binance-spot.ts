@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { Candle } from '../analytics/candles.ts';
 import { env } from '../env.ts';
 import { BINANCE_PROTOCOL, query } from './binance-api.ts';
-import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { defineSource, type Fetched, type SourceContext, type Sourced } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';
 import { decimal } from './wire.ts';
 
@@ -71,12 +71,13 @@ function createBinanceSpot(ctx: SourceContext<BinanceSpotSettings>) {
       return get('/api/v3/ticker/24hr', { symbol: pair }, ticker24hSchema, options.ttl.price);
     },
 
-    /** The last `limit` (1-1000) candles, oldest first; the newest one may still be open. */
-    async klines(pair: string, interval: BinanceInterval, limit: number): Promise<Sourced<BinanceKline[]>> {
+    /** The last `limit` (1-1000) candles, oldest first; the newest one may still be open (closed ones are those ended by `sentAt`). */
+    async klines(pair: string, interval: BinanceInterval, limit: number): Promise<Fetched<BinanceKline[]>> {
       const res = await get('/api/v3/klines', { symbol: pair, interval, limit }, z.array(klineSchema), options.ttl.ohlcv);
       return {
         data: res.data.map((k) => ({ time: new Date(k[0]).toISOString(), open: k[1], high: k[2], low: k[3], close: k[4], volume: k[5] })),
         meta: res.meta,
+        sentAt: res.sentAt,
       };
     },
 

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { env } from '../env.ts';
 import { isRecord, type Protocol } from '../http/protocol.ts';
 import { mergeSourceMetas } from '../http/envelope.ts';
-import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { defineSource, type Fetched, type SourceContext, type Sourced } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';
 import { decimal } from './wire.ts';
 
@@ -123,9 +123,9 @@ function createCoinbase(ctx: SourceContext<CoinbaseSettings>) {
      * (which may still be open), oldest first, paged 299 buckets per request (at most
      * COINBASE_MAX_PAGES requests, in parallel: older buckets beyond them are not asked for). A bucket
      * the venue published no candle for is absent, never filled; rows outside the asked buckets
-     * (the venue may send some before `start`) are left out.
+     * (the venue may send some before `start`) are left out. `sentAt` is the earliest page's.
      */
-    async candles(product: string, granularity: CoinbaseGranularity, count: number, now = Date.now()): Promise<Sourced<CoinbaseCandle[]>> {
+    async candles(product: string, granularity: CoinbaseGranularity, count: number, now = Date.now()): Promise<Fetched<CoinbaseCandle[]>> {
       const width = granularity * 1000;
       const newest = Math.floor(now / width) * width;
       const oldest = newest - (Math.max(1, count) - 1) * width;
@@ -142,7 +142,11 @@ function createCoinbase(ctx: SourceContext<CoinbaseSettings>) {
         const { first, last } = pages[i]!;
         for (const c of a.data) if (c.time >= first && c.time <= last) byTime.set(c.time, c);
       });
-      return { data: [...byTime.values()].sort((a, b) => a.time - b.time), meta: mergeSourceMetas(answers.map((a) => a.meta))[0]! };
+      return {
+        data: [...byTime.values()].sort((a, b) => a.time - b.time),
+        meta: mergeSourceMetas(answers.map((a) => a.meta))[0]!,
+        sentAt: Math.min(...answers.map((a) => a.sentAt)),
+      };
     },
   };
 }

@@ -18,6 +18,15 @@ export interface Sourced<T> {
   meta: SourceMeta;
 }
 
+/**
+ * An answer of `ctx.fetch`, with the time its request was sent (epoch ms; a cached answer keeps its own):
+ * the provider made it at some moment between then and `meta.fetched_at`, so only what was already
+ * final when the request was sent (a candle closed by then) is final in it.
+ */
+export interface Fetched<T> extends Sourced<T> {
+  sentAt: number;
+}
+
 export interface SourceRequest<S extends z.ZodType> extends Omit<HttpRequest<S>, 'source'> {
   /** Seconds the answer is reused (0 = not cached). Concurrent identical calls share one request either way. */
   ttlS: number;
@@ -31,7 +40,7 @@ export interface SourceContext<Settings> {
   readonly name: string;
   readonly settings: Settings;
   /** An HTTP call through the guard and the cache. "Not found" answers throw NotFoundError (and are cached too). */
-  fetch<S extends z.ZodType>(req: SourceRequest<S>): Promise<Sourced<z.output<S>>>;
+  fetch<S extends z.ZodType>(req: SourceRequest<S>): Promise<Fetched<z.output<S>>>;
   /** Any other client's call under this source's deadline, breaker and health figures. */
   run<T>(call: (signal: AbortSignal) => Promise<T>, options?: RunOptions): Promise<T>;
   /**
@@ -86,7 +95,7 @@ export function sourceContext<Settings>(name: string, settings: Settings, deps: 
         guard.run(name, (signal) => http.request({ ...rest, source: name }, signal), { deadlineMs }),
       );
       if (!got.value.found) throw new NotFoundError(got.value.message, name);
-      return { data: got.value.value as never, meta: sourceMeta(name, got.fetchedAt, got.cached) };
+      return { data: got.value.value as never, meta: sourceMeta(name, got.fetchedAt, got.cached), sentAt: got.sentAt };
     },
     run: (call, options) => guard.run(name, call, options),
     fetchFn: (protocol = HTTP_STATUS_ONLY, options) => guardedFetch(name, guard, http, protocol, options),

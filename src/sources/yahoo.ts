@@ -6,13 +6,16 @@
 // Quirks: needs a browser-like User-Agent (else HTTP 429 "Too Many Requests" as plain text); an unknown
 // ticker is HTTP 404 {"chart":{"result":null,"error":{"code":"Not Found",...}}} (our 404; the same body with
 // HTTP 200 has been reported, so the body decides); prices are float32 noise (129.0399932861328) and are
-// rounded to meta.priceHint decimals; a valid empty window can omit timestamp/indicators.
+// rounded to meta.priceHint decimals; a valid empty window can omit timestamp/indicators. Daily and weekly charts
+// can end with a separate "live" row for today's session stamped with the current time, beside the period's own
+// row (dropped here: see withoutLiveRow).
 import { z } from 'zod';
 import type { Candle } from '../analytics/candles.ts';
+import { newYorkParts } from '../analytics/new-york-time.ts';
 import { env } from '../env.ts';
 import { UpstreamError } from '../http/errors.ts';
 import { isRecord, type Protocol } from '../http/protocol.ts';
-import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { defineSource, type Fetched, type SourceContext } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';
 
 export const YAHOO = 'yahoo';
@@ -62,12 +65,43 @@ export type YahooInterval = '1m' | '5m' | '15m' | '30m' | '60m' | '1d' | '1wk';
 /** A Yahoo bar: open time (ISO), prices, and volume (null when Yahoo gave none). */
 export type YahooBar = Candle;
 
+/**
+ * Yahoo's separate live row, dropped: while a period is in progress (and after the session), daily and weekly
+ * charts can end with an extra row holding today's session stamped with the current time, beside the period's
+ * own row (yfinance merges it back: utils.fix_Yahoo_returning_live_separate). It is not a candle of its own.
+ * Yahoo stamps its bars on a grid: every week at Monday 00:00 New York time (holidays included), every day at
+ * the session's open (09:30). So on 1d and 1wk the newest row is dropped when it is off the grid the row before
+ * it is on (another New York time of day; for weeks, another weekday too), or when it falls in the same period
+ * (New York date; week from Monday) as that row. Only the newest row can be the live one, and only it is
+ * checked: a time-zone conversion per bar on every answer would cost milliseconds. Intraday bars are left as
+ * they are. Rows are oldest first.
+ */
+function withoutLiveRow(rows: { t: number; bar: YahooBar }[], interval: YahooInterval): YahooBar[] {
+  const bars = rows.map((r) => r.bar);
+  if ((interval !== '1d' && interval !== '1wk') || rows.length < 2) return bars;
+  const prev = gridSlot(rows.at(-2)!.t, interval);
+  const last = gridSlot(rows.at(-1)!.t, interval);
+  return last.period === prev.period || last.phase !== prev.phase ? bars.slice(0, -1) : bars;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Where a bar sits on Yahoo's grid: its period (the New York date; for 1wk the Monday of its week) and its phase (New York time of day; for 1wk with the weekday). */
+function gridSlot(ms: number, interval: '1d' | '1wk'): { period: string; phase: string } {
+  const p = newYorkParts(ms);
+  const time = `${p.hour}:${p.minute}:${p.second}.${ms % 1000}`;
+  if (interval === '1d') return { period: p.date, phase: time };
+  const day = Date.parse(`${p.date}T00:00:00Z`);
+  const weekday = (new Date(day).getUTCDay() + 6) % 7; // Monday 0 ... Sunday 6
+  return { period: new Date(day - weekday * DAY_MS).toISOString().slice(0, 10), phase: `${weekday} ${time}` };
+}
+
 export interface YahooChart {
   currency: string | null;
   regularMarketPrice: number | null;
   /** ISO time of regularMarketPrice; null when not given. */
   regularMarketTime: string | null;
-  /** Bars oldest first; rows with any null open/high/low/close are dropped, never filled. */
+  /** Bars oldest first; rows with any null open/high/low/close are dropped, never filled, and so is Yahoo's separate live row (withoutLiveRow). */
   bars: YahooBar[];
 }
 
@@ -78,7 +112,7 @@ export interface YahooSettings {
 
 function createYahoo(ctx: SourceContext<YahooSettings>) {
   const options = ctx.settings;
-  async function chart(ticker: string, interval: YahooInterval, range: string, ttlS: number): Promise<Sourced<YahooChart>> {
+  async function chart(ticker: string, interval: YahooInterval, range: string, ttlS: number): Promise<Fetched<YahooChart>> {
     const res = await ctx.fetch({
       url: `${options.baseUrl}/v8/finance/chart/${encodeURIComponent(ticker)}?interval=${interval}&range=${range}`,
       headers: { 'user-agent': BROWSER_USER_AGENT, accept: 'application/json, text/plain, */*' },
@@ -93,12 +127,14 @@ function createYahoo(ctx: SourceContext<YahooSettings>) {
     const hint = r.meta.priceHint ?? null;
     const px = (v: number) => (hint === null ? v : Number(v.toFixed(hint)));
     const q = r.indicators?.quote[0];
-    const bars: YahooBar[] = [];
-    (r.timestamp ?? []).forEach((t, i) => {
+    const rows: { t: number; bar: YahooBar }[] = [];
+    (r.timestamp ?? []).forEach((s, i) => {
       const [o, h, l, c] = [q?.open[i], q?.high[i], q?.low[i], q?.close[i]];
       if (o == null || h == null || l == null || c == null) return;
-      bars.push({ time: new Date(t * 1000).toISOString(), open: px(o), high: px(h), low: px(l), close: px(c), volume: q?.volume?.[i] ?? null });
+      const t = s * 1000;
+      rows.push({ t, bar: { time: new Date(t).toISOString(), open: px(o), high: px(h), low: px(l), close: px(c), volume: q?.volume?.[i] ?? null } });
     });
+    const bars = withoutLiveRow(rows, interval);
     return {
       data: {
         currency: r.meta.currency ?? null,
@@ -107,16 +143,17 @@ function createYahoo(ctx: SourceContext<YahooSettings>) {
         bars,
       },
       meta: res.meta,
+      sentAt: res.sentAt,
     };
   }
 
   return {
     /** Current quote: meta of a 5-day daily chart. */
-    async quote(ticker: string): Promise<Sourced<YahooChart>> {
+    async quote(ticker: string): Promise<Fetched<YahooChart>> {
       return chart(ticker, '1d', '5d', options.ttl.price);
     },
     /** Bars of `interval` over `range` (a Yahoo range such as 5d, 60d, 1y, max). */
-    async bars(ticker: string, interval: YahooInterval, range: string): Promise<Sourced<YahooChart>> {
+    async bars(ticker: string, interval: YahooInterval, range: string): Promise<Fetched<YahooChart>> {
       return chart(ticker, interval, range, options.ttl.ohlcv);
     },
   };

@@ -1,5 +1,6 @@
 // The local chain of the on-chain endpoint tests: an in-process Hardhat EDR node (test/x402/chain.ts)
-// with an ERC-20 (TestUSDC, 6 decimals), a bytes32-symbol token, and ENS (a registry, a resolver and a
+// with an ERC-20 (TestUSDC, 6 decimals), a bytes32-symbol token, odd tokens (decimals beyond uint8, a NUL
+// symbol), and ENS (a registry, a resolver and a
 // universal resolver implementing what viem calls), set up by the transactions below. Every value the
 // tests assert is one this file put on the chain: amounts sent, names registered, nonces used.
 import { dirname } from 'node:path';
@@ -10,7 +11,7 @@ import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from '../x
 import { compileContracts } from '../x402/compile.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const ONCHAIN_CONTRACTS = ['TestEnsRegistry', 'TestEnsResolver', 'TestUniversalResolver', 'Bytes32SymbolToken'] as const;
+export const ONCHAIN_CONTRACTS = ['TestEnsRegistry', 'TestEnsResolver', 'TestUniversalResolver', 'Bytes32SymbolToken', 'OddToken'] as const;
 
 /** Settings of the local node the tests assert: fee recipient, block gas limit, genesis base fee. */
 export const NODE = {
@@ -37,6 +38,8 @@ export interface OnchainWorld {
   chain: LocalChain;
   usdc: Address;
   mkr: Address;
+  /** OddTokens: decimals() 40000 (outside uint8) and 255 (the largest uint8), 1 unit of each to ALICE; symbol() four NUL characters. */
+  odd: { hugeDecimals: Address; maxDecimals: Address; nulSymbol: Address };
   registry: Address;
   universalResolver: Address;
   /** SENDER's 1.5 ETH to ALICE (nonce 0), in a block stamped TRANSFER_TIMESTAMP. */
@@ -70,17 +73,19 @@ export async function startOnchainWorld(): Promise<OnchainWorld> {
   const write = async (address: Address, name: (typeof ONCHAIN_CONTRACTS)[number], functionName: string, args: unknown[]) =>
     mined(await deployer.writeContract({ address, abi: arts[name].abi, functionName, args, account: DEPLOYER, chain: chain.chain }));
 
-  // ENS: eth, alice.eth → ALICE, noaddr.eth (a resolver, no address), offchain.eth (CCIP-Read), reverse records.
+  // ENS: eth, alice.eth → ALICE, 0x.eth → NOBODY, noaddr.eth (a resolver, no address), offchain.eth (CCIP-Read), reverse records.
   const registry = await deploy('TestEnsRegistry');
   const resolver = await deploy('TestEnsResolver', [registry]);
   const universalResolver = await deploy('TestUniversalResolver', [registry]);
   const sub = (parent: string, label: string) => write(registry, 'TestEnsRegistry', 'setSubnodeOwner', [namehash(parent), labelhash(label), DEPLOYER.address]);
   await sub('', 'eth');
-  for (const label of ['alice', 'noaddr', 'offchain', 'mallory']) {
+  for (const label of ['alice', 'noaddr', 'offchain', 'mallory', '0x']) {
     await sub('eth', label);
     await write(registry, 'TestEnsRegistry', 'setResolver', [namehash(`${label}.eth`), resolver]);
   }
   await write(resolver, 'TestEnsResolver', 'setAddr', [namehash('alice.eth'), ALICE.address]);
+  // 0x.eth → NOBODY: a valid ENSIP-15 name that starts like an address.
+  await write(resolver, 'TestEnsResolver', 'setAddr', [namehash('0x.eth'), NOBODY.address]);
   await write(universalResolver, 'TestUniversalResolver', 'setOffchain', [namehash('offchain.eth'), true]);
   await sub('', 'reverse');
   await sub('reverse', 'addr');
@@ -96,6 +101,12 @@ export async function startOnchainWorld(): Promise<OnchainWorld> {
   await fx.mint(ALICE.address, 1_500_000n);
   const mkr = await deploy('Bytes32SymbolToken');
   await write(mkr, 'Bytes32SymbolToken', 'mint', [ALICE.address, parseEther('2.5')]);
+  const odd = {
+    hugeDecimals: await deploy('OddToken', [40_000n, 'HUGE']),
+    maxDecimals: await deploy('OddToken', [255n, 'MAX']),
+    nulSymbol: await deploy('OddToken', [18n, '\0\0\0\0']),
+  };
+  for (const token of [odd.hugeDecimals, odd.maxDecimals]) await write(token, 'OddToken', 'mint', [ALICE.address, 1n]);
 
   // SENDER: 1.5 ETH to ALICE in a block stamped TRANSFER_TIMESTAMP (nonce 0), then 0.25 ETH to NOBODY (nonce 1).
   const sender = wallet(SENDER);
@@ -121,6 +132,7 @@ export async function startOnchainWorld(): Promise<OnchainWorld> {
     chain,
     usdc: fx.usdc,
     mkr,
+    odd,
     registry,
     universalResolver,
     transfer: { hash: transferHash, block: transfer.blockNumber, timestamp: Number(block.timestamp) },

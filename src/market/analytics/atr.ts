@@ -1,18 +1,35 @@
 // /v1/atr: Wilder's Average True Range of a crypto pair or a US equity/ETF, as a share of price,
 // and where it sits among the last 100 candles (src/analytics/atr.ts).
 import { z } from 'zod';
-import { ATR_LOOKBACK, atrCandlesNeeded, atrReport } from '../../analytics/atr.ts';
+import { ATR_LOOKBACK, ATR_SEED_RESIDUAL, atrCandlesNeeded, atrReport, atrWarmUp } from '../../analytics/atr.ts';
 import { boundedInt, oneOf } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope } from '../../http/envelope.ts';
 import { EQUITY_TIMEFRAMES, TIMEFRAMES } from '../candles.ts';
-import { loadClosedCandles } from '../closed-candles.ts';
+import { loadClosedCandles, MAX_LOAD } from '../closed-candles.ts';
 import { assetClassParam, parseSymbol, symbolParam } from '../../params/symbols.ts';
+
+/**
+ * The largest period whose report, warm-up included, fits in the closed candles one load gives (MAX_LOAD − 1:
+ * one of them may be forming): 114. A longer period could only be served unconverged, so it is refused.
+ */
+const MAX_PERIOD = (() => {
+  let p = 2;
+  while (atrCandlesNeeded(p + 1) <= MAX_LOAD - 1) p++;
+  return p;
+})();
+
+const RESIDUAL_PCT = `${ATR_SEED_RESIDUAL * 100} %`;
 
 const query = z.object({
   symbol: symbolParam,
   timeframe: oneOf(TIMEFRAMES, '1d', `Candle length: ${TIMEFRAMES.join(', ')}; equities ${EQUITY_TIMEFRAMES.join(', ')}.`),
-  period: boundedInt(2, 200, 14, "Wilder's ATR period in candles, 2-200."),
+  period: boundedInt(
+    2,
+    MAX_PERIOD,
+    14,
+    `Wilder's ATR period in candles, 2-${MAX_PERIOD} (the longest whose warm-up fits in the ${MAX_LOAD - 1} closed candles one load of the sources gives).`,
+  ),
   asset_class: assetClassParam,
 });
 
@@ -43,12 +60,14 @@ export const atr = defineRoute({
   path: '/v1/atr',
   summary: "Wilder's Average True Range, its share of price and its regime",
   description:
-    'Closed candles only (a candle is closed when its open time + timeframe ≤ the time the source answered; the forming one is dropped), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). ' +
+    'Closed candles only (a candle is closed when its open time + timeframe ≤ the time the request to the source was sent; the forming one is dropped), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). ' +
     'TR = max(high − low, |high − previous close|, |low − previous close|), from the second candle on; the first ATR is the mean of the first `period` TRs, ' +
     'then ATR = (previous ATR × (period − 1) + TR) / period. atr_pct = ATR / last close × 100. ' +
     `percentile: where today's ATR% (ATR_i / close_i × 100) sits among the ATR% of the last ${ATR_LOOKBACK} closed candles (the share of the other ${ATR_LOOKBACK - 1} strictly below it); ` +
     'regime low (< 25), normal (25-75), high (> 75 to 95), extreme (> 95). ' +
-    `Needs period + ${ATR_LOOKBACK} closed candles, else 400 saying how many.`,
+    `Converged: computed over exactly the last period + 1 + warm-up + ${ATR_LOOKBACK - 1} closed candles, the warm-up being the fewest candles k with ((period − 1) / period)^k ≤ ${ATR_SEED_RESIDUAL} ` +
+    `(about 6.9 × period; 94 for period 14), so the seed weighs at most ${RESIDUAL_PCT} in the oldest ATR of the window; /v1/momentum-score's ATR(14) is this same computation. ` +
+    'Too few closed candles → 400 saying how many are needed.',
   tag: 'Analytics',
   access: 'paid',
   query,
@@ -58,7 +77,9 @@ export const atr = defineRoute({
     const { timeframe, period } = req.query;
     const sym = parseSymbol(req.query.symbol, req.query.asset_class);
     const needed = atrCandlesNeeded(period);
-    const why = `query parameter 'period' = ${period} (the first ATR takes ${period + 1} candles, the percentile window ${ATR_LOOKBACK} ATR values)`;
+    const why =
+      `query parameter 'period' = ${period} (Wilder's ATR: ${period + 1} candles seed it, ${atrWarmUp(period)} more bring the seed's weight to ${RESIDUAL_PCT} or less, ` +
+      `${ATR_LOOKBACK - 1} more complete the percentile window of ${ATR_LOOKBACK})`;
     const { series, closed, as_of } = await loadClosedCandles(ctx, sym, timeframe, needed, needed, why);
     const report = atrReport(closed, period)!;
     return envelope(

@@ -49,7 +49,7 @@ export const fvg = defineRoute({
   path: '/v1/fvg',
   summary: 'Fair value gaps (three-candle imbalances) and how far they are filled',
   description:
-    'Closed candles only (open time + timeframe ≤ the time the source answered), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). For every three consecutive candles: ' +
+    'Closed candles only (open time + timeframe ≤ the time the request to the source was sent), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). For every three consecutive candles: ' +
     "bullish gap when candle 3's low > candle 1's high (zone candle 1 high to candle 3 low), bearish when candle 3's high < candle 1's low (zone candle 3 high to candle 1 low). " +
     'Fill is judged on the candles after candle 3: fill_pct = how deep their extreme reached into the zone; unfilled at 0 %, filled at 100 %, partially_filled between. ' +
     'distance_pct is signed, from the last close to the nearest edge. Needs 3 closed candles, else 400.',

@@ -70,7 +70,7 @@ export const liquidityLevelsRoute = defineRoute({
   path: '/v1/liquidity-levels',
   summary: 'Swing highs and lows as buy-side and sell-side liquidity, with sweeps and equal-level pools',
   description:
-    'Closed candles only (open time + timeframe ≤ the time the source answered), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). ' +
+    'Closed candles only (open time + timeframe ≤ the time the request to the source was sent), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). ' +
     'A swing high (low) is a candle whose high (low) is strictly above (below) those of the swing_bars candles on each side (so the last swing_bars candles cannot be swings yet). ' +
     'Buy-side liquidity rests above swing highs, sell-side below swing lows. Status from the later candles: taken = a close went through; swept = only a wick went through; untaken = neither. ' +
     `Pools: untaken swings of one side within ${POOL_TOLERANCE_ATR} × ATR(${ATR_PERIOD}) of each other (sorted by price, grouped from the first). ` +

@@ -79,7 +79,7 @@ const data = z.object({
     }),
     atr14: z.number().describe("Wilder's ATR(14), price units"),
     atr_pct: z.number().describe('atr14 / close × 100'),
-    atr_percentile: z.number().describe("Share of the other 99 ATR% values of the last 100 candles strictly below today's"),
+    atr_percentile: z.number().describe("Share of the other 99 ATR% values of the last 100 candles strictly below today's (as /v1/atr?period=14)"),
     atr_regime: z.enum(['low', 'normal', 'high', 'extreme']),
   }),
   liquidity: z.object({
@@ -94,13 +94,13 @@ export const momentumScoreRoute = defineRoute({
   path: '/v1/momentum-score',
   summary: 'Momentum verdict (bias, confidence, entry, invalidation, targets) for 10 large crypto assets',
   description:
-    `Supported assets: ${ASSET_LIST} (any other symbol is a 400). Over the last ${CANDLES} closed candles (open time + timeframe ≤ the time the source answered) (Binance USDT pair, Coinbase Exchange USD fallback): ` +
+    `Supported assets: ${ASSET_LIST} (any other symbol is a 400). Over the last ${CANDLES} closed candles (open time + timeframe ≤ the time the request to the source was sent) (Binance USDT pair, Coinbase Exchange USD fallback): ` +
     'ema_trend = sign(close − EMA20) + sign(EMA20 − EMA50) + sign(EMA50 − EMA200), ≥ 2 bullish, ≤ −2 bearish (weight 3); ' +
     'rsi_14 (Wilder) ≥ 55 bullish, ≤ 45 bearish (2); macd_histogram of MACD(12,26,9) > 0 bullish, < 0 bearish (2); macd_histogram_slope (histogram − previous) > 0 bullish, < 0 bearish (1); ' +
-    'atr_regime = percentile of ATR(14)% among the last 100 candles, neutral, scales confidence (0); ' +
+    'atr_regime = percentile of ATR(14)% among the last 100 candles, computed exactly as /v1/atr?period=14 (same warm-up, same candles: same values), neutral, scales confidence (0); ' +
     'liquidity_position = (close − nearest untaken swing low) / (nearest untaken swing high − that low), > 0.6 bullish, < 0.4 bearish (1). ' +
     'score = Σ weight × direction / Σ weight; bias bullish at ≥ 0.3, bearish at ≤ −0.3. Entry, invalidation and targets as documented per field. ' +
-    `Deterministic: the same candles give the same verdict. Needs ${MOMENTUM_CANDLES_NEEDED} closed candles (EMA200), else 400. meta.disclaimer: not financial advice.`,
+    `Deterministic: the same candles give the same verdict. Needs ${MOMENTUM_CANDLES_NEEDED} closed candles (EMA200; the ATR(14) report with its warm-up), else 400. meta.disclaimer: not financial advice.`,
   tag: 'Analytics',
   access: 'paid',
   query,
@@ -109,7 +109,7 @@ export const momentumScoreRoute = defineRoute({
   handler: async (req, ctx) => {
     const { symbol, timeframe } = req.query;
     const sym = parseSymbol(symbol, 'crypto');
-    const { series, closed, as_of } = await loadClosedCandles(ctx, sym, timeframe, CANDLES, MOMENTUM_CANDLES_NEEDED, 'the momentum score (EMA200)');
+    const { series, closed, as_of } = await loadClosedCandles(ctx, sym, timeframe, CANDLES, MOMENTUM_CANDLES_NEEDED, 'the momentum score (EMA200 and the ATR(14) report)');
     const m = momentumScore(closed, `${series.symbol} ${timeframe}`)!;
     return envelope(
       {

@@ -46,7 +46,8 @@ export const ohlcv = defineRoute({
     'errors, its circuit open) or is slower than the hedge delay, Coinbase Exchange candles of BASE-USD (meta.fallback says why; 4h, 30m and 1w are built ' +
     'from 1h, 15m and 1d candles, a bucket missing one is left out; a bucket without trades has no Coinbase candle, so fewer can come back). ' +
     'An explicit USD pair (BTC-USD) is served by Coinbase Exchange directly. ' +
-    `Equities/ETFs: Yahoo Finance chart bars (timeframes ${EQUITY_TIMEFRAME_LIST}; bars with a missing open/high/low/close are dropped, never filled). ` +
+    `Equities/ETFs: Yahoo Finance chart bars (timeframes ${EQUITY_TIMEFRAME_LIST}; bars with a missing open/high/low/close are dropped, never filled; ` +
+    "on 1d and 1w, Yahoo's extra live row for today's session, stamped off the bar grid or in the period of the bar before it, is dropped). " +
     'The newest candle may still be open.',
   tag: 'Exchange data',
   access: 'paid',

@@ -1,7 +1,7 @@
-// /v1/volatility: Deribit's 30-day implied volatility index (DVOL) with its 24 h change, Deribit's latest
-// realized (historical) volatility, and the spread between the two.
+// /v1/volatility: Deribit's 30-day implied volatility index (DVOL) with its change over exactly 24 h, Deribit's
+// latest realized (historical) volatility, and the spread between the two.
 import { z } from 'zod';
-import { change24h, newest, spread } from '../../analytics/volatility.ts';
+import { change24h, completedValues, newest, spread } from '../../analytics/volatility.ts';
 import { oneOf } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
@@ -11,11 +11,17 @@ import { DERIBIT, VOLATILITY_CURRENCIES } from '../../sources/deribit.ts';
 import { isoFromMs } from '../../sources/wire.ts';
 import { numberOrNull } from '../../catalog/fields.ts';
 
-const HOUR_MS = 60 * 60 * 1000;
-/** Hourly candles asked for: the window reaches back 25 h, so the candle 24 h before the newest is in it. */
-const DVOL_WINDOW_MS = 25 * HOUR_MS;
-/** The window's end is rounded down to the minute, so that identical requests within a minute share one cached answer. */
-const WINDOW_STEP_MS = 60 * 1000;
+const MINUTE_MS = 60 * 1000;
+const DAY_MS = 24 * 60 * MINUTE_MS;
+/**
+ * One-minute DVOL candles over the hour before the request, and over the same hour a day earlier: the value
+ * shown is the close of the newest completed minute, compared with the close of the minute that ended exactly
+ * 24 h before it. (Hourly candles would compare a forming candle's close, the value at some moment of the hour,
+ * with a close 23 to 24 h older.) The window ends on a whole minute, so identical requests within a minute
+ * share one cached answer, and only candles ended by then are read.
+ */
+const DVOL_RESOLUTION_S = 60;
+const DVOL_WINDOW_MS = 60 * MINUTE_MS;
 
 const query = z.object({
   currency: oneOf(VOLATILITY_CURRENCIES, 'BTC', 'Underlying: BTC or ETH (the currencies Deribit publishes DVOL for).'),
@@ -24,11 +30,15 @@ const query = z.object({
 
 const data = z.object({
   currency: z.enum(VOLATILITY_CURRENCIES),
-  implied_volatility_30d: z.number().describe("Deribit's DVOL: 30-day implied volatility from its options, annualized percent (47.5 = 47.5 %); close of the newest hourly candle"),
-  implied_volatility_change_24h: numberOrNull('DVOL change against the hourly candle 24 h before the newest one, in volatility points (not percent of itself); null when Deribit gave no such candle'),
+  implied_volatility_30d: z
+    .number()
+    .describe("Deribit's DVOL: 30-day implied volatility from its options, annualized percent (47.5 = 47.5 %), at as_of (the close of the newest completed one-minute candle)"),
+  implied_volatility_change_24h: numberOrNull(
+    'implied_volatility_30d − DVOL exactly 24 h before as_of (the close of the one-minute candle that ended then), in volatility points (not percent of itself); null when Deribit gave no such candle',
+  ),
   realized_volatility: numberOrNull("Deribit's latest historical (realized) volatility, annualized percent; null when Deribit gave no point"),
   iv_rv_spread: numberOrNull('implied_volatility_30d − realized_volatility, volatility points; positive = options price more movement than realized'),
-  as_of: z.string().describe('Open time of the newest hourly DVOL candle, whose close is implied_volatility_30d; ISO-8601 UTC'),
+  as_of: z.string().describe('Time of implied_volatility_30d: the end of the newest completed one-minute DVOL candle, ISO-8601 UTC'),
   realized_volatility_as_of: z.string().nullable().describe('Time of the realized-volatility point, ISO-8601 UTC'),
 });
 
@@ -36,9 +46,9 @@ export const volatility = defineRoute({
   path: '/v1/volatility',
   summary: 'Implied (DVOL) vs realized volatility of BTC or ETH, from Deribit',
   description:
-    "implied_volatility_30d is the close of the newest hourly candle of Deribit's DVOL index (30-day implied volatility, annualized percent) " +
-    'from public/get_volatility_index_data over the last 25 h; implied_volatility_change_24h = that close − the close of the candle 24 h ' +
-    'before it (volatility points; null when absent). realized_volatility is the newest point of public/get_historical_volatility ' +
+    "implied_volatility_30d is Deribit's DVOL index (30-day implied volatility, annualized percent) at as_of: the close of the newest completed " +
+    'one-minute candle of public/get_volatility_index_data in the hour before the request; implied_volatility_change_24h = that value − the close ' +
+    'of the one-minute candle that ended exactly 24 h earlier (volatility points; null when absent). realized_volatility is the newest point of public/get_historical_volatility ' +
     "(Deribit's hourly historical volatility, annualized percent). iv_rv_spread = implied − realized. Currencies: BTC, ETH; anything else is a 400.",
   tag: 'Market context',
   access: 'paid',
@@ -47,27 +57,28 @@ export const volatility = defineRoute({
   example: { currency: 'BTC' },
   handler: async (req, { sources }) => {
     const currency = req.query.currency;
-    const end = Math.floor(Date.now() / WINDOW_STEP_MS) * WINDOW_STEP_MS;
-    const [dvol, hv] = await settledInOrder([
-      sources.deribit.volatilityIndex(currency, end - DVOL_WINDOW_MS, end, 3600),
+    const end = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS;
+    const [recent, dayAgo, hv] = await settledInOrder([
+      sources.deribit.volatilityIndex(currency, end - DVOL_WINDOW_MS, end, DVOL_RESOLUTION_S),
+      sources.deribit.volatilityIndex(currency, end - DAY_MS - DVOL_WINDOW_MS, end - DAY_MS, DVOL_RESOLUTION_S),
       sources.deribit.historicalVolatility(currency),
     ]);
-    const series = dvol.data.map((c) => ({ time: c.time, value: c.close }));
-    const latest = newest(series);
-    // Deribit publishes DVOL continuously: no candle in 25 h is a broken answer, not a fact about the market.
-    if (!latest) throw new UpstreamError(DERIBIT, 'schema', `${DERIBIT} returned no DVOL candle for ${currency} in the last 25 h`);
+    const widthMs = DVOL_RESOLUTION_S * 1000;
+    const latest = newest(completedValues(recent.data, widthMs, end));
+    // Deribit publishes DVOL continuously: no completed candle in an hour is a broken answer, not a fact about the market.
+    if (!latest) throw new UpstreamError(DERIBIT, 'schema', `${DERIBIT} returned no DVOL candle for ${currency} in the last hour`);
     const realized = newest(hv.data);
     return envelope(
       {
         currency,
         implied_volatility_30d: latest.value,
-        implied_volatility_change_24h: change24h(series),
+        implied_volatility_change_24h: change24h(latest, completedValues(dayAgo.data, widthMs, end)),
         realized_volatility: realized?.volatility ?? null,
         iv_rv_spread: spread(latest.value, realized?.volatility ?? null),
         as_of: isoFromMs(latest.time),
         realized_volatility_as_of: realized ? isoFromMs(realized.time) : null,
       },
-      mergeSourceMetas([dvol.meta, hv.meta]),
+      mergeSourceMetas([recent.meta, dayAgo.meta, hv.meta]),
     );
   },
 });

@@ -26,8 +26,11 @@ const query = z.object({ address: addressOrNameParam, token: hexAddressParam('ER
 const data = z.object({
   ...accountFields,
   token: z.string().describe('The token contract, EIP-55 checksummed'),
-  symbol: z.string().describe("The token's symbol() (a bytes32 symbol, as some early tokens return, is read as text)"),
-  decimals: z.number().int().describe("The token's decimals(): balance = balance_raw / 10^decimals"),
+  symbol: z
+    .string()
+    .nullable()
+    .describe("The token's symbol() (a bytes32 symbol, as some early tokens return, is read as text), NUL padding stripped; null when nothing is left"),
+  decimals: z.number().int().describe("The token's decimals(), 0-255 (uint8): balance = balance_raw / 10^decimals"),
   balance_raw: z.string().describe('balanceOf(address) in the smallest unit, a decimal integer string'),
   balance: z.string().describe('balance_raw / 10^decimals, an exact decimal string (no rounding)'),
 });
@@ -35,15 +38,21 @@ const data = z.object({
 const isRevertOrEmpty = (err: ContractFunctionExecutionError) =>
   err.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError) !== null;
 
+/** ERC-20's decimals() is a uint8; viem decodes the whole word, so a larger value gets this far. */
+const MAX_DECIMALS = 255;
+
+/** A symbol with its NUL padding (bytes32 symbols, strings padded by their deployer) stripped; null when nothing is left. */
+const symbolText = (raw: string): string | null => raw.replace(/^\0+|\0+$/g, '') || null;
+
 /** symbol() as a string, or as bytes32 for the early tokens that return one (MKR, SAI). */
-async function readSymbol(c: PublicClient, token: Address): Promise<string> {
+async function readSymbol(c: PublicClient, token: Address): Promise<string | null> {
   try {
-    return await c.readContract({ address: token, abi: erc20Abi, functionName: 'symbol' });
+    return symbolText(await c.readContract({ address: token, abi: erc20Abi, functionName: 'symbol' }));
   } catch (err) {
     // Only an answer that does not decode as a string is retried; a revert or a failure stays one.
     if (!(err instanceof ContractFunctionExecutionError) || upstreamCause(err) || isRevertOrEmpty(err)) throw err;
     const raw = await c.readContract({ address: token, abi: erc20Abi_bytes32, functionName: 'symbol' });
-    return hexToString(raw, { size: 32 });
+    return symbolText(hexToString(raw, { size: 32 }));
   }
 }
 
@@ -71,7 +80,8 @@ export const chainTokenBalance = defineRoute({
   summary: 'ERC-20 token balance of an address or ENS name on an EVM chain',
   description:
     'Calls balanceOf(address), decimals() and symbol() on the token contract at the head (live, not cached). A token address with no contract, ' +
-    'or a contract that does not answer those three as an ERC-20 does, is a 404. An ENS name is resolved on Ethereum mainnet first.',
+    'or a contract that does not answer those three as an ERC-20 does (decimals() above 255, outside uint8, included), is a 404. ' +
+    'symbol is null when the contract answers only NUL padding. An ENS name is resolved on Ethereum mainnet first.',
   tag: 'On-chain',
   access: 'paid',
   query,
@@ -81,8 +91,13 @@ export const chainTokenBalance = defineRoute({
     const chain = parseChain(req.query.chain);
     const token = parseHexAddress('token', req.query.token);
     const account = await resolveAccount(sources, parseAddressOrName('address', req.query.address));
-    const got = await readToken(rpcOf(sources, chain), chain, token, account.address);
+    const rpc = rpcOf(sources, chain);
+    const got = await readToken(rpc, chain, token, account.address);
     const [raw, decimals, symbol] = got.data;
+    // Refused before anything is formatted: formatUnits is quadratic in decimals (0.7 s at 40000).
+    if (decimals > MAX_DECIMALS) {
+      throw new NotFoundError(`token ${token} on ${chain.name} is not an ERC-20 token: decimals() returned ${decimals}, outside uint8 (0-${MAX_DECIMALS})`, rpc.name);
+    }
     return envelope(
       {
         chain: chain.name,

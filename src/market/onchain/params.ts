@@ -58,8 +58,9 @@ type Checked = { ok: true; value: AddressInput } | { ok: false; message: string 
 function checkAddressOrName(raw: string, allowName: boolean): Checked {
   const v = raw.trim();
   const accepted = allowName ? ACCEPTED_ADDRESS_OR_NAME : HEX_ADDRESS_TEXT;
-  // Anything that starts like an address is read as one (0x1234 is a short address, not a name).
-  if (/^0[xX]/.test(v) || !allowName) {
+  // Anything that starts like an address is read as one (0x1234 is a short address, not a name), unless it has a
+  // dot: no address has one, and 0x.eth is a valid ENS name.
+  if (!allowName || (/^0[xX]/.test(v) && !v.includes('.'))) {
     const check = checkEvmAddress(v);
     return check.ok ? { ok: true, value: { kind: 'address', address: check.address } } : { ok: false, message: addressProblem(check.reason, accepted) };
   }
@@ -100,10 +101,10 @@ export function parseHexAddress(param: string, value: string): Address {
 
 const ACCEPTED_NAME = 'an ENS name (vitalik.eth)';
 
-/** `name`: an ENS name only. */
+/** `name`: an ENS name only, so a name that starts like an address (0x.eth) is a name like any other. */
 export const ensNameParam = z
   .string({ error: () => `must be ${ACCEPTED_NAME}` })
-  .refine((v) => !/^0[xX]/.test(v.trim()) && ensName(v.trim()) !== undefined, `must be ${ACCEPTED_NAME}`)
+  .refine((v) => ensName(v.trim()) !== undefined, `must be ${ACCEPTED_NAME}`)
   .describe(`ENS name to resolve: ${ACCEPTED_NAME}; normalized per ENSIP-15 (case-insensitive).`);
 
 /** An accepted `name` value, normalized. */
