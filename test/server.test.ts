@@ -1,8 +1,8 @@
 // The start command itself: `npm start` builds and runs the compiled server with node directly; it
 // must serve on embedded defaults, stop on a bad setting with a message naming it, shut down cleanly
 // on SIGTERM (sent to npm, which passes it on: no orphaned server), and keep stdout JSON lines.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -46,6 +46,25 @@ describe('the server process', () => {
     // Nothing is left serving on the port.
     await expect(fetch(`${url}/health`)).rejects.toThrow();
   }, 150_000); // `npm start` compiles first: slow on a loaded 2-core machine
+
+  it('`npm start` compiles only when src/ changed: an unchanged checkout starts the compiled server at once', () => {
+    // The test above ran `npm start`, which built dist/ from these sources.
+    const run = (...args: string[]) => {
+      const r = spawnSync(process.execPath, ['scripts/build-if-stale.mjs', ...args], { encoding: 'utf8' });
+      return { status: r.status, said: r.stderr };
+    };
+    const stamp = readFileSync('dist/.source-hash', 'utf8');
+    expect(stamp).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(run('--check').status).toBe(0);
+    expect(run()).toEqual({ status: 0, said: '' }); // nothing to compile, nothing said
+    // A stamp from other sources (an edit since the last build) means compiling again.
+    writeFileSync('dist/.source-hash', `${'0'.repeat(64)}\n`);
+    try {
+      expect(run('--check').status).toBe(1);
+    } finally {
+      writeFileSync('dist/.source-hash', stamp);
+    }
+  });
 
   it('`npm run dev` stops on SIGTERM like `npm start`: nothing is left serving', async () => {
     const s = start(['npm', 'run', 'dev'], { PORT: '0' });
