@@ -8,7 +8,6 @@
 //   - `block(ref)` / `transaction(hash)`: lookups cached by finality (evm-lookups.ts).
 // Errors arrive as HTTP 200 with `error: {code, message}` (src/http/json-rpc.ts classifies them).
 import { ContractFunctionExecutionError, createPublicClient, http, type Address, type Chain, type PublicClient } from 'viem';
-import { arbitrum, base, mainnet, optimism, polygon } from 'viem/chains';
 import { z } from 'zod';
 import { env, type EnvVar } from '../env.ts';
 import { sourceMeta } from '../http/envelope.ts';
@@ -17,6 +16,7 @@ import { UpstreamError } from '../http/errors.ts';
 import { JSON_RPC } from '../http/json-rpc.ts';
 import { checkEvmAddress } from '../params/evm-address.ts';
 import { defineSource, upstreamCause, type SourceContext, type Sourced } from './define-source.ts';
+import { arbitrumChain, baseChain, ethereumChain, optimismChain, polygonChain } from './evm-chains.ts';
 import { chainLookups, type ChainLookups, type FetchResult } from './evm-lookups.ts';
 
 export interface EvmChain {
@@ -31,11 +31,11 @@ export interface EvmChain {
 }
 
 export const EVM_CHAINS: readonly EvmChain[] = [
-  { name: 'ethereum', id: 1, symbol: 'ETH', viem: mainnet, defaultRpc: 'https://ethereum-rpc.publicnode.com' },
-  { name: 'base', id: 8453, symbol: 'ETH', viem: base, defaultRpc: 'https://mainnet.base.org' },
-  { name: 'arbitrum', id: 42161, symbol: 'ETH', viem: arbitrum, defaultRpc: 'https://arb1.arbitrum.io/rpc' },
-  { name: 'optimism', id: 10, symbol: 'ETH', viem: optimism, defaultRpc: 'https://mainnet.optimism.io' },
-  { name: 'polygon', id: 137, symbol: 'POL', viem: polygon, defaultRpc: 'https://polygon-rpc.com' },
+  { name: 'ethereum', id: 1, symbol: 'ETH', viem: ethereumChain, defaultRpc: 'https://ethereum-rpc.publicnode.com' },
+  { name: 'base', id: 8453, symbol: 'ETH', viem: baseChain, defaultRpc: 'https://mainnet.base.org' },
+  { name: 'arbitrum', id: 42161, symbol: 'ETH', viem: arbitrumChain, defaultRpc: 'https://arb1.arbitrum.io/rpc' },
+  { name: 'optimism', id: 10, symbol: 'ETH', viem: optimismChain, defaultRpc: 'https://mainnet.optimism.io' },
+  { name: 'polygon', id: 137, symbol: 'POL', viem: polygonChain, defaultRpc: 'https://polygon-rpc.com' },
 ];
 
 const rpcResponse = z.object({ jsonrpc: z.literal('2.0'), result: z.unknown() });
