@@ -111,7 +111,7 @@ describe('GET /v1/defi-tvl?view=yields', () => {
     const res = await get('/v1/defi-tvl?view=yields');
     expect(res.statusCode, res.body).toBe(200);
     // tvlUsd, apy, apyBase, apyReward (null) and stablecoin as sent; ilRisk "no" → false.
-    expect(res.json().data).toEqual({ view: 'yields', chain: null, project: null, pools_matched: 1, pools: [LIDO] });
+    expect(res.json().data).toEqual({ view: 'yields', chain: null, project: null, pools_matched: 1, pools_skipped: 0, pools: [LIDO] });
   });
 
   it('sorts by TVL and filters by chain and project, case-insensitively, from one cached download', async () => {
@@ -138,6 +138,18 @@ describe('GET /v1/defi-tvl?view=yields', () => {
     expect(fake.calls(POOLS)).toHaveLength(1);
   });
 
+  it('skips a pool it cannot serve (tvlUsd null, an APY as a string) and serves the others, counting what it skipped', async () => {
+    const doc = poolsDocument();
+    const [lido] = recorded('defillama__yields_pools.json').data;
+    doc.data.push({ ...lido, pool: 'no-tvl', tvlUsd: null }, { ...lido, pool: 'odd-apy', tvlUsd: 1e12, apy: '7' });
+    fake.route(`GET ${POOLS}`, { body: doc });
+    const res = await get('/v1/defi-tvl?view=yields&limit=200');
+    expect(res.statusCode, res.body).toBe(200);
+    const { data } = res.json();
+    expect(data.pools.map((p: { pool: string }) => p.pool)).toEqual([LIDO.pool, 'p-aave-eth', 'p-aave-arb', 'p-uni-arb']);
+    expect(data).toMatchObject({ pools_matched: 4, pools_skipped: 2 });
+  });
+
   it.each([
     ['chain=Solana', "defillama lists no yield pool on chain 'Solana'"],
     ['project=nonexistent', "defillama lists no yield pool of project 'nonexistent'"],
@@ -153,7 +165,7 @@ describe('GET /v1/defi-tvl?view=yields', () => {
     ['an HTML page (HTTP 200)', { body: '<!DOCTYPE html><html><body>Just a moment...</body></html>', headers: { 'content-type': 'text/html' } }, 'defillama returned HTML instead of JSON'],
     ['truncated JSON', { body: '{"status":"success","data":[{"chain":', headers: { 'content-type': 'application/json' } }, 'defillama returned a body that is not valid JSON'],
     ['status "error"', { body: { status: 'error', data: [] } }, 'defillama returned an unexpected response shape at status'],
-    ['a pool without tvlUsd', { body: { status: 'success', data: [{ ...recorded('defillama__yields_pools.json').data[0], tvlUsd: null }] } }, 'defillama returned an unexpected response shape at data.0.tvlUsd'],
+    ['its only pool without tvlUsd (no pool to serve)', { body: { status: 'success', data: [{ ...recorded('defillama__yields_pools.json').data[0], tvlUsd: null }] } }, 'defillama returned an unexpected response shape at data.0.tvlUsd'],
     ['a body over DEFILLAMA_YIELDS_MAX_BODY_BYTES', { hugeBytes: 2 * 1024 * 1024 }, 'defillama response exceeded 1048576 bytes'],
   ])('answers 502 naming defillama when /pools gives %s', async (_name, reply, message) => {
     fake.route(`GET ${POOLS}`, reply);

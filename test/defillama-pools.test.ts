@@ -54,12 +54,22 @@ describe('parsePoolsText and selectPools', () => {
     expect(selectPools(t, { project: 'nope' }, 10)).toMatchObject({ chainKnown: true, projectKnown: false });
   });
 
+  it('skips a pool whose served fields are missing or malformed and keeps the others (counted in skipped)', () => {
+    const doc = JSON.parse(constructed());
+    const [lido] = doc.data;
+    doc.data.push({ ...lido, pool: 'no-tvl', tvlUsd: null }, { ...lido, pool: 'str-apy', apyBase: '3' }, { ...lido, pool: null }, 'not a pool');
+    const t = table(JSON.stringify(doc));
+    expect(t.skipped).toBe(4);
+    expect(selectPools(t, {}, 10).rows.map((r) => r.pool)).toEqual(['big', LIDO.pool, 'bare', 'small-arb']);
+    expect(table(constructed()).skipped).toBe(0);
+  });
+
   it.each<[string, string, PoolsOutcome]>([
     ['HTML', '\n<!DOCTYPE html><html></html>', { ok: false, failure: 'malformed', message: 'returned HTML instead of JSON' }],
     ['an empty body', '', { ok: false, failure: 'malformed', message: 'returned a body that is not valid JSON (empty)' }],
     ['truncated JSON', '{"status":"success","data":[', { ok: false, failure: 'malformed', message: 'returned a body that is not valid JSON' }],
     ['another shape', '{"status":"success","data":{}}', { ok: false, failure: 'schema', message: 'returned an unexpected response shape at data' }],
-    ['an APY as a string', '{"status":"success","data":[{"pool":"p","project":"x","chain":"C","symbol":"S","tvlUsd":1,"apy":"2"}]}', { ok: false, failure: 'schema', message: 'returned an unexpected response shape at data.0.apy' }],
+    ['its only pool with an APY as a string (none sound)', '{"status":"success","data":[{"pool":"p","project":"x","chain":"C","symbol":"S","tvlUsd":1,"apy":"2"}]}', { ok: false, failure: 'schema', message: 'returned an unexpected response shape at data.0.apy' }],
   ])('says what is wrong with %s', (_name, text, outcome) => {
     expect(parsePoolsText(text)).toEqual(outcome);
   });

@@ -136,6 +136,21 @@ describe('GET /v1/macro-calendar', () => {
     expect(meta.odds_error).toBeUndefined();
   });
 
+  it('prices a one-sided market inside its quote: H25 with no bid, ask 0.02 and an old trade at 0.30 counts 0.02', async () => {
+    const body = recorded(FED_EVENTS);
+    const h25 = body.events[0].markets.find((m: { ticker: string }) => m.ticker.endsWith('-H25'));
+    Object.assign(h25, { yes_bid_dollars: '0.0000', yes_bid_size_fp: '0.00', yes_ask_dollars: '0.0200', last_price_dollars: '0.3000' });
+    fake.route('GET /events', { body });
+    const { data } = (await get('/v1/macro-calendar?type=fomc')).json();
+    // cut 0.01 + 0.01 = 0.02; hold 0.795; hike: H25 last 0.30 clamped to its ask 0.02, + H26 0.01 = 0.03; sum 0.845.
+    // With the unclamped 0.30 the hike would read 0.31 / 1.125 = 0.28.
+    expect(data.events[0].odds).toMatchObject({
+      raw: { cut: 0.02, hold: 0.795, hike: 0.03, sum: 0.845 },
+      cut: 0.0236686390533, hold: 0.940828402367, hike: 0.0355029585799,
+    });
+    expect(data.events[0].odds.markets[3]).toEqual({ ticker: 'KXFEDDECISION-26OCT-H25', bucket: 'hike', price: 0.02, basis: 'last_price_clamped' });
+  });
+
   it('says why a meeting has no odds when Kalshi lists no open event for it', async () => {
     fake.route('GET /events', { body: recorded(FED_EVENTS) });
     const { data } = (await get('/v1/macro-calendar?type=fomc')).json();

@@ -58,6 +58,30 @@ describe('GET /v1/market-overview?view=global', () => {
   });
 });
 
+describe('GET /v1/market-overview?view=global — one bad value is not a failed answer', () => {
+  it('serves the figures when CoinGecko sends null (or a string) for a currency or coin it does not serve', async () => {
+    const body = recorded('coingecko__global.json');
+    // EDITED recorded /global: currencies and shares this route never serves.
+    body.data.total_market_cap.vef = null;
+    body.data.total_volume.bits = null;
+    body.data.total_volume.sats = 'n/a';
+    body.data.market_cap_percentage.usdt = null;
+    fake.route(`GET ${GLOBAL}`, { body });
+    const res = await get('/v1/market-overview?view=global');
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toMatchObject({ total_market_cap_usd: 2721226850772.63, total_volume_24h_usd: 69327091133.5489, btc_dominance_pct: 50.4465263233584, eth_dominance_pct: 14.9228066918211 });
+  });
+
+  it('answers null for a served figure CoinGecko sends as null (usd total, eth share)', async () => {
+    const body = recorded('coingecko__global.json');
+    body.data.total_market_cap.usd = null;
+    body.data.market_cap_percentage.eth = null;
+    fake.route(`GET ${GLOBAL}`, { body });
+    const { data } = (await get('/v1/market-overview?view=global')).json();
+    expect(data).toMatchObject({ total_market_cap_usd: null, eth_dominance_pct: null, btc_dominance_pct: 50.4465263233584 });
+  });
+});
+
 describe('GET /v1/market-overview?view=top', () => {
   it('answers the recorded /coins/markets row, asking for one page of 250 in USD by market cap', async () => {
     fake.route(`GET ${MARKETS}`, { body: recorded('coingecko__coins_markets.json') });

@@ -29,7 +29,8 @@ describe('GET /v1/predmkt-probability — by category', () => {
   });
 
   it('ranks the open markets of the category by 24 h volume (recorded Fed event, category Economics)', async () => {
-    fake.route('GET /events', { body: recorded(FED_EVENTS) });
+    // The recorded page carries a cursor (Kalshi had more events); served here as the last page.
+    fake.route('GET /events', { body: { ...recorded<object>(FED_EVENTS), cursor: '' } });
     const res = await get('/v1/predmkt-probability?category=economics&limit=3');
     expect(res.statusCode, res.body).toBe(200);
     const call = fake.calls('/events')[0]!;
@@ -65,7 +66,8 @@ describe('GET /v1/predmkt-probability — by category', () => {
   });
 
   it('walks the pages by cursor and keeps only the category asked for', async () => {
-    const sports = Array.from({ length: 200 }, (_, i) => otherEvent('Sports', i, '999999.00'));
+    // Pages need not be full (200) to have more after them, so short ones keep this test light.
+    const sports = Array.from({ length: 3 }, (_, i) => otherEvent('Sports', i, '999999.00'));
     fake.route('GET /events', (req) =>
       req.query.get('cursor') === 'page-2'
         ? { body: { cursor: '', events: [otherEvent('Politics', 900, '5.00'), fedEvent()] } }
@@ -78,19 +80,45 @@ describe('GET /v1/predmkt-probability — by category', () => {
     expect(data.markets.map((m: { ticker: string }) => m.ticker)).toEqual([
       'KXFEDDECISION-26OCT-H0', 'KXFEDDECISION-26OCT-H25', 'KXFEDDECISION-26OCT-H26', 'KXFEDDECISION-26OCT-C25', 'KXFEDDECISION-26OCT-C26',
     ]);
-    expect(meta.scan).toEqual({ pages: 2, events_scanned: 202, category_events: 1, complete: true });
+    expect(meta.scan).toEqual({ pages: 2, events_scanned: 5, category_events: 1, complete: true });
+  });
+
+  it('walks on past a page shorter than 200 while Kalshi still gives a cursor: only an empty cursor ends the walk', async () => {
+    // Kalshi may answer fewer events than the limit on a page that is not the last (its pagination ends at cursor "").
+    fake.route('GET /events', (req) =>
+      req.query.get('cursor') === 'page-2'
+        ? { body: { cursor: '', events: [fedEvent()] } }
+        : { body: { cursor: 'page-2', events: [otherEvent('Politics', 1, '5.00'), otherEvent('Sports', 2, '5.00')] } },
+    );
+    const res = await get('/v1/predmkt-probability?category=Economics&limit=1');
+    expect(res.statusCode, res.body).toBe(200);
+    expect(fake.calls('/events').map((c) => c.query.get('cursor'))).toEqual([null, 'page-2']);
+    const { data, meta } = res.json();
+    expect(data.markets.map((m: { ticker: string }) => m.ticker)).toEqual(['KXFEDDECISION-26OCT-H0']);
+    expect(meta.scan).toEqual({ pages: 2, events_scanned: 3, category_events: 1, complete: true });
+  });
+
+  it('counts an event once when a later page repeats it (the walk spans several answers)', async () => {
+    fake.route('GET /events', (req) =>
+      req.query.get('cursor') === 'page-2'
+        ? { body: { cursor: '', events: [fedEvent()] } }
+        : { body: { cursor: 'page-2', events: [fedEvent()] } },
+    );
+    const { data, meta } = (await get('/v1/predmkt-probability?category=Economics')).json();
+    expect(data.markets).toHaveLength(5);
+    expect(meta.scan).toEqual({ pages: 2, events_scanned: 2, category_events: 1, complete: true });
   });
 
   it('says so when the walk stops at KALSHI_CATEGORY_SCAN_PAGES (2 here) before the last page', async () => {
-    const full = (n: number) => Array.from({ length: 200 }, (_, i) => otherEvent('Sports', n * 1000 + i, '1.00'));
-    fake.route('GET /events', (req) => ({ body: { cursor: `after-${req.query.get('cursor') ?? 'start'}`, events: full(req.query.get('cursor') ? 2 : 1) } }));
+    const page = (n: number) => Array.from({ length: 4 }, (_, i) => otherEvent('Sports', n * 1000 + i, '1.00'));
+    fake.route('GET /events', (req) => ({ body: { cursor: `after-${req.query.get('cursor') ?? 'start'}`, events: page(req.query.get('cursor') ? 2 : 1) } }));
     const res = await get('/v1/predmkt-probability?category=Sports&limit=1');
     expect(fake.calls('/events')).toHaveLength(2);
     const { data, meta } = res.json();
     expect(data.markets).toHaveLength(1);
     expect(meta.scan).toEqual({
-      pages: 2, events_scanned: 400, category_events: 400, complete: false,
-      note: 'Kalshi lists more open events than the 400 walked (KALSHI_CATEGORY_SCAN_PAGES); the ranking covers those only.',
+      pages: 2, events_scanned: 8, category_events: 8, complete: false,
+      note: 'Kalshi lists more open events than the 8 walked (KALSHI_CATEGORY_SCAN_PAGES); the ranking covers those only.',
     });
   });
 
@@ -130,6 +158,39 @@ describe('GET /v1/predmkt-probability — by ticker and by event', () => {
         volume_24h: 19.74, open_interest: 32746.17, close_time: '2099-08-01T04:59:00Z', status: 'active',
       }],
     });
+  });
+
+  it('keeps the probability inside the live quote: no bid, ask 0.02, last trade 0.30 → 0.02 (edited recorded market)', async () => {
+    const market = { ...recorded('kalshi__market.json').market, yes_bid_dollars: '0.0000', yes_bid_size_fp: '0.00', yes_ask_dollars: '0.0200', last_price_dollars: '0.3000' };
+    fake.route('GET /markets/KXELONMARS-99', { body: { market } });
+    const [row] = (await get('/v1/predmkt-probability?ticker=KXELONMARS-99')).json().data.markets;
+    // Anyone may buy YES at 0.02, so the market does not price YES at 0.30: the last trade is clamped to [0, ask].
+    expect(row).toMatchObject({ probability: 0.02, probability_basis: 'last_price_clamped', yes_bid: null, yes_ask: 0.02, last_price: 0.3 });
+  });
+
+  it('keeps the probability inside the live quote: no ask, bid 0.60, last trade 0.30 → 0.60', async () => {
+    const market = { ...recorded('kalshi__market.json').market, yes_bid_dollars: '0.6000', yes_ask_dollars: '1.0000', yes_ask_size_fp: '0.00', last_price_dollars: '0.3000' };
+    fake.route('GET /markets/KXELONMARS-99', { body: { market } });
+    const [row] = (await get('/v1/predmkt-probability?ticker=KXELONMARS-99')).json().data.markets;
+    expect(row).toMatchObject({ probability: 0.6, probability_basis: 'last_price_clamped', yes_bid: 0.6, yes_ask: null, last_price: 0.3 });
+  });
+
+  it.each([
+    ['finalized', 'yes', 1],
+    ['settled', 'no', 0],
+    ['determined', 'yes', 1],
+  ])('a %s market with result %s reports the result (%d), not its last trade', async (status, result, probability) => {
+    const market = { ...recorded('kalshi__market.json').market, status, result, last_price_dollars: '0.9700', yes_bid_dollars: '0.0000', yes_bid_size_fp: '0.00', yes_ask_dollars: '0.0000', yes_ask_size_fp: '0.00' };
+    fake.route('GET /markets/KXELONMARS-99', { body: { market } });
+    const [row] = (await get('/v1/predmkt-probability?ticker=KXELONMARS-99')).json().data.markets;
+    expect(row).toMatchObject({ probability, probability_basis: 'result', last_price: 0.97, status });
+  });
+
+  it('a finalized market voided (result "void") has no probability: not its last trade', async () => {
+    const market = { ...recorded('kalshi__market.json').market, status: 'finalized', result: 'void' };
+    fake.route('GET /markets/KXELONMARS-99', { body: { market } });
+    const [row] = (await get('/v1/predmkt-probability?ticker=KXELONMARS-99')).json().data.markets;
+    expect(row).toMatchObject({ probability: null, probability_basis: null, last_price: 0.1 });
   });
 
   it('answers 404 with source kalshi for a ticker Kalshi does not know', async () => {
@@ -266,6 +327,27 @@ describe('prediction-market arithmetic', () => {
     // An unknown size ("" on the wire) with a real price still counts as a quote.
     expect(impliedProbability({ ...q, yes_bid_size: null, yes_ask_size: null })).toEqual({ probability: 0.32, basis: 'mid' });
     expect(impliedProbability({ yes_bid: 0, yes_bid_size: 0, yes_ask: 1, yes_ask_size: 0, last_price: 0 })).toEqual({ probability: null, basis: null });
+  });
+
+  it('probability never lies outside [best bid, best ask]: a one-sided quote clamps the last trade', () => {
+    const noBid = { yes_bid: 0, yes_bid_size: 0, yes_ask: 0.02, yes_ask_size: 100, last_price: 0.3 };
+    expect(impliedProbability(noBid)).toEqual({ probability: 0.02, basis: 'last_price_clamped' });
+    expect(impliedProbability({ ...noBid, last_price: 0.01 })).toEqual({ probability: 0.01, basis: 'last_price' });
+    const noAsk = { yes_bid: 0.6, yes_bid_size: 5, yes_ask: 1, yes_ask_size: 0, last_price: 0.3 };
+    expect(impliedProbability(noAsk)).toEqual({ probability: 0.6, basis: 'last_price_clamped' });
+    expect(impliedProbability({ ...noAsk, last_price: 0.75 })).toEqual({ probability: 0.75, basis: 'last_price' });
+    // One side and no trade: nothing to read.
+    expect(impliedProbability({ ...noBid, last_price: 0 })).toEqual({ probability: null, basis: null });
+  });
+
+  it('a settled market reports its result; an undetermined or voided one does not', () => {
+    const q = { yes_bid: 0, yes_bid_size: 0, yes_ask: 1, yes_ask_size: 0, last_price: 0.97 };
+    expect(impliedProbability({ ...q, status: 'finalized', result: 'no' })).toEqual({ probability: 0, basis: 'result' });
+    expect(impliedProbability({ ...q, status: 'settled', result: 'yes' })).toEqual({ probability: 1, basis: 'result' });
+    expect(impliedProbability({ ...q, status: 'finalized', result: 'void' })).toEqual({ probability: null, basis: null });
+    // Closed but not determined yet (result ""), or disputed: the market still reads from its prices.
+    expect(impliedProbability({ ...q, status: 'closed', result: null })).toEqual({ probability: 0.97, basis: 'last_price' });
+    expect(impliedProbability({ ...q, status: 'disputed', result: 'yes' })).toEqual({ probability: 0.97, basis: 'last_price' });
   });
 
   it('an empty side of a book leaves its figures null and its depth 0', () => {

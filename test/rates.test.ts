@@ -69,6 +69,38 @@ describe('GET /v1/rates', () => {
     expect(meta.fallback).toBeUndefined();
   });
 
+  it.each<[string, FakeReply, string]>([
+    ['HTTP 500', { status: 500, body: 'oops' }, 'treasury answered HTTP 500'],
+    ['a timeout', { delayMs: 1500, body: CSV_2025 }, 'treasury did not answer within 400 ms'],
+  ])('on the first business day of a year, the previous-year file failing (%s) still serves the newest curve, previous null', async (_n, reply, error) => {
+    at('2026-01-02T22:00:00Z');
+    // EDITED recorded 2026 file: its newest row, dated 01/02/2026, alone (the year's first publication).
+    const [header, newest] = CSV_2026.split('\n');
+    serve(2026, { body: `${header}\n${newest!.replace('10/05/2026', '01/02/2026')}\n` });
+    serve(2025, reply);
+    const res = await get('/v1/rates');
+    expect(res.statusCode, res.body).toBe(200);
+    const { data, meta } = res.json();
+    expect(data).toEqual({
+      date: '2026-01-02',
+      curve: curve([4.05, 4.1, 4.13, 4.22, 4.27, 4.3, 4.47, 4.84, 4.97, 5.06, 5.19, 5.31, 5.7, 5.66]),
+      spreads: { '10y_2y': 0.47, '10y_3m': 1.09 },
+      inverted: { '10y_2y': false, '10y_3m': false },
+      previous: null,
+    });
+    expect(meta.previous_error).toEqual({ error: `the 2025 file, which holds the day before: ${error}`, source: 'treasury' });
+    expect(meta.sources).toHaveLength(1);
+  });
+
+  it('early in January with no 2026 row yet, the 2025 file failing is a 502: the newest curve is unknown', async () => {
+    at('2026-01-02T15:00:00Z');
+    serve(2026, { body: HEADER_ONLY });
+    serve(2025, { status: 500, body: 'oops' });
+    const res = await get('/v1/rates');
+    expect(res.statusCode).toBe(502);
+    expect(res.json()).toEqual({ error: 'treasury answered HTTP 500', source: 'treasury' });
+  });
+
   it('uses the New York year: 2027-01-01T03:00Z is still 2026 in New York', async () => {
     at('2027-01-01T03:00:00Z');
     serve(2026, { body: CSV_2026 });

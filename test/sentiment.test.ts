@@ -54,6 +54,29 @@ describe('GET /v1/sentiment', () => {
     ]);
   });
 
+  it('gives one reading per day when alternative.me repeats a day (EDITED recorded answer)', async () => {
+    const body = recorded('alternativeme__fng.json');
+    const [today, yesterday] = body.data;
+    // The 2026-09-24 reading twice, and the current day again without its countdown, then an older day.
+    body.data.push({ ...yesterday }, { value: '70', value_classification: 'Greed', timestamp: today.timestamp }, { value: '45', value_classification: 'Fear', timestamp: '1790121600' });
+    serve({ body });
+    const { data } = (await get('/v1/sentiment?limit=10')).json();
+    expect(data.current).toEqual({ value: 71, classification: 'Greed', time: '2026-09-25T00:00:00.000Z', next_update_in_s: 33432 });
+    expect(data.history).toEqual([
+      { value: 45, classification: 'Fear', date: '2026-09-23' },
+      { value: 71, classification: 'Greed', date: '2026-09-24' },
+    ]);
+  });
+
+  it('keeps the later reading of a day stamped twice at different times', async () => {
+    const body = recorded('alternativeme__fng.json');
+    // 1790208000 s = 2026-09-24T00:00Z; 1790211600 s = 01:00Z the same day, value 60.
+    body.data.push({ value: '60', value_classification: 'Greed', timestamp: '1790211600' });
+    serve({ body });
+    const { data } = (await get('/v1/sentiment?limit=10')).json();
+    expect(data.history).toEqual([{ value: 60, classification: 'Greed', date: '2026-09-24' }]);
+  });
+
   it('answers next_update_in_s null when alternative.me gives no time_until_update', async () => {
     const body = recorded('alternativeme__fng.json');
     delete body.data[0].time_until_update;

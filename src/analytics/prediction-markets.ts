@@ -9,6 +9,10 @@ export interface YesQuote {
   yes_ask: number | null;
   yes_ask_size: number | null;
   last_price: number | null;
+  /** Kalshi's lifecycle status (active, closed, determined, finalized, …); absent: read as trading. */
+  status?: string | null;
+  /** Kalshi's result once determined: "yes", "no", "scalar", "void"; "" or null before. */
+  result?: string | null;
 }
 
 /**
@@ -31,18 +35,43 @@ export function tradedPrice(q: YesQuote): number | null {
   return q.last_price !== null && q.last_price > 0 ? q.last_price : null;
 }
 
-export type ProbabilityBasis = 'mid' | 'last_price';
+/**
+ * Statuses whose `result` is the outcome (Kalshi's market lifecycle): `determined` (result known, settlement
+ * timer running), `amended` (re-determined after a dispute), `finalized` (paid out; the `status=settled`
+ * filter's value, which older answers wrote as the status itself). Not `disputed`: its result may change.
+ */
+export const RESOLVED_STATUSES: ReadonlySet<string> = new Set(['determined', 'amended', 'finalized', 'settled']);
+
+export type ProbabilityBasis = 'result' | 'mid' | 'last_price' | 'last_price_clamped';
+
+export interface ImpliedProbability {
+  probability: number | null;
+  basis: ProbabilityBasis | null;
+}
 
 /**
- * Implied probability of YES: the mid (bid + ask) / 2 when both sides are quoted, else the last trade
- * price, else null (no quote on both sides and never traded: nothing to read).
+ * Implied probability of YES, by the first rule that applies:
+ * 1. resolved (RESOLVED_STATUSES): result "yes" → 1, "no" → 0 (`result`); any other result (void, scalar)
+ *    → null: the book and the last trade of a resolved market are history, not a probability;
+ * 2. both sides quoted: the mid (bid + ask) / 2 (`mid`);
+ * 3. else the last trade, clamped into what the live quote allows — [0, ask] with no bid, [bid, 1] with no
+ *    ask — so it never lies outside the quote (`last_price`, or `last_price_clamped` when it was moved);
+ * 4. else null: one side or none quoted and never traded, nothing to read.
  */
-export function impliedProbability(q: YesQuote): { probability: number | null; basis: ProbabilityBasis | null } {
+export function impliedProbability(q: YesQuote): ImpliedProbability {
+  if (q.status && RESOLVED_STATUSES.has(q.status.toLowerCase())) {
+    const result = q.result?.toLowerCase();
+    if (result === 'yes') return { probability: 1, basis: 'result' };
+    if (result === 'no') return { probability: 0, basis: 'result' };
+    return { probability: null, basis: null };
+  }
   const bid = quotedBid(q);
   const ask = quotedAsk(q);
   if (bid !== null && ask !== null) return { probability: clean((bid + ask) / 2), basis: 'mid' };
   const last = tradedPrice(q);
-  return last !== null ? { probability: last, basis: 'last_price' } : { probability: null, basis: null };
+  if (last === null) return { probability: null, basis: null };
+  const clamped = Math.min(Math.max(last, bid ?? 0), ask ?? 1);
+  return clamped === last ? { probability: last, basis: 'last_price' } : { probability: clamped, basis: 'last_price_clamped' };
 }
 
 export type Level = [price: number, size: number];
@@ -120,8 +149,8 @@ export interface FedOdds {
 }
 
 /**
- * Odds of a mutually exclusive Fed-decision event: each market's implied probability (mid, else last
- * trade), summed per bucket (cut = Σ cut markets, ...), then divided by the total so they add up to 1.
+ * Odds of a mutually exclusive Fed-decision event: each market's implied probability (impliedProbability:
+ * mid, else the last trade clamped into the quote), summed per bucket (cut = Σ cut markets, ...), then divided by the total so they add up to 1.
  * A market that cannot be classified or priced makes the odds unknown (returned as a reason): leaving
  * it out would count it as 0.
  */
@@ -132,7 +161,10 @@ export function fedOdds(markets: FedMarket[]): { odds: FedOdds } | { reason: str
     const bucket = fedBucket(m.ticker, m.custom_strike);
     if (!bucket) return { reason: `market ${m.ticker} is not a cut, hold or hike bucket` };
     const p = impliedProbability(m);
-    if (p.probability === null || p.basis === null) return { reason: `market ${m.ticker} has neither a two-sided quote nor a trade` };
+    if (p.probability === null || p.basis === null) {
+      const resolved = m.status && RESOLVED_STATUSES.has(m.status.toLowerCase());
+      return { reason: resolved ? `market ${m.ticker} is ${m.status} without a yes or no result` : `market ${m.ticker} has neither a two-sided quote nor a trade` };
+    }
     rows.push({ ticker: m.ticker, bucket, price: p.probability, basis: p.basis });
   }
   const sumOf = (b: FedBucket) => clean(rows.filter((r) => r.bucket === b).reduce((s, r) => s + r.price, 0));

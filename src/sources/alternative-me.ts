@@ -1,7 +1,8 @@
 // alternative.me Crypto Fear & Greed Index (no key).
 //   GET {base}/fng/?limit=N&format=json  →  {name, data: [{value, value_classification, timestamp, time_until_update?}], metadata: {error}}
 // Quirks: every value is a string; the index is daily, `timestamp` is unix seconds (00:00 UTC) and the
-// newest reading comes first; `time_until_update` (seconds) is on the newest reading only; limit=0
+// newest reading comes first; a day may be listed twice (one reading per day is kept);
+// `time_until_update` (seconds) is on the newest reading only; limit=0
 // means the whole history since 2018-02-01, so it is never sent. Errors are reported in metadata.error.
 import { z } from 'zod';
 import { env } from '../env.ts';
@@ -44,7 +45,24 @@ export interface FearGreedReading {
   time_until_update: number | null;
 }
 
-/** Readings, newest first. */
+const DAY_MS = 86_400_000;
+
+/**
+ * One reading per UTC day, newest first. The index is daily, but a day can arrive twice: the later stamp of the
+ * day is kept, and of two with the same stamp the one listed first (alternative.me lists its newest word first).
+ */
+function onePerDay(readings: FearGreedReading[]): FearGreedReading[] {
+  const newestFirst = [...readings].sort((a, b) => b.time - a.time); // stable: equal stamps keep their order
+  const seen = new Set<number>();
+  return newestFirst.filter((r) => {
+    const day = Math.floor(r.time / DAY_MS);
+    if (seen.has(day)) return false;
+    seen.add(day);
+    return true;
+  });
+}
+
+/** Readings, newest first, one per day. */
 const fngSchema = z
   .object({
     data: z
@@ -52,9 +70,7 @@ const fngSchema = z
       .min(1),
   })
   .transform((doc) =>
-    doc.data
-      .map((r): FearGreedReading => ({ value: r.value, classification: r.value_classification, time: r.timestamp, time_until_update: r.time_until_update }))
-      .sort((a, b) => b.time - a.time),
+    onePerDay(doc.data.map((r): FearGreedReading => ({ value: r.value, classification: r.value_classification, time: r.timestamp, time_until_update: r.time_until_update }))),
   );
 
 export interface AlternativeMeSettings {

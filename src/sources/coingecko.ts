@@ -5,7 +5,7 @@
 //       →  [{id, symbol, name, current_price, market_cap, market_cap_rank, total_volume, price_change_percentage_24h, ...}]
 // Quirks: numbers are JSON numbers (large ones may come in exponent form); percentages are percent;
 // market_cap_rank and prices can be null for small coins; /global updates every 10 minutes (updated_at,
-// unix s). Keys: a Demo key is sent as `x-cg-demo-api-key` to api.coingecko.com; a paid (Pro) key only
+// unix s), and its per-currency maps may hold null for some currency (only usd, btc and eth are read). Keys: a Demo key is sent as `x-cg-demo-api-key` to api.coingecko.com; a paid (Pro) key only
 // works on pro-api.coingecko.com, as `x-cg-pro-api-key` — so the header follows COINGECKO_BASE_URL.
 // Errors: HTTP 4xx/429 with {status: {error_code, error_message}} (10010/10011: key and host do not match).
 import { z } from 'zod';
@@ -49,24 +49,27 @@ export interface GlobalMarket {
   as_of: string;
 }
 
-const byCurrency = z.record(z.string(), z.number());
+// Only the entries served are validated: /global lists some sixty currencies and the ten largest coins, and a null
+// (or anything else) in one this route never serves must not fail the answer. The others are dropped unread.
+const usdOnly = z.object({ usd: num });
+const btcAndEth = z.object({ btc: num, eth: num });
 
 const globalSchema = z
   .object({
     data: z.object({
       active_cryptocurrencies: z.number().int().nullable().optional(),
-      total_market_cap: byCurrency,
-      total_volume: byCurrency,
-      market_cap_percentage: byCurrency,
+      total_market_cap: usdOnly,
+      total_volume: usdOnly,
+      market_cap_percentage: btcAndEth,
       market_cap_change_percentage_24h_usd: num,
       updated_at: secondsTime,
     }),
   })
   .transform(({ data: g }): GlobalMarket => ({
-    total_market_cap_usd: g.total_market_cap.usd ?? null,
-    total_volume_24h_usd: g.total_volume.usd ?? null,
-    btc_dominance_pct: g.market_cap_percentage.btc ?? null,
-    eth_dominance_pct: g.market_cap_percentage.eth ?? null,
+    total_market_cap_usd: g.total_market_cap.usd,
+    total_volume_24h_usd: g.total_volume.usd,
+    btc_dominance_pct: g.market_cap_percentage.btc,
+    eth_dominance_pct: g.market_cap_percentage.eth,
     market_cap_change_24h_pct: g.market_cap_change_percentage_24h_usd,
     active_cryptocurrencies: g.active_cryptocurrencies ?? null,
     as_of: g.updated_at,

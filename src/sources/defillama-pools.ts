@@ -8,6 +8,9 @@
 // lists of names and one string; a request then builds row objects for the ≤ 200 rows it serves.
 //
 // Only the fields served are validated: a change in a field nobody is served must not break the endpoint.
+// Each pool is validated on its own: one the route cannot serve (tvlUsd null, an APY that is not a number)
+// is skipped and counted, and the others are served; only a document with no sound pool (its format
+// changed) is a failure.
 import { z } from 'zod';
 
 /** One pool as /v1/defi-tvl serves it. */
@@ -32,6 +35,8 @@ export interface PoolRow {
 /** Every pool, largest TVL first, by columns. */
 export interface PoolTable {
   count: number;
+  /** Pools of the document left out because a served field was missing or malformed. */
+  skipped: number;
   /** Distinct chain names and project slugs; `chainOf[i]` / `projectOf[i]` index them. */
   chainNames: string[];
   projectNames: string[];
@@ -64,7 +69,7 @@ const poolSchema = z.object({
   ilRisk: z.string().nullable().optional(),
 });
 
-const documentSchema = z.object({ status: z.literal('success'), data: z.array(poolSchema) });
+const documentSchema = z.object({ status: z.literal('success'), data: z.array(z.unknown()) });
 
 type Pool = z.output<typeof poolSchema>;
 
@@ -81,12 +86,22 @@ export function parsePoolsText(text: string): PoolsOutcome {
     return { ok: false, failure: 'malformed', message: html ? 'returned HTML instead of JSON' : `returned a body that is not valid JSON${text.length === 0 ? ' (empty)' : ''}` };
   }
   const checked = documentSchema.safeParse(body);
-  if (!checked.success) {
-    const issue = checked.error.issues[0];
-    const where = issue && issue.path.length ? ` at ${issue.path.join('.')}` : '';
-    return { ok: false, failure: 'schema', message: `returned an unexpected response shape${where}` };
+  if (!checked.success) return unexpectedShape(checked.error.issues[0]?.path ?? []);
+  const listed = checked.data.data;
+  const pools: Pool[] = [];
+  let firstBad: PropertyKey[] | null = null;
+  for (let i = 0; i < listed.length; i++) {
+    const pool = poolSchema.safeParse(listed[i]);
+    if (pool.success) pools.push(pool.data);
+    else firstBad ??= ['data', i, ...(pool.error.issues[0]?.path ?? [])];
   }
-  return { ok: true, table: toTable(checked.data.data) };
+  if (pools.length === 0 && firstBad) return unexpectedShape(firstBad);
+  return { ok: true, table: toTable(pools, listed.length - pools.length) };
+}
+
+function unexpectedShape(path: readonly PropertyKey[]): PoolsOutcome {
+  const where = path.length ? ` at ${path.map(String).join('.')}` : '';
+  return { ok: false, failure: 'schema', message: `returned an unexpected response shape${where}` };
 }
 
 /** The buffers of a table, to move (not copy) it to another thread. */
@@ -98,7 +113,7 @@ const flag = (v: boolean | null | undefined) => (v === true ? 1 : v === false ? 
 const fromFlag = (v: number) => (v === 1 ? true : v === 0 ? false : null);
 const fromNumber = (v: number) => (Number.isNaN(v) ? null : v);
 
-function toTable(pools: Pool[]): PoolTable {
+function toTable(pools: Pool[], skipped: number): PoolTable {
   // Largest TVL first, once per download: a request only filters and cuts.
   const order = pools.map((_, i) => i).sort((a, b) => pools[b]!.tvlUsd - pools[a]!.tvlUsd);
   const count = pools.length;
@@ -107,6 +122,7 @@ function toTable(pools: Pool[]): PoolTable {
   const idOf = (ids: Map<string, number>, name: string) => ids.get(name) ?? (ids.set(name, ids.size), ids.size - 1);
   const t: PoolTable = {
     count,
+    skipped,
     chainNames: [],
     projectNames: [],
     chainOf: new Uint32Array(count),

@@ -10,7 +10,8 @@
 // order shows price "0.0000" (bid) or "1.0000" (ask) with size "0.00"; sizes may also be "" (unknown).
 // Order books list BIDS only, both sides ascending (best last): the YES ask is 1 − the best NO bid.
 // Filtering on status=open returns markets whose status reads "active". Errors: {"error":{"code",
-// "message"}} (404 not_found, 429 too_many_requests, without Retry-After). Pages end with cursor "".
+// "message"}} (404 not_found, 429 too_many_requests, without Retry-After). Pages end with cursor "" (or none),
+// and only then: a page shorter than the limit is not a sign of the last one.
 // /events has no category filter: a category is found by walking the open events.
 import { z } from 'zod';
 import { env } from '../env.ts';
@@ -57,6 +58,7 @@ const marketSchema = z
     subtitle: z.string().nullish(),
     yes_sub_title: z.string().nullish(),
     status: z.string(),
+    result: z.string().nullish(),
     close_time: z.string().nullish(),
     yes_bid_dollars: optionalDecimal,
     yes_bid_size_fp: optionalDecimal,
@@ -75,6 +77,7 @@ const marketSchema = z
       title: m.title || null,
       outcome: m.yes_sub_title || m.subtitle || null,
       status: m.status,
+      result: m.result || null,
       close_time: m.close_time || null,
       yes_bid: m.yes_bid_dollars,
       yes_bid_size: m.yes_bid_size_fp,
@@ -124,7 +127,10 @@ export interface KalshiMarket {
   title: string | null;
   /** What YES means (yes_sub_title, else subtitle). */
   outcome: string | null;
+  /** Kalshi's lifecycle status: initialized, active, inactive, closed, determined, disputed, amended, finalized. */
   status: string;
+  /** The outcome once determined: "yes", "no", "scalar" or "void"; null before ("" on the wire). */
+  result: string | null;
   close_time: string | null;
   yes_bid: number | null;
   yes_bid_size: number | null;
@@ -219,15 +225,21 @@ function createKalshi(ctx: SourceContext<KalshiSettings>) {
     async openEventsOfCategory(category: string): Promise<CategoryScan> {
       const wanted = category.toLowerCase();
       const out: CategoryScan = { events: [], eventsScanned: 0, pages: 0, complete: false, metas: [] };
+      const seen = new Set<string>();
       let next = '';
       while (out.pages < scanPages) {
         const page = await get(`/events?status=open&with_nested_markets=true&limit=${EVENTS_PAGE_SIZE}${next ? `&cursor=${enc(next)}` : ''}`, eventList);
         out.pages++;
         out.metas.push(page.meta);
         out.eventsScanned += page.data.events.length;
-        for (const e of page.data.events) if (e.category?.toLowerCase() === wanted) out.events.push(toEvent(e));
+        for (const e of page.data.events) {
+          // Pages are answered (and cached) at different moments, so an event may show up on two of them: keep the first.
+          if (e.category?.toLowerCase() === wanted && !seen.has(e.event_ticker)) out.events.push(toEvent(e));
+          seen.add(e.event_ticker);
+        }
+        // Only an empty cursor ends Kalshi's pagination: a page may hold fewer than `limit` events and still have more after it.
         next = page.data.cursor ?? '';
-        if (!next || page.data.events.length < EVENTS_PAGE_SIZE) {
+        if (!next) {
           out.complete = true;
           break;
         }

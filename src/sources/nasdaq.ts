@@ -4,11 +4,13 @@
 // Quirks: every row field is a formatted string — marketCap "$47,076,153,012", epsForecast "$3.46" or
 // "($0.29)" (parentheses = negative) or "", noOfEsts "10" or "N/A", lastYearRptDt "6/30/2023" or "N/A",
 // fiscalQuarterEnding "May/2024", time "time-pre-market" | "time-after-hours" | "time-not-supplied".
+// data.asOf ("Wed, Jul 3, 2024") names the day the rows are for; it is checked against the date asked.
 // A day without reports (a weekend, a holiday) has rows null or []. Errors: data null with the text in
 // status.bCodeMessage[].errorMessage. Akamai-fronted: needs browser-like headers, else it hangs or blocks.
 import { z } from 'zod';
 import { isCalendarDate } from '../analytics/new-york-time.ts';
 import { env } from '../env.ts';
+import { UpstreamError } from '../http/errors.ts';
 import { isRecord, type Protocol } from '../http/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { BROWSER_USER_AGENT } from './yahoo.ts';
@@ -30,44 +32,66 @@ export const NASDAQ_PROTOCOL: Protocol = {
 
 const NOT_GIVEN = new Set(['', 'N/A', '--']);
 
-/** "$47,076,153,012" → 47076153012; "($0.29)" → −0.29; "" or "N/A" → null. Throws on anything else. */
-export function parseUsd(s: string): number | null {
-  const v = s.trim();
-  if (NOT_GIVEN.has(v)) return null;
-  const m = /^(\()?(-)?\$(\d{1,3}(?:,\d{3})*|\d+)(\.\d+)?(\))?$/.exec(v);
-  if (!m || Boolean(m[1]) !== Boolean(m[5])) throw new Error(`${JSON.stringify(s)} is not a dollar amount`);
-  const n = Number(`${m[3]!.replace(/,/g, '')}${m[4] ?? ''}`);
-  return m[1] || m[2] ? -n : n;
+// A plain amount: digits with or without thousands commas (well placed), and optional decimals.
+const AMOUNT = String.raw`(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?`;
+/** "($0.29)": negative in parentheses, Nasdaq's usual form. */
+const IN_PARENS = new RegExp(String.raw`^\(\$?${AMOUNT}\)$`);
+/** "$3.46", "-$0.05", "$-0.22", "1234": one sign at most, before or after the dollar sign. */
+const SIGNED = new RegExp(String.raw`^([-+]?)\$?([-+]?)${AMOUNT}$`);
+
+const amount = (int: string, frac: string | undefined) => Number(`${int.replace(/,/g, '')}${frac ?? ''}`);
+
+/**
+ * A USD cell: a JSON number as is; "$47,076,153,012" → 47076153012; "($0.29)", "-$0.22" and "$-0.22" → −0.29 / −0.22;
+ * "", "N/A", "--" → null. Anything else — ambiguous ("(-$0.29)" says negative twice), abbreviated ("$47.1B"), or
+ * not an amount — is null too: one odd cell is never guessed, and never fails the rest of the answer.
+ */
+export function parseUsd(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v !== 'string') return null;
+  const s = v.trim();
+  if (NOT_GIVEN.has(s)) return null;
+  const paren = IN_PARENS.exec(s);
+  if (paren) return -amount(paren[1]!, paren[2]);
+  const signed = SIGNED.exec(s);
+  if (!signed || (signed[1] && signed[2])) return null;
+  const n = amount(signed[3]!, signed[4]);
+  return signed[1] === '-' || signed[2] === '-' ? -n : n;
 }
 
-/** "10" → 10; "N/A" or "" → null. */
-export function parseCount(s: string): number | null {
-  const v = s.trim();
-  if (NOT_GIVEN.has(v)) return null;
-  if (!/^\d+$/.test(v)) throw new Error(`${JSON.stringify(s)} is not a count`);
-  return Number(v);
+/** "10" (or the JSON number 10) → 10; "N/A", "" or anything that is not a whole number → null. */
+export function parseCount(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : null;
+  if (typeof v !== 'string') return null;
+  const s = v.trim();
+  return /^\d+$/.test(s) ? Number(s) : null;
 }
 
-/** "6/30/2023" → "2023-06-30"; "N/A" or "" → null. */
-export function parseUsDate(s: string): string | null {
-  const v = s.trim();
-  if (NOT_GIVEN.has(v)) return null;
-  const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(v);
+/** "6/30/2023" → "2023-06-30"; "N/A", "" or anything that is not a real M/D/YYYY date → null. */
+export function parseUsDate(v: unknown): string | null {
+  if (typeof v !== 'string') return null;
+  const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(v.trim());
   const iso = m ? `${m[3]}-${m[1]!.padStart(2, '0')}-${m[2]!.padStart(2, '0')}` : '';
-  if (!isCalendarDate(iso)) throw new Error(`${JSON.stringify(s)} is not a M/D/YYYY date`);
-  return iso;
+  return isCalendarDate(iso) ? iso : null;
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** "May/2024" → "2024-05"; "N/A" or "" → null. */
-export function parseFiscalQuarter(s: string): string | null {
-  const v = s.trim();
-  if (NOT_GIVEN.has(v)) return null;
-  const m = /^([A-Z][a-z]{2})\/(\d{4})$/.exec(v);
+/** "May/2024" → "2024-05"; "N/A", "" or any other form → null. */
+export function parseFiscalQuarter(v: unknown): string | null {
+  if (typeof v !== 'string') return null;
+  const m = /^([A-Z][a-z]{2})\/(\d{4})$/.exec(v.trim());
   const month = m ? MONTHS.indexOf(m[1]!) : -1;
-  if (month < 0) throw new Error(`${JSON.stringify(s)} is not a Mon/YYYY fiscal quarter end`);
-  return `${m![2]}-${String(month + 1).padStart(2, '0')}`;
+  return month < 0 ? null : `${m![2]}-${String(month + 1).padStart(2, '0')}`;
+}
+
+/** Nasdaq's `data.asOf`, the day its rows are for: "Wed, Jul 3, 2024" (weekday optional) → "2024-07-03"; else null. */
+export function parseAsOf(s: string): string | null {
+  const m = /^(?:[A-Z][a-z]{2}, )?([A-Z][a-z]{2}) (\d{1,2}), (\d{4})$/.exec(s.trim());
+  const month = m ? MONTHS.indexOf(m[1]!) : -1;
+  if (month < 0) return null;
+  const iso = `${m![3]}-${String(month + 1).padStart(2, '0')}-${m![2]!.padStart(2, '0')}`;
+  return isCalendarDate(iso) ? iso : null;
 }
 
 export type ReportTiming = 'before_open' | 'after_close' | 'not_supplied';
@@ -91,31 +115,20 @@ export interface EarningsRow {
   prior_year_report_date: string | null;
 }
 
-/** A formatted string field parsed by `parse`; a value it refuses is a schema failure at that field. */
-const formatted = <T>(parse: (s: string) => T) =>
-  z
-    .string()
-    .nullish()
-    .transform((v, ctx) => {
-      try {
-        return v === null || v === undefined ? null : parse(v);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-        return z.NEVER;
-      }
-    });
+/** A formatted cell read by `parse`, which gives null for what it cannot read: a cell never fails its row or its day. */
+const cell = <T>(parse: (v: unknown) => T | null) => z.unknown().transform((v) => parse(v));
 
 const rowSchema = z
   .object({
     symbol: z.string().min(1),
     name: z.string().nullish(),
     time: z.string().nullish(),
-    marketCap: formatted(parseUsd),
-    fiscalQuarterEnding: formatted(parseFiscalQuarter),
-    epsForecast: formatted(parseUsd),
-    noOfEsts: formatted(parseCount),
-    lastYearRptDt: formatted(parseUsDate),
-    lastYearEPS: formatted(parseUsd),
+    marketCap: cell(parseUsd),
+    fiscalQuarterEnding: cell(parseFiscalQuarter),
+    epsForecast: cell(parseUsd),
+    noOfEsts: cell(parseCount),
+    lastYearRptDt: cell(parseUsDate),
+    lastYearEPS: cell(parseUsd),
   })
   .transform(
     (r): EarningsRow => ({
@@ -131,7 +144,7 @@ const rowSchema = z
     }),
   );
 
-const calendarSchema = z.object({ data: z.object({ rows: z.array(rowSchema).nullish() }) });
+const calendarSchema = z.object({ data: z.object({ asOf: z.string().nullish(), rows: z.array(rowSchema).nullish() }) });
 
 export interface NasdaqSettings {
   baseUrl: string;
@@ -149,10 +162,17 @@ const BROWSER_HEADERS = {
 function createNasdaq(ctx: SourceContext<NasdaqSettings>) {
   const { baseUrl, ttlS } = ctx.settings;
   return {
-    /** The earnings reports of one day, as Nasdaq orders them; none on a weekend or holiday. */
+    /**
+     * The earnings reports of one day, as Nasdaq orders them; none on a weekend or holiday. Nasdaq's `asOf` must name
+     * that day: rows it answered for another day (or without saying which) are not served as this one's (a 502).
+     */
     async earnings(date: string): Promise<Sourced<EarningsRow[]>> {
       const res = await ctx.fetch({ url: `${baseUrl}/api/calendar/earnings?date=${date}`, headers: BROWSER_HEADERS, schema: calendarSchema, protocol: NASDAQ_PROTOCOL, ttlS });
-      return { data: res.data.data.rows ?? [], meta: res.meta };
+      const { asOf, rows } = res.data.data;
+      const answered = asOf ? parseAsOf(asOf) : null;
+      if (answered === null) throw new UpstreamError(NASDAQ, 'schema', `${NASDAQ} did not say which day it answered for (asOf ${JSON.stringify(asOf ?? null)}), asked for ${date}`);
+      if (answered !== date) throw new UpstreamError(NASDAQ, 'schema', `${NASDAQ} answered for ${answered} (asOf ${JSON.stringify(asOf)}), not for ${date}`);
+      return { data: rows ?? [], meta: res.meta };
     },
   };
 }

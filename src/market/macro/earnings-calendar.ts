@@ -4,7 +4,7 @@ import { addDays, isCalendarDate, newYorkDate } from '../../analytics/new-york-t
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
-import { settledInOrder } from '../../http/settle.ts';
+import { AppError } from '../../http/errors.ts';
 import { numberOrNull } from '../../catalog/fields.ts';
 
 const ACCEPTED_DATE = 'a date YYYY-MM-DD (2026-11-24)';
@@ -22,8 +22,16 @@ const query = z.object({
 const data = z.object({
   from: z.string().describe('First day, YYYY-MM-DD'),
   to: z.string().describe('Last day, YYYY-MM-DD'),
-  count: z.number().int(),
-  days: z.array(z.object({ date: z.string(), count: z.number().int() })).describe('Reports per day; weekends and holidays have 0'),
+  count: z.number().int().describe('Reports listed (the days read)'),
+  days: z
+    .array(
+      z.object({
+        date: z.string(),
+        count: z.number().int().nullable().describe('Reports that day; 0 on a weekend or holiday; null when the day could not be read (see error)'),
+        error: z.string().nullable().describe("Why the day is unknown (Nasdaq failed, or answered for another day): its reports are left out, not guessed; null when read"),
+      }),
+    )
+    .describe('Each day asked, in order'),
   earnings: z
     .array(
       z.object({
@@ -48,8 +56,10 @@ export const earningsCalendar = defineRoute({
   description:
     "Nasdaq's earnings calendar for `days` days from `date` (default today in New York), one Nasdaq call per date. Nasdaq sends formatted strings: " +
     '"$47,076,153,012" → 47076153012, "($0.29)" → −0.29, "N/A" or "" → null, "6/30/2023" → 2023-06-30, "May/2024" → 2024-05. timing: ' +
-    'before_open (pre-market), after_close (after hours) or not_supplied. A weekend or holiday is an empty day, not an error. ' +
-    'Nasdaq lists reports about two months ahead.',
+    'before_open (pre-market), after_close (after hours) or not_supplied; a cell in no such form (ambiguous, abbreviated) is null, and only that cell. ' +
+    'A weekend or holiday is an empty day, not an error. Nasdaq\'s asOf must name the day asked: rows it answered for another day are never ' +
+    'served as that day. A day that fails (or was answered for another day) is listed in `days` with count null and its error, and the other ' +
+    'days are still served; when no day can be read, the answer is the first day\'s error (502/503). Nasdaq lists reports about two months ahead.',
   tag: 'Calendars',
   access: 'paid',
   query,
@@ -58,17 +68,35 @@ export const earningsCalendar = defineRoute({
   handler: async (req, { sources }) => {
     const from = req.query.date ?? newYorkDate(Date.now());
     const dates = Array.from({ length: req.query.days }, (_, i) => addDays(from, i));
-    const answers = await settledInOrder(dates.map((d) => sources.nasdaq.earnings(d)));
-    const earnings = answers.flatMap((a, i) => a.data.map((row) => ({ date: dates[i]!, ...row })));
+    const answers = await eachDay(dates.map((d) => sources.nasdaq.earnings(d)));
+    const earnings = answers.flatMap((a, i) => (a.ok ? a.value.data.map((row) => ({ date: dates[i]!, ...row })) : []));
     return envelope(
       {
         from,
         to: dates.at(-1)!,
         count: earnings.length,
-        days: answers.map((a, i) => ({ date: dates[i]!, count: a.data.length })),
+        days: answers.map((a, i) => ({ date: dates[i]!, count: a.ok ? a.value.data.length : null, error: a.ok ? null : a.error.message })),
         earnings,
       },
-      mergeSourceMetas(answers.map((a) => a.meta)),
+      mergeSourceMetas(answers.flatMap((a) => (a.ok ? [a.value.meta] : []))),
     );
   },
 });
+
+type DayAnswer<T> = { ok: true; value: T } | { ok: false; error: AppError };
+
+/**
+ * Every day's call settled: a day that failed with a client-safe error is kept as that error (the others are
+ * still served); when none succeeded the first day's error is thrown. Anything else is a bug and is thrown.
+ */
+async function eachDay<T>(calls: Promise<T>[]): Promise<DayAnswer<T>[]> {
+  const settled = await Promise.allSettled(calls);
+  const answers = settled.map((s): DayAnswer<T> => {
+    if (s.status === 'fulfilled') return { ok: true, value: s.value };
+    if (s.reason instanceof AppError) return { ok: false, error: s.reason };
+    throw s.reason;
+  });
+  const failures = answers.flatMap((a) => (a.ok ? [] : [a.error]));
+  if (failures.length === answers.length) throw failures[0];
+  return answers;
+}

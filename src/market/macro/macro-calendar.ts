@@ -36,8 +36,8 @@ const oddsSchema = z
         z.object({
           ticker: z.string(),
           bucket: z.enum(['cut', 'hold', 'hike']),
-          price: z.number().describe('Implied probability of the market: its YES bid/ask mid, else its last trade'),
-          basis: z.enum(['mid', 'last_price']),
+          price: z.number().describe('Implied probability of the market (as /v1/predmkt-probability): its YES bid/ask mid, else its last trade clamped into the one-sided quote'),
+          basis: z.enum(['result', 'mid', 'last_price', 'last_price_clamped']).describe('The rule that gave `price` (see /v1/predmkt-probability probability_basis)'),
         }),
       )
       .describe('Every market of the event, as used'),
@@ -108,7 +108,7 @@ export const macroCalendar = defineRoute({
   description:
     'Dates come from the calendar file shipped with the server (or MACRO_CALENDAR_FILE), each with its official source and `verified` ' +
     '(false when known from secondary sources only). Events from now through `days` days ahead (New York dates), sorted by time. ' +
-    'For each FOMC decision, odds from Kalshi\'s KXFEDDECISION event of that meeting: each market\'s YES bid/ask mid (else last trade), ' +
+    'For each FOMC decision, odds from Kalshi\'s KXFEDDECISION event of that meeting: each market\'s YES bid/ask mid (else its last trade clamped into the one-sided quote), ' +
     'summed per bucket (cut = Σ cut markets, hold, hike) and divided by the total so the three add up to 1; the raw sums are kept. ' +
     'When Kalshi fails, the calendar still answers with odds null and the reason (meta.odds_error). When the file has no dates of a type ' +
     'up to the end of the horizon, meta.coverage and meta.warnings say so. /v1/status shows up to which date each type is known.',

@@ -42,8 +42,16 @@ const marketRow = z.object({
   event_ticker: z.string(),
   title: z.string().nullable().describe("The market's question"),
   outcome: z.string().nullable().describe('What YES means (Kalshi yes_sub_title)'),
-  probability: numberOrNull('Implied probability of YES, 0–1: (yes_bid + yes_ask) / 2 when both are quoted, else last_price; null when neither'),
-  probability_basis: z.enum(['mid', 'last_price']).nullable().describe('Which of the two gave `probability`'),
+  probability: numberOrNull(
+    'Implied probability of YES, 0–1, by the first rule that applies: a resolved market (status determined, amended, finalized or settled) ' +
+      'reports its result, 1 for yes and 0 for no (null for void or scalar); (yes_bid + yes_ask) / 2 when both are quoted; else last_price ' +
+      'clamped into the live quote ([0, yes_ask] with no bid, [yes_bid, 1] with no ask); null when nothing is quoted on both sides and it never traded. ' +
+      'It never lies outside [yes_bid, yes_ask] where those exist',
+  ),
+  probability_basis: z
+    .enum(['result', 'mid', 'last_price', 'last_price_clamped'])
+    .nullable()
+    .describe('The rule that gave `probability`: result (settled outcome), mid, last_price (the last trade, inside the quote), last_price_clamped (the last trade lay outside the one-sided quote and was moved to its edge); null with probability null'),
   yes_bid: numberOrNull('Best bid for YES, dollars per $1 contract; null when no bid rests (Kalshi: 0.0000 with size 0)'),
   yes_ask: numberOrNull('Best ask for YES, dollars; null when no ask rests (Kalshi: 1.0000, or size 0)'),
   last_price: numberOrNull('Last trade price of YES, dollars; null before the first trade'),
@@ -103,9 +111,11 @@ export const predmktProbability = defineRoute({
   summary: 'Implied probabilities of Kalshi prediction markets',
   description:
     'Give exactly one of: `category` (a Kalshi category: its open markets with the largest 24 h volume, `limit` of them), `ticker` (one market) ' +
-    'or `event` (every market of an event). probability = (yes_bid + yes_ask) / 2 when both sides are quoted, else the last trade price, else null; ' +
-    'prices are dollars per contract that pays $1, so they read as probabilities. Kalshi has no category filter on its events, so a category ' +
-    'is ranked over a walk of its open events (meta.scan says how many, and whether the walk reached the end). An unknown ticker or event is a 404.',
+    'or `event` (every market of an event). probability = the result (1 yes, 0 no) once Kalshi has determined it; else (yes_bid + yes_ask) / 2 ' +
+    'when both sides are quoted; else the last trade clamped into the one-sided quote ([0, ask] with no bid, [bid, 1] with no ask); else null. ' +
+    'probability_basis names the rule. Prices are dollars per contract that pays $1, so they read as probabilities. Kalshi has no category filter ' +
+    'on its events, so a category is ranked over a walk of its open events, page by page until Kalshi\'s cursor is empty (meta.scan says how many, ' +
+    'and whether the walk reached the end). An unknown ticker or event is a 404.',
   tag: 'Prediction markets',
   access: 'free',
   query,

@@ -69,6 +69,10 @@ const yieldsData = z.object({
   chain: z.string().nullable().describe('The chain filter applied, as asked; null for none'),
   project: z.string().nullable().describe('The project filter applied, as asked; null for none'),
   pools_matched: z.number().int().describe('Pools that pass the filters (before limit)'),
+  pools_skipped: z
+    .number()
+    .int()
+    .describe("Pools of DefiLlama's document left out, whatever the filters, because a served field was missing or malformed (tvlUsd null, an APY that is not a number)"),
   pools: z
     .array(
       z.object({
@@ -117,7 +121,7 @@ function yieldsView(pools: PoolTable, limit: number, chain: string | undefined, 
   const got = selectPools(pools, { chain, project }, limit);
   if (!got.chainKnown) throw new NotFoundError(`${DEFILLAMA} lists no yield pool on chain '${chain}'`, DEFILLAMA);
   if (!got.projectKnown) throw new NotFoundError(`${DEFILLAMA} lists no yield pool of project '${project}'`, DEFILLAMA);
-  return { view: 'yields', chain: chain ?? null, project: project ?? null, pools_matched: got.matched, pools: got.rows };
+  return { view: 'yields', chain: chain ?? null, project: project ?? null, pools_matched: got.matched, pools_skipped: pools.skipped, pools: got.rows };
 }
 
 export const defiTvl = defineRoute({
@@ -127,7 +131,8 @@ export const defiTvl = defineRoute({
     'view=chains: every chain of DefiLlama /v2/chains by current TVL (USD), largest first, with total_tvl_usd = Σ tvl over all chains. ' +
     'view=stablecoins: DefiLlama /stablecoins by circulating_usd (circulating.peggedUSD, USD-pegged assets only), with ' +
     'total_circulating_usd = Σ of it and the price DefiLlama gives. view=yields: DefiLlama /pools by TVL, largest first, optionally ' +
-    'filtered by chain and project (case-insensitive; a chain or project no pool has is a 404); apy = apy_base + apy_reward, percent a year. ' +
+    'filtered by chain and project (case-insensitive; a chain or project no pool has is a 404); apy = apy_base + apy_reward, percent a year; ' +
+    'a pool whose served fields are missing or malformed (tvlUsd null) is left out and counted in pools_skipped, the others are served. ' +
     'chain and project apply to view=yields only.',
   tag: 'Market context',
   access: 'paid',

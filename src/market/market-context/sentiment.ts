@@ -37,7 +37,8 @@ export const sentiment = defineRoute({
   description:
     "alternative.me's Crypto Fear & Greed Index (0 = extreme fear, 100 = extreme greed), published once a day. current is the newest reading; " +
     'next_update_in_s = its time_until_update − the age of the cached answer, never below 0. history holds the `limit` readings before it, ' +
-    `oldest first (limit 0-${MAX_HISTORY}, default 0). Free: limited per client IP (FREE_RATE_LIMIT, 60/min by default).`,
+    `oldest first (limit 0-${MAX_HISTORY}, default 0), one per day: a day alternative.me lists twice is served once (its later stamp). ` +
+    'Free: limited per client IP (FREE_RATE_LIMIT, 60/min by default).',
   tag: 'Market context',
   access: 'free',
   query,
