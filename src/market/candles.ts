@@ -58,6 +58,8 @@ export type { Candle };
 export interface CandleSeries {
   /** BASE/QUOTE for crypto, the ticker for equities. */
   symbol: string;
+  /** The market as the venue that served spells it: BTCUSDT (Binance), BTC-USD (Coinbase), BRK-B (Yahoo). */
+  venue_symbol: string;
   asset_class: 'crypto' | 'equity';
   currency: string | null;
   /** Oldest first. */
@@ -121,12 +123,13 @@ export async function loadCandles(ctx: CandleContext, sym: MarketSymbol, timefra
   }
   const interval = YAHOO_INTERVAL[timeframe];
   const chart = await sources.yahoo.bars(sym.ticker, interval, yahooRange(interval, limit));
-  return { symbol: sym.display, asset_class: 'equity', currency: chart.data.currency, candles: chart.data.bars.slice(-limit), sources: [chart.meta], meta: {} };
+  return { symbol: sym.display, venue_symbol: sym.ticker, asset_class: 'equity', currency: chart.data.currency, candles: chart.data.bars.slice(-limit), sources: [chart.meta], meta: {} };
 }
 
 async function binanceCandles({ sources }: CandleContext, sym: CryptoSymbol, timeframe: Timeframe, limit: number): Promise<CandleSeries> {
-  const k = await sources.binanceSpot.klines(binancePair(sym), timeframe as BinanceInterval, limit);
-  return { symbol: `${sym.base}/${sym.quote}`, asset_class: 'crypto', currency: sym.quote, candles: k.data, sources: [k.meta], meta: {} };
+  const pair = binancePair(sym);
+  const k = await sources.binanceSpot.klines(pair, timeframe as BinanceInterval, limit);
+  return { symbol: `${sym.base}/${sym.quote}`, venue_symbol: pair, asset_class: 'crypto', currency: sym.quote, candles: k.data, sources: [k.meta], meta: {} };
 }
 
 /**
@@ -154,7 +157,7 @@ async function coinbaseCandles({ sources }: CandleContext, sym: CryptoSymbol, ti
     candles = aggregateCandles(got.data.map(toCandle), baseMs, frameMs, offsetMs, now).slice(-limit);
     meta = got.meta;
   }
-  return { symbol: `${base}/${quote}`, asset_class: 'crypto', currency: quote, candles, sources: [meta], meta: {} };
+  return { symbol: `${base}/${quote}`, venue_symbol: product, asset_class: 'crypto', currency: quote, candles, sources: [meta], meta: {} };
 }
 
 const toCandle = (c: CoinbaseCandle): Candle => ({ time: new Date(c.time).toISOString(), open: c.open, high: c.high, low: c.low, close: c.close, volume: c.volume });
