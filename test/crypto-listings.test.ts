@@ -22,16 +22,26 @@ describe('CryptoListings (the decision and its timing)', () => {
     ]);
   });
 
-  it('the first request waits for the load at most firstWaitMs, then goes on with the shipped list', async () => {
-    const listings = new CryptoListings([venue('slow', never)], { firstWaitMs: 50 });
+  it('the first requests wait for the load at most firstWaitMs, then go on with the shipped list; once it has settled nothing waits', async () => {
+    let loaded!: (names: string[]) => void;
+    const listings = new CryptoListings([venue('slow', () => new Promise((r) => (loaded = r)))], { firstWaitMs: 50 });
     const started = Date.now();
     const isCrypto = await listings.predicate();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
     expect(Date.now() - started).toBeLessThan(500);
     expect([isCrypto('BTC'), isCrypto('PUMP')]).toEqual([true, false]);
-    // Later requests never wait, even with the first load still in flight.
+    loaded(['PUMP']);
+    await new Promise((r) => setTimeout(r, 0));
+    // Settled: later requests take the listing without waiting, and a venue that hangs later never holds them.
     const again = Date.now();
-    await listings.predicate();
+    expect((await listings.predicate())('PUMP')).toBe(true);
     expect(Date.now() - again).toBeLessThan(20);
+  });
+
+  it('requests arriving while the first load is in flight wait for it too, so concurrent first requests agree', async () => {
+    const listings = new CryptoListings([venue('v', () => new Promise((r) => setTimeout(() => r(['PUMP']), 30)))]);
+    const [a, b] = await Promise.all([listings.predicate(), new Promise((r) => setTimeout(r, 5)).then(() => listings.predicate())]);
+    expect([a('PUMP'), b('PUMP')]).toEqual([true, true]);
   });
 
   it('a failed venue is asked again only after retryMs; a loaded listing is refreshed after its TTL, in the background', async () => {

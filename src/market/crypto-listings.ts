@@ -3,10 +3,11 @@
 // CACHE_TTL_LISTINGS_S), on top of the shipped list (src/params/symbols.ts), which alone decides until
 // a listing is loaded and stays the floor when a venue fails.
 //
-// A request never waits long for a listing: the very first request that needs one (a base asset the
-// shipped list does not settle) starts the load and waits at most FIRST_LOAD_WAIT_MS for it, then goes
-// on with what is there; afterwards a listing older than its TTL is refreshed in the background while
-// requests keep using the one in hand, and a venue that failed is asked again after RETRY_MS.
+// A request never waits long for a listing: the first request that needs one (a base asset the shipped
+// list does not settle) starts the load, and it and any other arriving before that load has settled wait
+// for it at most FIRST_LOAD_WAIT_MS each, then go on with what is there. Once the first load has settled
+// (loaded or failed) no request waits again: a listing older than its TTL is refreshed in the background
+// while requests keep using the one in hand, and a venue that failed is asked again after RETRY_MS.
 import { isShippedCrypto, type IsCryptoAsset } from '../params/symbols.ts';
 import { BINANCE } from '../sources/binance-spot.ts';
 import { COINBASE } from '../sources/coinbase.ts';
@@ -57,6 +58,8 @@ export function listedNames(name: string): string[] {
 export class CryptoListings {
   private readonly held: Held[];
   private refreshing: Promise<void> | null = null;
+  /** The first load has settled (every venue loaded or failed once): from then on nothing waits. */
+  private settledOnce = false;
 
   constructor(
     venues: readonly ListingVenue[],
@@ -78,13 +81,12 @@ export class CryptoListings {
   readonly isCrypto: IsCryptoAsset = (base) => isShippedCrypto(base) || this.held.some((h) => h.assets?.has(base) === true);
 
   /**
-   * The predicate to decide with: starts a refresh when a listing is due (in the background), and on
-   * the very first use waits for the load at most `firstWaitMs`.
+   * The predicate to decide with: starts a refresh when a listing is due (in the background); until
+   * the first load has settled, waits for it at most `firstWaitMs`.
    */
   async predicate(): Promise<IsCryptoAsset> {
-    const first = this.held.every((h) => h.attemptedAt === null);
     const refresh = this.refreshIfDue();
-    if (first && refresh) await waitAtMost(refresh, this.options.firstWaitMs ?? FIRST_LOAD_WAIT_MS);
+    if (!this.settledOnce && refresh) await waitAtMost(refresh, this.options.firstWaitMs ?? FIRST_LOAD_WAIT_MS);
     return this.isCrypto;
   }
 
@@ -109,6 +111,7 @@ export class CryptoListings {
     if (due.length === 0) return null;
     const run = Promise.all(due.map((h) => this.load(h, now))).then(() => {
       this.refreshing = null;
+      this.settledOnce = true;
     });
     this.refreshing = run;
     return run;
