@@ -24,7 +24,7 @@ const RATIO_PATHS = ['/futures/data/globalLongShortAccountRatio', '/futures/data
 const BYBIT_PATHS = ['/v5/market/tickers', '/v5/market/funding/history', '/v5/market/open-interest'];
 
 describe('crypto-only routes ask the venue for any well-formed base asset', () => {
-  it.each(['PUMP', 'NOPE', 'AAPL'])('/v1/orderbook?symbol=%s on Binance: asked as %sUSDT, the venue\'s -1121 is a 404 naming binance', async (asset) => {
+  it.each(['PUMP', 'NOPE', 'AAPL'])('/v1/orderbook?symbol=%s on Binance: asked with the USDT quote; the venue\'s -1121 is a 404 naming binance', async (asset) => {
     fakes.binance.route('GET /api/v3/depth', BINANCE_INVALID);
     const res = await get(`/v1/orderbook?symbol=${asset}`);
     expect(res.statusCode).toBe(404);
