@@ -23,6 +23,7 @@ import { HttpClient } from './http/http-client.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { riskPlugin } from './risk/routes.ts';
+import { CryptoListings } from './market/crypto-listings.ts';
 import { createSources, providerInfo, type Sources } from './sources/index.ts';
 import { VERSION } from './version.ts';
 
@@ -77,6 +78,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const ctx: RouteContext = {
     config,
     sources,
+    cryptoListings: CryptoListings.fromSources(sources, {
+      binance: config.sources.binanceSpot.ttl.listings,
+      coinbase: config.sources.coinbase.ttl.listings,
+      hyperliquid: config.sources.hyperliquid.listingsTtlS,
+    }),
     guard,
     providers: providerInfo(config.sources),
     catalog,

@@ -49,6 +49,7 @@ describe('GET /v1/atr', () => {
     const lastClosed = Date.parse('2025-03-09T00:00:00Z');
     expect(res.json().data).toEqual({
       symbol: 'BTC/USDT',
+      venue_symbol: 'BTCUSDT',
       asset_class: 'crypto',
       timeframe: '1d',
       period: 2,
@@ -73,7 +74,7 @@ describe('GET /v1/atr', () => {
 
   it('answers 400 saying how many candles are needed when the source has too few', async () => {
     binance.route(`GET ${KLINES}`, { body: recorded('binance__spot_klines.json') });
-    const res = await t.get('/v1/atr?symbol=BTC');
+    const res = await t.get('/v1/atr?symbol=BTC&timeframe=1d');
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       error:
@@ -81,7 +82,7 @@ describe('GET /v1/atr', () => {
     });
 
     yahoo.route(`GET ${AAPL}`, { body: recorded('yahoo__chart_AAPL_1d.json') });
-    const equity = await t.get('/v1/atr?symbol=AAPL&period=2');
+    const equity = await t.get('/v1/atr?symbol=AAPL&period=2&timeframe=1d');
     expect(equity.statusCode).toBe(400);
     expect(equity.json().error).toMatch(/needs at least 112 closed 1d candles; yahoo has 49 for AAPL$/);
   });
@@ -338,11 +339,14 @@ describe('GET /v1/liquidity-levels', () => {
 
 describe('GET /v1/momentum-score', () => {
   const ASSETS = 'BTC, ETH, SOL, BNB, XRP, DOGE, ADA, AVAX, LINK, DOT';
+  const ACCEPTED = `one of the supported assets ${ASSETS}, alone or as a pair quoted in USDT or USD (BTCUSDT, BTC-USD)`;
 
   it.each([
-    ['symbol=PEPE', `query parameter 'symbol' must be one of ${ASSETS}`],
-    ['symbol=BTCUSDT', `query parameter 'symbol' must be one of ${ASSETS}`],
-    ['timeframe=4h', `query parameter 'symbol' is required: one of ${ASSETS}`],
+    ['symbol=PEPE', `query parameter 'symbol' must be ${ACCEPTED}; got 'PEPE'`],
+    ['symbol=PEPEUSDT', `query parameter 'symbol' must be ${ACCEPTED}; got 'PEPEUSDT'`],
+    ['symbol=BTCEUR', `query parameter 'symbol' must be ${ACCEPTED}; got 'BTCEUR'`],
+    ['symbol=BTC-USDC', `query parameter 'symbol' must be ${ACCEPTED}; got 'BTC-USDC'`],
+    ['timeframe=4h', `query parameter 'symbol' is required: ${ACCEPTED}`],
     ['symbol=BTC&timeframe=15m', "query parameter 'timeframe' must be one of 1h, 4h, 1d"],
   ])('400 for %s, naming what is accepted', async (qs, error) => {
     const res = await t.get(`/v1/momentum-score?${qs}`);
@@ -351,10 +355,10 @@ describe('GET /v1/momentum-score', () => {
     expect(binance.requests).toHaveLength(0);
   });
 
-  it('gives the verdict of the last 500 closed candles (case-insensitive symbol, 4h by default), with the disclaimer', async () => {
+  it('gives the verdict of the last 500 closed candles (case-insensitive symbol and timeframe), with the disclaimer', async () => {
     freeze();
     binance.route(`GET ${KLINES}`, klinesHandler());
-    const res = await t.get('/v1/momentum-score?symbol=eth');
+    const res = await t.get('/v1/momentum-score?symbol=eth&timeframe=4H');
     expect(res.statusCode).toBe(200);
     const q = binance.calls(KLINES)[0]!.query;
     expect([q.get('symbol'), q.get('interval'), q.get('limit')]).toEqual(['ETHUSDT', '4h', '501']);
@@ -364,7 +368,7 @@ describe('GET /v1/momentum-score', () => {
       time: iso(r[0]), open: Number(r[1]), high: Number(r[2]), low: Number(r[3]), close: Number(r[4]), volume: Number(r[5]),
     }));
     const m = momentumScore(closed, 'ETH/USDT 4h')!;
-    expect(data).toMatchObject({ symbol: 'ETH/USDT', timeframe: '4h', candles_analysed: 500, as_of: '2025-03-10T08:00:00.000Z' });
+    expect(data).toMatchObject({ symbol: 'ETH/USDT', venue_symbol: 'ETHUSDT', currency: 'USDT', timeframe: '4h', candles_analysed: 500, as_of: '2025-03-10T08:00:00.000Z' });
     expect(data).toMatchObject({ bias: 'bearish', confidence: 47, score: -0.555555555556, price: 32207.33 });
     expect(data.signals).toEqual(m.signals);
     expect(data.thesis).toBe(m.thesis);
@@ -376,7 +380,7 @@ describe('GET /v1/momentum-score', () => {
     binance.route(`GET ${KLINES}`, { body: recorded('binance__spot_klines.json') });
     const res = await t.get('/v1/momentum-score?symbol=BTC');
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'the momentum score (EMA200 and the ATR(14) report) needs at least 208 closed 4h candles; binance has 1 for BTC/USDT' });
+    expect(res.json()).toEqual({ error: 'the momentum score (EMA200 and the ATR(14) report) needs at least 208 closed 1h candles; binance has 1 for BTC/USDT' });
   });
 
   it('falls back to Coinbase Exchange when Binance is geo-blocked: 4h candles from 1h ones, 7 pages', async () => {
@@ -394,10 +398,11 @@ describe('GET /v1/momentum-score', () => {
     expect(meta.sources.map((s: { provider: string }) => s.provider)).toEqual(['coinbase']);
   });
 
-  it('lists the 10 assets in /v1/status (the symbol parameter is an enum)', async () => {
+  it('lists the 10 assets in /v1/status (the symbol parameter takes pairs too, so it is described, not an enum)', async () => {
     const status = (await t.get('/v1/status', {})).json().data.endpoints.find((e: { path: string }) => e.path === '/v1/momentum-score');
     const symbol = status.parameters.find((p: { name: string }) => p.name === 'symbol');
-    expect(symbol).toMatchObject({ required: true, enum: ['BTC', 'ETH', 'SOL', 'BNB', 'XRP', 'DOGE', 'ADA', 'AVAX', 'LINK', 'DOT'] });
+    expect(symbol).toMatchObject({ required: true, type: 'string' });
+    expect(symbol.description).toContain(ASSETS);
     expect(status.access).toBe('paid');
   });
 });

@@ -33,6 +33,7 @@ describe('GET /v1/basis', () => {
     expect(data).toEqual({
       symbol: 'BTC/USDT',
       venue_symbol: 'BTCUSDT',
+      currency: 'USDT',
       spot_price: 63350.1,
       perp_mark_price: 63392.81973913,
       index_price: 63415.27130435,

@@ -47,6 +47,7 @@ describe('GET /v1/ohlcv — Coinbase Exchange candles when Binance fails', () =>
     const { data, meta } = res.json();
     expect(data).toEqual({
       symbol: 'BTC/USD',
+      venue_symbol: 'BTC-USD',
       asset_class: 'crypto',
       timeframe: '1h',
       currency: 'USD',

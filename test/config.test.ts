@@ -9,7 +9,7 @@ describe('config', () => {
     expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', logLevel: 'info', trustProxy: false, publicBaseUrl: 'http://127.0.0.1:3000' });
     expect(c.sources.goplus).toEqual({ baseUrl: 'https://api.gopluslabs.io', accessToken: undefined, ttlS: 60 });
     expect(c.risk).toEqual({ hostname: undefined, rateLimitPerMinute: 60 });
-    expect(c.sources.binanceSpot).toEqual({ baseUrl: 'https://api.binance.com', ttl: { price: 5, ohlcv: 30, orderbook: 2 } });
+    expect(c.sources.binanceSpot).toEqual({ baseUrl: 'https://api.binance.com', ttl: { price: 5, ohlcv: 30, orderbook: 2, listings: 21600 } });
     expect(c.upstream).toMatchObject({ deadlineMs: 4000, breakerFailures: 5, breakerCooldownMs: 30_000, hedgeDelayMs: 500 });
   });
 
@@ -46,7 +46,7 @@ describe('config', () => {
 
   it('a source variable is parsed by the descriptor that declares it', () => {
     const c = loadConfig({ BINANCE_SPOT_BASE_URL: 'http://127.0.0.1:9/', CACHE_TTL_PRICE_S: '7', GOPLUS_ACCESS_TOKEN: 'tok' });
-    expect(c.sources.binanceSpot).toEqual({ baseUrl: 'http://127.0.0.1:9', ttl: { price: 7, ohlcv: 30, orderbook: 2 } });
+    expect(c.sources.binanceSpot).toEqual({ baseUrl: 'http://127.0.0.1:9', ttl: { price: 7, ohlcv: 30, orderbook: 2, listings: 21600 } });
     expect(c.sources.coinbase.ttl.price).toBe(7);
     expect(c.sources.goplus.accessToken).toBe('tok');
     expect(() => loadConfig({ CACHE_TTL_PRICE_S: '-1' })).toThrow('CACHE_TTL_PRICE_S="-1" is invalid: expected a whole number from 0 to 86400');

@@ -69,7 +69,15 @@ describe('GET /v1/earnings-calendar', () => {
   });
 
   it('answers 400 for a bad date or days', async () => {
-    expect((await get('/v1/earnings-calendar?date=2024-02-30')).json()).toEqual({ error: "query parameter 'date' must be a date YYYY-MM-DD (2026-11-24)" });
+    const accepted = 'a date YYYY-MM-DD, a real calendar day from 2000-01-01 to 2099-12-31 (2026-11-24)';
+    expect((await get('/v1/earnings-calendar?date=2024-02-30')).json()).toEqual({
+      error: `query parameter 'date' must be ${accepted}; '2024-02-30' is not a day of the calendar: February 2024 has 29 days`,
+    });
+    // Year 0000 is a calendar day but no date Nasdaq can answer for: out of the shared range.
+    expect((await get('/v1/earnings-calendar?date=0000-01-01')).json()).toEqual({
+      error: `query parameter 'date' must be ${accepted}; '0000-01-01' is outside 2000-01-01 to 2099-12-31`,
+    });
+    expect((await get('/v1/earnings-calendar?date=2024-7-3')).json()).toEqual({ error: `query parameter 'date' must be ${accepted}; '2024-7-3' is not written YYYY-MM-DD` });
     expect((await get('/v1/earnings-calendar?date=2024-07-03&days=15')).json()).toEqual({ error: "query parameter 'days' must be a whole number from 1 to 14" });
     expect(fake.requests).toHaveLength(0);
   });

@@ -105,6 +105,28 @@ describe('GET /v1/long-short-ratio', () => {
     for (const path of ALL) expect(Object.fromEntries(fake.calls(path)[0]!.query)).toEqual({ symbol: 'ETHUSDT', period, limit });
   });
 
+  it.each([
+    ['timeframe=4h', '4h'],
+    ['timeframe=12H', '12h'],
+    ['period=1D', '1d'],
+    ['timeframe=2h&period=2h', '2h'],
+  ])('%s: `timeframe` (the name every route uses) or `period` (its older name here), any case → Binance period %s', async (qs, period) => {
+    serveSamples();
+    const res = await get(`/v1/long-short-ratio?symbol=BTC&${qs}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ timeframe: period, period });
+    for (const path of ALL) expect(fake.calls(path)[0]!.query.get('period')).toBe(period);
+  });
+
+  it('timeframe and period with different values → 400 naming both', async () => {
+    const res = await get('/v1/long-short-ratio?symbol=BTC&timeframe=4h&period=1h');
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      error: "query parameters 'timeframe' and 'period' name the same thing (period is the older name); give one, or the same value in both",
+    });
+    expect(fake.requests).toHaveLength(0);
+  });
+
   it('a series Binance leaves empty is null with an empty history', async () => {
     serveSamples();
     fake.route(`GET ${TAKER}`, { body: [] });
@@ -143,7 +165,7 @@ describe('long-short-ratio: unknown symbols and failures', () => {
     for (const p of ALL) fake.route(`GET ${p}`, { body: [] });
     const res = await get('/v1/long-short-ratio?symbol=BTC&period=5m');
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ error: "binance-futures has no long/short data for 'BTCUSDT' at period 5m", source: 'binance-futures' });
+    expect(res.json()).toEqual({ error: "binance-futures has no long/short data for 'BTCUSDT' at timeframe 5m", source: 'binance-futures' });
   });
 
   it.each<FailureCase>([

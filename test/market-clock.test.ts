@@ -205,10 +205,29 @@ describe('GET /v1/market-clock', () => {
     expect(meta.note).toBe("The NYSE has published its holidays through 2028; later dates here follow the exchange's rules.");
   });
 
-  it.each(['2026-07-02', '2026-07-02T15:59:00', 'yesterday', '2024-12-31T23:59:00Z', '2100-01-01T00:00:00Z'])('answers 400 for at=%s', async (at) => {
+  const ACCEPTED_AT = 'an ISO-8601 date-time with Z or a UTC offset, from 2025-01-01 to 2099-12-31 (2026-07-02T15:59:00-04:00)';
+  it.each([
+    ['2026-07-02', 'not written YYYY-MM-DDTHH:MM[:SS[.fff]] with Z or an offset ±HH:MM'],
+    ['2026-07-02T15:59:00', 'not written YYYY-MM-DDTHH:MM[:SS[.fff]] with Z or an offset ±HH:MM'],
+    ['yesterday', 'not written YYYY-MM-DDTHH:MM[:SS[.fff]] with Z or an offset ±HH:MM'],
+    ['2024-12-31T23:59:00Z', 'outside 2025-01-01 to 2099-12-31'],
+    ['2100-01-01T00:00:00Z', 'outside 2025-01-01 to 2099-12-31'],
+    // Date.parse rolls these over (February 30 → March 2, 24:00 → the next day); they are refused instead.
+    ['2026-02-30T10:00:00Z', 'not a day of the calendar: February 2026 has 28 days'],
+    ['2026-13-01T10:00:00Z', 'not a day of the calendar: there is no month 13'],
+    ['2026-07-02T24:00:00Z', 'not a time of day: 24:00:00'],
+    ['2026-07-02T15:60:00Z', 'not a time of day: 15:60:00'],
+    ['2026-07-02T15:59:00+15:00', 'not a UTC offset in use: +15:00 (offsets run from −12:00 to +14:00)'],
+  ])('answers 400 for at=%s, naming the parameter, the form and why', async (at, why) => {
     const res = await get(`?at=${encodeURIComponent(at)}`);
     expect(res.statusCode).toBe(400);
-    expect(res.json().error).toBe("query parameter 'at' must be an ISO-8601 date-time with a UTC offset or Z, from 2025-01-01 to 2099-12-31 (2026-07-02T15:59:00-04:00)");
+    expect(res.json().error).toBe(`query parameter 'at' must be ${ACCEPTED_AT}; '${at}' is ${why}`);
+  });
+
+  it('reads a lower-case t and z as RFC 3339 allows', async () => {
+    const res = await get('?at=2026-11-27t12:59:00z');
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.now).toBe('2026-11-27T07:59:00-05:00');
   });
 
   it('is a paid route', async () => {

@@ -24,6 +24,7 @@ describe('GET /v1/ohlcv — crypto from Binance klines', () => {
     // [1499040000000, "0.01634790", "0.80000000", "0.01575800", "0.01577100", "148976.11427815", ...]
     expect(data).toEqual({
       symbol: 'BTC/USDT',
+      venue_symbol: 'BTCUSDT',
       asset_class: 'crypto',
       timeframe: '1h',
       currency: 'USDT',
@@ -233,12 +234,36 @@ describe('GET /v1/ohlcv — parameters and access', () => {
     ['?symbol=BTC&limit=1.5', "query parameter 'limit' must be a whole number from 1 to 1000"],
     ['?symbol=BTC&limit=ten', "query parameter 'limit' must be a whole number from 1 to 1000"],
     ['?symbol=BTC&timeframe=2h', "query parameter 'timeframe' must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d, 1w"],
-    ['?symbol=BTC&timeframe=1H', "query parameter 'timeframe' must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d, 1w"],
+    // Any case, except an upper-case M: 1M is a month on Binance and in charting tools, never one minute here.
+    [
+      '?symbol=BTC&timeframe=1M',
+      "query parameter 'timeframe' must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d, 1w; '1M' reads as months (M), which are not offered; minutes are written with a lower-case m (1m)",
+    ],
   ])('400 for %s', async (qs, message) => {
     const res = await get(`/v1/ohlcv${qs}`);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: message });
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it.each([
+    ['4H', '4h'],
+    ['1D', '1d'],
+    ['1W', '1w'],
+    [' 15m ', '15m'],
+  ])('timeframe=%s is read as %s (enumerated parameters take any case)', async (given, canonical) => {
+    fake.route(`GET ${KLINES}`, { body: recorded('binance__spot_klines.json') });
+    const res = await get(`/v1/ohlcv?symbol=BTC&timeframe=${encodeURIComponent(given)}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.timeframe).toBe(canonical);
+    expect(fake.calls(KLINES)[0]!.query.get('interval')).toBe(canonical);
+  });
+
+  it('asset_class takes any case too', async () => {
+    fake.route('GET /v8/finance/chart/ETH', { body: recorded('yahoo__chart_AAPL_1d.json') });
+    const res = await get('/v1/ohlcv?symbol=ETH&asset_class=EQUITY&timeframe=1d');
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ asset_class: 'equity', venue_symbol: 'ETH' });
   });
 
   it('accepts the bounds limit=1 and limit=1000', async () => {

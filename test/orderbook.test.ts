@@ -79,6 +79,7 @@ describe('GET /v1/orderbook on Binance (default venue)', () => {
       symbol: 'BTC/USDT',
       exchange: 'binance',
       venue_symbol: 'BTCUSDT',
+      currency: 'USDT',
       quote_currency: 'USDT',
       bids: [[4, 431]],
       asks: [[4.000002, 12]],
@@ -119,7 +120,7 @@ describe('GET /v1/orderbook on Binance (default venue)', () => {
     fake.route(`GET ${DEPTH}`, { body: recorded('binance__spot_depth.json') });
     const { data } = (await get('/v1/orderbook?symbol=ETH-BTC')).json();
     expect(fake.calls(DEPTH)[0]!.query.get('symbol')).toBe('ETHBTC');
-    expect(data).toMatchObject({ symbol: 'ETH/BTC', quote_currency: 'BTC', bid_depth_quote: 1724, bid_depth_usd: null, ask_depth_usd: null });
+    expect(data).toMatchObject({ symbol: 'ETH/BTC', currency: 'BTC', quote_currency: 'BTC', bid_depth_quote: 1724, bid_depth_usd: null, ask_depth_usd: null });
   });
 
   it('answers 404 for a pair Binance does not list', async () => {
@@ -149,6 +150,7 @@ describe('GET /v1/orderbook on Coinbase Exchange', () => {
       symbol: 'BTC/USD',
       exchange: 'coinbase',
       venue_symbol: 'BTC-USD',
+      currency: 'USD',
       quote_currency: 'USD',
       bids: [[0.1135, 35], [0.1134, 20606.7]],
       asks: [[0.1137, 10113.4], [0.1138, 49781.3]],
@@ -205,6 +207,7 @@ describe('GET /v1/orderbook on Kraken', () => {
       symbol: 'BTC/USD',
       exchange: 'kraken',
       venue_symbol: 'XXBTZUSD',
+      currency: 'USD',
       quote_currency: 'USD',
       bids: [[29727, 3.127], [29725.1, 0.085], [29725, 0.586]],
       asks: [[29727.1, 0.42], [29728.3, 5.047], [29728.7, 0.474]],

@@ -20,7 +20,9 @@ describe('GET /v1/perpdex', () => {
     //   change (14.3161 − 15.322) / 15.322 × 100 = −6.56506983423 %
     expect(data).toEqual({
       symbol: 'BTC',
+      venue_symbol: 'BTC',
       venue: 'hyperliquid',
+      currency: 'USD',
       funding_rate_hourly: 0.0000125,
       funding_annualized_pct: 10.95,
       open_interest: 688.11,
@@ -55,7 +57,9 @@ describe('GET /v1/perpdex', () => {
     // (80639 − 77759) / 77759 × 100 = 3.70375133425 %.
     expect(data).toEqual({
       symbol: 'BTC',
+      venue_symbol: 'BTC',
       venue: 'hyperliquid',
+      currency: 'USD',
       funding_rate_hourly: 0.0000052764,
       funding_annualized_pct: 4.6221264,
       open_interest: 36295.80812,

@@ -29,7 +29,7 @@ describe('GET /v1/price — crypto on Binance', () => {
     expect(fake.calls(TICKER)[0]!.query.get('symbol')).toBe('BTCUSDT');
     const { data, meta } = res.json();
     // lastPrice "4.00000200" → 4.000002; closeTime 1499869899040 ms → 2017-07-12T14:31:39.040Z.
-    expect(data).toEqual({ symbol: 'BTC/USDT', asset_class: 'crypto', price: 4.000002, currency: 'USDT', as_of: '2017-07-12T14:31:39.040Z' });
+    expect(data).toEqual({ symbol: 'BTC/USDT', venue_symbol: 'BTCUSDT', asset_class: 'crypto', price: 4.000002, currency: 'USDT', as_of: '2017-07-12T14:31:39.040Z' });
     expect(meta.sources).toHaveLength(1);
     expect(meta.sources[0]).toMatchObject({ provider: 'binance', cached: false });
     expect(meta.fallback).toBeUndefined();
@@ -77,7 +77,7 @@ describe('GET /v1/price — fallback to Coinbase Exchange', () => {
     expect(res.statusCode).toBe(200);
     const { data, meta } = res.json();
     // Coinbase's documented ticker: price "333.99", time 2015-11-14T20:46:03.511254Z (µs cut to ms).
-    expect(data).toEqual({ symbol: 'BTC/USD', asset_class: 'crypto', price: 333.99, currency: 'USD', as_of: '2015-11-14T20:46:03.511Z' });
+    expect(data).toEqual({ symbol: 'BTC/USD', venue_symbol: 'BTC-USD', asset_class: 'crypto', price: 333.99, currency: 'USD', as_of: '2015-11-14T20:46:03.511Z' });
     expect(meta.sources).toHaveLength(1);
     expect(meta.sources[0].provider).toBe('coinbase');
     expect(meta.fallback).toMatchObject({ from: 'binance', to: 'coinbase', reason });
@@ -102,7 +102,7 @@ describe('GET /v1/price — fallback to Coinbase Exchange', () => {
   it('prices an explicit USD pair on Coinbase directly (Binance lists no USD pairs), without calling Binance', async () => {
     fake.route(`GET ${CB_TICKER}`, { body: recorded('coinbase__ticker.json') });
     const { data, meta } = (await get('/v1/price?symbol=btc-usd')).json();
-    expect(data).toEqual({ symbol: 'BTC/USD', asset_class: 'crypto', price: 333.99, currency: 'USD', as_of: '2015-11-14T20:46:03.511Z' });
+    expect(data).toEqual({ symbol: 'BTC/USD', venue_symbol: 'BTC-USD', asset_class: 'crypto', price: 333.99, currency: 'USD', as_of: '2015-11-14T20:46:03.511Z' });
     expect(meta.sources[0].provider).toBe('coinbase');
     expect(meta.fallback).toBeUndefined();
     expect(fake.calls(TICKER)).toHaveLength(0);
@@ -136,7 +136,7 @@ describe('GET /v1/price — equities on Yahoo', () => {
     expect(call.headers['user-agent']).toBe(BROWSER_USER_AGENT);
     const { data, meta } = res.json();
     // meta.regularMarketPrice 244.87 USD; regularMarketTime 1739998801 s → 2025-02-19T21:00:01Z.
-    expect(data).toEqual({ symbol: 'AAPL', asset_class: 'equity', price: 244.87, currency: 'USD', as_of: '2025-02-19T21:00:01.000Z' });
+    expect(data).toEqual({ symbol: 'AAPL', venue_symbol: 'AAPL', asset_class: 'equity', price: 244.87, currency: 'USD', as_of: '2025-02-19T21:00:01.000Z' });
     expect(meta.sources[0].provider).toBe('yahoo');
   });
 
@@ -145,6 +145,7 @@ describe('GET /v1/price — equities on Yahoo', () => {
     const res = await get('/v1/price?symbol=BRK.B');
     expect(res.statusCode).toBe(200);
     expect(res.json().data.symbol).toBe('BRK.B');
+    expect(res.json().data.venue_symbol).toBe('BRK-B');
   });
 
   it('asset_class=equity overrides the crypto default for a ticker on the crypto list', async () => {

@@ -39,6 +39,7 @@ describe('GET /v1/volatility', () => {
     // Realized: newest point [1550228400000, 46.371891307340015] → 2019-02-15T11:00:00Z.
     // Spread: 47.55 − 46.371891307340015 = 1.17810869266 (12 significant digits).
     expect(data).toEqual({
+      symbol: 'BTC',
       currency: 'BTC',
       implied_volatility_30d: 47.55,
       implied_volatility_change_24h: null,
@@ -139,10 +140,36 @@ describe('GET /v1/volatility', () => {
     expect(res.json()).toEqual({ error: message, source: 'deribit' });
   });
 
-  it.each(['SOL', 'btc', 'BTC,ETH', ''])('answers 400 for currency=%s', async (currency) => {
+  it.each(['SOL', 'BTC,ETH', ''])('answers 400 for currency=%s', async (currency) => {
     const res = await get(`/v1/volatility?currency=${encodeURIComponent(currency)}`);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: "query parameter 'currency' must be one of BTC, ETH" });
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it.each([
+    ['currency=eth', 'ETH'],
+    ['currency=Btc', 'BTC'],
+    ['symbol=eth', 'ETH'],
+    ['symbol=ETHUSDT', 'ETH'],
+    ['symbol=btc-usd', 'BTC'],
+    ['symbol=ETH&currency=eth', 'ETH'],
+  ])('%s asks Deribit for %s (any case; `symbol` is the name every route uses, `currency` its older name here)', async (qs, underlying) => {
+    serve({ body: recorded('deribit__get_volatility_index_data.json') });
+    const res = await get(`/v1/volatility?${qs}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ symbol: underlying, currency: underlying });
+    expect(fake.calls(DVOL)[0]!.query.get('currency')).toBe(underlying);
+  });
+
+  it.each([
+    ['symbol=SOL', "query parameter 'symbol' must be BTC or ETH (the currencies Deribit publishes DVOL for), alone or as a USD pair (BTCUSDT, ETH-USD); got 'SOL'"],
+    ['symbol=ETHBTC', "query parameter 'symbol' must be BTC or ETH (the currencies Deribit publishes DVOL for), alone or as a USD pair (BTCUSDT, ETH-USD); got 'ETHBTC'"],
+    ['symbol=BTC&currency=ETH', "query parameters 'symbol' and 'currency' name the same thing (currency is the older name); give one, or the same value in both"],
+  ])('answers 400 for %s', async (qs, error) => {
+    const res = await get(`/v1/volatility?${qs}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error });
     expect(fake.requests).toHaveLength(0);
   });
 

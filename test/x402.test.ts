@@ -90,6 +90,7 @@ describe('x402 on a paid route', () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).data).toEqual({
       symbol: 'BTC/USDT',
+      venue_symbol: 'BTCUSDT',
       asset_class: 'crypto',
       price: 63350.1,
       currency: 'USDT',

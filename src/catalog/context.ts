@@ -1,6 +1,7 @@
 // What every route handler is given: the shared services, created once in buildApp.
 import type { Config } from '../config.ts';
 import type { UpstreamGuard } from '../http/guard.ts';
+import type { CryptoListings } from '../market/crypto-listings.ts';
 import type { ProviderInfo, Sources } from '../sources/index.ts';
 import type { AccessSummary } from './access-summary.ts';
 import type { RouteCatalog } from './route.ts';
@@ -8,6 +9,8 @@ import type { RouteCatalog } from './route.ts';
 export interface RouteContext {
   config: Config;
   sources: Sources;
+  /** Which base assets the venues list as crypto (the default of a symbol without asset_class). */
+  cryptoListings: CryptoListings;
   /** Health and breaker state of every provider (/v1/status). */
   guard: UpstreamGuard;
   providers: ProviderInfo[];

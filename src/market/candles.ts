@@ -58,6 +58,8 @@ export type { Candle };
 export interface CandleSeries {
   /** BASE/QUOTE for crypto, the ticker for equities. */
   symbol: string;
+  /** The market as the venue that served spells it: BTCUSDT (Binance), BTC-USD (Coinbase), BRK-B (Yahoo). */
+  venue_symbol: string;
   asset_class: 'crypto' | 'equity';
   currency: string | null;
   /** Oldest first. */
@@ -125,6 +127,7 @@ export async function loadCandles(ctx: CandleContext, sym: MarketSymbol, timefra
   const chart = await sources.yahoo.bars(sym.ticker, interval, yahooRange(interval, limit));
   return {
     symbol: sym.display,
+    venue_symbol: sym.ticker,
     asset_class: 'equity',
     currency: chart.data.currency,
     candles: chart.data.bars.slice(-limit),
@@ -135,8 +138,9 @@ export async function loadCandles(ctx: CandleContext, sym: MarketSymbol, timefra
 }
 
 async function binanceCandles({ sources }: CandleContext, sym: CryptoSymbol, timeframe: Timeframe, limit: number): Promise<CandleSeries> {
-  const k = await sources.binanceSpot.klines(binancePair(sym), timeframe as BinanceInterval, limit);
-  return { symbol: `${sym.base}/${sym.quote}`, asset_class: 'crypto', currency: sym.quote, candles: k.data, sources: [k.meta], sentAt: k.sentAt, meta: {} };
+  const pair = binancePair(sym);
+  const k = await sources.binanceSpot.klines(pair, timeframe as BinanceInterval, limit);
+  return { symbol: `${sym.base}/${sym.quote}`, venue_symbol: pair, asset_class: 'crypto', currency: sym.quote, candles: k.data, sources: [k.meta], sentAt: k.sentAt, meta: {} };
 }
 
 /**
@@ -167,7 +171,7 @@ async function coinbaseCandles({ sources }: CandleContext, sym: CryptoSymbol, ti
     meta = got.meta;
     sentAt = got.sentAt;
   }
-  return { symbol: `${base}/${quote}`, asset_class: 'crypto', currency: quote, candles, sources: [meta], sentAt, meta: {} };
+  return { symbol: `${base}/${quote}`, venue_symbol: product, asset_class: 'crypto', currency: quote, candles, sources: [meta], sentAt, meta: {} };
 }
 
 const toCandle = (c: CoinbaseCandle): Candle => ({ time: new Date(c.time).toISOString(), open: c.open, high: c.high, low: c.low, close: c.close, volume: c.volume });

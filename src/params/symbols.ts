@@ -1,10 +1,13 @@
 // Symbol resolution shared by every market endpoint.
 // Crypto: a base asset (`BTC`, `eth`) or a pair (`BTCUSDT`, `BTC-USD`, `BTC/USDT`).
 // Equities/ETFs: a ticker (`AAPL`, `SPY`, `BRK.B`).
-// Default rule (no asset_class): a pair form, or a base asset on the known crypto list, is crypto;
-// anything else is an equity ticker. `asset_class` overrides the rule.
+// Default rule (no asset_class): a pair, or a base asset that counts as crypto, is crypto; anything else
+// is an equity ticker. What counts as crypto is a predicate the caller passes: in the routes, the venues'
+// own listings (src/market/crypto-listings.ts) on top of the shipped list below, which alone decides
+// while the listings are not loaded. `asset_class` overrides the rule. Pure: no I/O here.
 import { z } from 'zod';
 import { BadRequestError } from '../http/errors.ts';
+import { enumParam } from './query.ts';
 
 export type AssetClass = 'crypto' | 'equity';
 
@@ -34,8 +37,9 @@ export const USD_QUOTES: ReadonlySet<string> = new Set(['USD', 'USDT', 'USDC', '
 export const QUOTES = ['FDUSD', 'USDT', 'USDC', 'BUSD', 'TUSD', 'USD', 'EUR', 'BTC', 'ETH'] as const;
 
 /**
- * Base assets treated as crypto without asset_class. Chosen from the largest assets by market cap
- * that Binance lists; a ticker that is also a US stock symbol needs asset_class=equity.
+ * The shipped list: base assets that count as crypto without asset_class even before (or without) the
+ * venues' listings. Chosen from the largest assets by market cap that Binance lists; a ticker that is
+ * also a US stock symbol needs asset_class=equity.
  */
 export const KNOWN_CRYPTO = new Set([
   'BTC', 'ETH', 'BNB', 'SOL', 'XRP', 'DOGE', 'ADA', 'TRX', 'AVAX', 'TON', 'DOT', 'LINK', 'MATIC', 'POL', 'SHIB',
@@ -45,6 +49,12 @@ export const KNOWN_CRYPTO = new Set([
   'KAS', 'XMR', 'ZEC', 'DASH', 'TRUMP', 'FET', 'ONDO', 'PENDLE', 'DYDX', 'GMX', 'RUNE', 'KSM', 'CAKE', '1INCH',
   'USDT', 'USDC', 'DAI', 'FDUSD',
 ]);
+
+/** Whether a base asset (upper case) counts as crypto when no asset_class says. */
+export type IsCryptoAsset = (base: string) => boolean;
+
+/** The shipped list alone: what decides before the venues' listings are loaded. */
+export const isShippedCrypto: IsCryptoAsset = (base) => KNOWN_CRYPTO.has(base);
 
 const CRYPTO_ASSET = /^[A-Z0-9]{1,15}$/;
 const TICKER = /^[A-Z]{1,5}([.-][A-Z]{1,2})?$/;
@@ -60,25 +70,30 @@ export const symbolParam = z
   .regex(/^[A-Za-z0-9.\-/]+$/, `must be ${ACCEPTED_SYMBOL}`)
   .describe(`Symbol: ${ACCEPTED_SYMBOL}. Case-insensitive.`);
 
-export const assetClassParam = z
-  .enum(['crypto', 'equity'], { error: () => 'must be one of crypto, equity' })
+export const ASSET_CLASSES = ['crypto', 'equity'] as const;
+
+export const assetClassParam = enumParam(ASSET_CLASSES)
   .optional()
   .describe(
-    'Settles ambiguity. Default: a pair, or a base asset on the known crypto list (BTC, ETH, SOL, ...), is crypto; anything else is an equity ticker.',
+    'crypto or equity, any case. Settles a symbol that could be either. Default: a pair, or a base asset listed by Binance, Coinbase Exchange or ' +
+      'Hyperliquid (or on the shipped list of large assets: BTC, ETH, SOL, ...), is crypto; anything else is an equity ticker.',
   );
 
-export const ACCEPTED_CRYPTO_SYMBOL = 'a crypto base asset on the known list (BTC, ETH, SOL, ...) or a pair (BTCUSDT, BTC-USDT, BTC/USDT)';
+export const ACCEPTED_CRYPTO_SYMBOL = 'a crypto base asset (BTC, PEPE) or a pair (BTCUSDT, BTC-USDT, BTC/USDT)';
 
 /** Crypto-only endpoints take this parameter: a base asset or pair. */
 export const cryptoSymbolParam = symbolParam.describe(
-  `Crypto only: ${ACCEPTED_CRYPTO_SYMBOL}. Case-insensitive; the quote defaults to USDT. A base asset outside the known list must be written as a pair; equity tickers are refused.`,
+  `Crypto only: ${ACCEPTED_CRYPTO_SYMBOL}. Case-insensitive; the quote defaults to USDT. Any well-formed base asset is asked of the venue: one it does not list is a 404 from it.`,
 );
 
-/** Resolves a symbol. Throws a 400 naming `symbol` when it cannot be read as the requested class. */
-export function parseSymbol(input: string, assetClass?: AssetClass): MarketSymbol {
+/**
+ * Resolves a symbol. Throws a 400 naming `symbol` when it cannot be read as the requested class.
+ * `isCrypto` decides a base asset alone, and whether `XYZUSD` is XYZ against USD (see splitPair).
+ */
+export function parseSymbol(input: string, assetClass?: AssetClass, isCrypto: IsCryptoAsset = isShippedCrypto): MarketSymbol {
   const s = input.trim().toUpperCase();
-  const pair = splitPair(s);
-  const cls: AssetClass = assetClass ?? (pair || KNOWN_CRYPTO.has(s) ? 'crypto' : 'equity');
+  const pair = splitPair(s, isCrypto);
+  const cls: AssetClass = assetClass ?? (pair || (CRYPTO_ASSET.test(s) && isCrypto(s)) ? 'crypto' : 'equity');
 
   if (cls === 'crypto') {
     if (pair) return { assetClass: 'crypto', ...pair, explicitQuote: true };
@@ -86,36 +101,35 @@ export function parseSymbol(input: string, assetClass?: AssetClass): MarketSymbo
     throw new BadRequestError(`query parameter 'symbol' must be a crypto base asset (BTC) or pair (BTCUSDT, BTC-USD); got '${input}'`);
   }
   if (TICKER.test(s)) return { assetClass: 'equity', ticker: s.replace('.', '-'), display: s };
-  throw new BadRequestError(`query parameter 'symbol' must be a US equity/ETF ticker such as AAPL, SPY or BRK.B; got '${input}'`);
+  // Read as an equity only because no venue lists it as crypto: say how to ask the crypto venues anyway.
+  const hint = assetClass === undefined && CRYPTO_ASSET.test(s) ? ' (no crypto venue lists it either; add asset_class=crypto to ask the crypto venues for it)' : '';
+  throw new BadRequestError(`query parameter 'symbol' must be a US equity/ETF ticker such as AAPL, SPY or BRK.B; got '${input}'${hint}`);
 }
 
 /**
- * Crypto only: a pair, or a base asset on the known list. Anything else would read as an equity
- * ticker (AAPL), so it is a 400 that says this endpoint takes crypto only, rather than a venue's 404.
+ * Crypto only: any well-formed base asset or pair. Nothing here can be an equity, so a base asset
+ * nobody lists (NOPE) is asked of the venue, whose "unknown symbol" is the 404; only what cannot be a
+ * crypto symbol at all (BRK.B) is a 400.
  */
-export function parseCryptoSymbol(input: string): CryptoSymbol {
+export function parseCryptoSymbol(input: string, isCrypto: IsCryptoAsset = isShippedCrypto): CryptoSymbol {
   const s = input.trim().toUpperCase();
-  if (splitPair(s) || KNOWN_CRYPTO.has(s)) return parseSymbol(input, 'crypto') as CryptoSymbol;
-  throw new NotCryptoError(input);
+  if (splitPair(s, isCrypto) || CRYPTO_ASSET.test(s)) return parseSymbol(input, 'crypto', isCrypto) as CryptoSymbol;
+  throw new BadRequestError(`query parameter 'symbol' takes crypto only: ${ACCEPTED_CRYPTO_SYMBOL}; got '${input}'`);
 }
 
-/** The 400 of a crypto-only endpoint given something else. */
-export class NotCryptoError extends BadRequestError {
-  constructor(input: string) {
-    const s = input.trim().toUpperCase();
-    const hint = CRYPTO_ASSET.test(s) ? `; to ask for a crypto asset outside the known list, write a pair such as ${s}USDT` : '';
-    super(`query parameter 'symbol' takes crypto only (${ACCEPTED_CRYPTO_SYMBOL}); '${input}' reads as an equity ticker${hint}`);
-  }
-}
-
-function splitPair(s: string): { base: string; quote: string } | null {
+/**
+ * A pair: BASE-QUOTE or BASE/QUOTE, or BASE and a known quote run together. A 4-letter-or-longer quote
+ * (USDT, USDC, FDUSD, ...) always splits; a 3-letter one (USD, EUR, BTC, ETH) only when the base counts
+ * as crypto (AAVEUSD is AAVE/USD; STETH stays one asset unless ST is listed).
+ */
+function splitPair(s: string, isCrypto: IsCryptoAsset): { base: string; quote: string } | null {
   const sep = s.match(/^([A-Z0-9]{1,15})[-/]([A-Z0-9]{2,6})$/);
   if (sep) return { base: sep[1]!, quote: sep[2]! };
   for (const q of QUOTES) {
     if (s.length > q.length + 1 && s.endsWith(q)) {
       const base = s.slice(0, -q.length);
-      // "BTCUSDT" is a pair; "ETH" alone ends in no quote; "AAVEUSD" splits but "USD" alone does not.
-      if (CRYPTO_ASSET.test(base) && (KNOWN_CRYPTO.has(base) || q.length >= 4)) return { base, quote: q };
+      if (!CRYPTO_ASSET.test(base)) continue;
+      if (q.length >= 4 || isCrypto(base)) return { base, quote: q };
     }
   }
   return null;

@@ -2,6 +2,11 @@
 //   GET {base}/api/v3/ticker/24hr?symbol=BTCUSDT      rolling 24 h statistics; closeTime = the venue's time
 //   GET {base}/api/v3/klines?symbol=&interval=&limit=  positional arrays, oldest first
 //   GET {base}/api/v3/depth?symbol=&limit=             bids/asks [price, qty], best first, no timestamp
+//   GET {base}/api/v3/exchangeInfo?symbolStatus=TRADING&showPermissionSets=false
+//        {timezone, serverTime, rateLimits, exchangeFilters, symbols: [{symbol, status, baseAsset, quoteAsset, filters, ...}]}
+//        weight 20; a few MB (every trading pair with its filters), so it is read rarely (CACHE_TTL_LISTINGS_S) and
+//        only the base assets are kept. symbolStatus (TRADING, HALT, BREAK) filters on the pair's trading status;
+//        showPermissionSets=false leaves out the permission sets, most of the body otherwise.
 // Quirks: numbers are decimal strings, times int ms. An unknown symbol is HTTP 400
 // {"code":-1121,"msg":"Invalid symbol."} (our 404). Restricted locations (the US included) get
 // HTTP 451 on every endpoint; the WAF answers 403; both are 502s here (price falls back on them).
@@ -25,6 +30,12 @@ const klineSchema = z.tuple([z.number().int(), decimal, decimal, decimal, decima
 
 const level = z.tuple([decimal, decimal], z.unknown());
 const depthSchema = z.object({ lastUpdateId: z.number(), bids: z.array(level), asks: z.array(level) });
+
+/** Only the base assets are kept (sorted, unique), so the cache holds a short list, not the whole document. */
+const exchangeInfoSchema = z
+  .object({ symbols: z.array(z.object({ baseAsset: z.string().min(1), status: z.string().optional() }).loose()) })
+  .loose()
+  .transform((info) => [...new Set(info.symbols.filter((s) => s.status === undefined || s.status === 'TRADING').map((s) => s.baseAsset.toUpperCase()))].sort());
 
 /** Intervals Binance accepts that this API uses. */
 export type BinanceInterval = '1m' | '5m' | '15m' | '30m' | '1h' | '4h' | '1d' | '1w';
@@ -50,7 +61,7 @@ export interface BinanceDepth {
 
 export interface BinanceSpotSettings {
   baseUrl: string;
-  ttl: { price: number; ohlcv: number; orderbook: number };
+  ttl: { price: number; ohlcv: number; orderbook: number; listings: number };
 }
 
 function createBinanceSpot(ctx: SourceContext<BinanceSpotSettings>) {
@@ -88,6 +99,16 @@ function createBinanceSpot(ctx: SourceContext<BinanceSpotSettings>) {
       const side = (levels: (readonly unknown[])[]) => levels.map((l) => [l[0], l[1]] as [number, number]);
       return { data: { bids: side(res.data.bids), asks: side(res.data.asks) }, meta: res.meta };
     },
+
+    /** The base assets of every pair trading now (BTC, PEPE, 1000SATS), upper case, sorted. */
+    async listedBaseAssets(): Promise<Sourced<string[]>> {
+      return ctx.fetch({
+        url: `${options.baseUrl}/api/v3/exchangeInfo?${query({ symbolStatus: 'TRADING', showPermissionSets: 'false' })}`,
+        schema: exchangeInfoSchema,
+        protocol: BINANCE_PROTOCOL,
+        ttlS: options.ttl.listings,
+      });
+    },
   };
 }
 
@@ -98,16 +119,19 @@ export const binanceSpotSource = defineSource({
   name: BINANCE,
   title: 'Binance (spot)',
   docs: 'https://developers.binance.com/docs/binance-spot-api-docs/rest-api',
-  notes: 'No key. Weight limit 6000/min per IP (X-MBX-USED-WEIGHT-1M); 429 then 418 bans. HTTP 451 from the US and other restricted locations.',
+  notes:
+    'No key. Weight limit 6000/min per IP (X-MBX-USED-WEIGHT-1M); 429 then 418 bans. HTTP 451 from the US and other restricted locations. ' +
+    'exchangeInfo (weight 20, a few MB) is read once per CACHE_TTL_LISTINGS_S for the crypto listings.',
   env: {
     BINANCE_SPOT_BASE_URL: env.url('https://api.binance.com', 'Binance spot REST API (api.binance.com, or data-api.binance.vision for market data only).'),
     CACHE_TTL_PRICE_S: TTL_ENV.CACHE_TTL_PRICE_S,
     CACHE_TTL_OHLCV_S: TTL_ENV.CACHE_TTL_OHLCV_S,
     CACHE_TTL_ORDERBOOK_S: TTL_ENV.CACHE_TTL_ORDERBOOK_S,
+    CACHE_TTL_LISTINGS_S: TTL_ENV.CACHE_TTL_LISTINGS_S,
   },
   settings: (e) => ({
     baseUrl: e.BINANCE_SPOT_BASE_URL,
-    ttl: { price: e.CACHE_TTL_PRICE_S, ohlcv: e.CACHE_TTL_OHLCV_S, orderbook: e.CACHE_TTL_ORDERBOOK_S },
+    ttl: { price: e.CACHE_TTL_PRICE_S, ohlcv: e.CACHE_TTL_OHLCV_S, orderbook: e.CACHE_TTL_ORDERBOOK_S, listings: e.CACHE_TTL_LISTINGS_S },
   }),
   create: createBinanceSpot,
 });

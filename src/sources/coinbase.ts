@@ -7,6 +7,8 @@
 //        60, 300, 900, 3600, 21600, 86400 s; at most 300 candles per request (a wider start..end is
 //        rejected), so longer ranges are paged. No row is published for a bucket without trades, and
 //        a row before `start` may come back (both documented).
+//   GET {base}/products                             every product: [{id, base_currency, quote_currency, status, trading_disabled, ...}];
+//        status is online, offline, internal or delisted (Coinbase Exchange reference: Get all known trading pairs)
 // Quirks: numbers are decimal strings (candles: JSON numbers); `time` is an ISO string with microseconds
 // (the book has it only in newer responses). An unknown product is HTTP 404 {"message":"NotFound"} (our 404).
 import { z } from 'zod';
@@ -65,6 +67,11 @@ const candlesSchema = z
       .sort((a, b) => a.time - b.time),
   );
 
+/** Only the base currencies of products not delisted are kept (sorted, unique). */
+const productsSchema = z
+  .array(z.object({ id: z.string(), base_currency: z.string().min(1), quote_currency: z.string(), status: z.string().optional() }).loose())
+  .transform((products) => [...new Set(products.filter((p) => p.status !== 'delisted').map((p) => p.base_currency.toUpperCase()))].sort());
+
 export interface CoinbaseCandle {
   /** Bucket start, epoch ms. */
   time: number;
@@ -91,7 +98,7 @@ export interface CoinbaseBook {
 
 export interface CoinbaseSettings {
   baseUrl: string;
-  ttl: { price: number; orderbook: number; ohlcv: number };
+  ttl: { price: number; orderbook: number; ohlcv: number; listings: number };
 }
 
 function createCoinbase(ctx: SourceContext<CoinbaseSettings>) {
@@ -148,6 +155,11 @@ function createCoinbase(ctx: SourceContext<CoinbaseSettings>) {
         sentAt: Math.min(...answers.map((a) => a.sentAt)),
       };
     },
+
+    /** The base currencies of every product not delisted (BTC, PEPE), upper case, sorted. */
+    async listedBaseAssets(): Promise<Sourced<string[]>> {
+      return ctx.fetch({ url: `${options.baseUrl}/products`, schema: productsSchema, protocol: COINBASE_PROTOCOL, ttlS: options.ttl.listings });
+    },
   };
 }
 
@@ -166,10 +178,11 @@ export const coinbaseSource = defineSource({
     CACHE_TTL_PRICE_S: TTL_ENV.CACHE_TTL_PRICE_S,
     CACHE_TTL_ORDERBOOK_S: TTL_ENV.CACHE_TTL_ORDERBOOK_S,
     CACHE_TTL_OHLCV_S: TTL_ENV.CACHE_TTL_OHLCV_S,
+    CACHE_TTL_LISTINGS_S: TTL_ENV.CACHE_TTL_LISTINGS_S,
   },
   settings: (e) => ({
     baseUrl: e.COINBASE_BASE_URL,
-    ttl: { price: e.CACHE_TTL_PRICE_S, orderbook: e.CACHE_TTL_ORDERBOOK_S, ohlcv: e.CACHE_TTL_OHLCV_S },
+    ttl: { price: e.CACHE_TTL_PRICE_S, orderbook: e.CACHE_TTL_ORDERBOOK_S, ohlcv: e.CACHE_TTL_OHLCV_S, listings: e.CACHE_TTL_LISTINGS_S },
   }),
   create: createCoinbase,
 });

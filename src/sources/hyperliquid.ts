@@ -1,6 +1,7 @@
 // Hyperliquid perpetuals (no key).
 //   POST {base}/info  {"type":"metaAndAssetCtxs"}  →  [ {universe:[{name, szDecimals, maxLeverage, isDelisted?, ...}], ...},
 //                                                       [ctx, ...] ]
+// The same document lists the coins (universe[].name), so the crypto listings (listedCoins) read it too.
 // Quirks: ctxs[i] belongs to universe[i] (aligned by index, no name inside a ctx); delisted coins stay
 // in the list with isDelisted: true; ctx values are decimal strings; midPx, premium and impactPxs are
 // null when the book is empty; coin names are case-sensitive (BTC, kPEPE). The call is a read, so
@@ -62,23 +63,20 @@ export interface PerpAsset {
 export interface HyperliquidSettings {
   baseUrl: string;
   ttlS: number;
+  /** How long the list of coins (listedCoins) is reused: the same document, read for its names only. */
+  listingsTtlS: number;
 }
 
 const METAS_REQUEST = JSON.stringify({ type: 'metaAndAssetCtxs' });
 
 function createHyperliquid(ctx: SourceContext<HyperliquidSettings>) {
   const options = ctx.settings;
+  const metas = (ttlS: number) =>
+    ctx.fetch({ url: `${options.baseUrl}/info`, method: 'POST', body: METAS_REQUEST, idempotent: true, schema: metaAndAssetCtxsSchema, ttlS });
   return {
     /** Every perpetual with its context, universe order. */
     async perpAssets(): Promise<Sourced<PerpAsset[]>> {
-      const res = await ctx.fetch({
-        url: `${options.baseUrl}/info`,
-        method: 'POST',
-        body: METAS_REQUEST,
-        idempotent: true,
-        schema: metaAndAssetCtxsSchema,
-        ttlS: options.ttlS,
-      });
+      const res = await metas(options.ttlS);
       const [meta, ctxs] = res.data;
       const assets = meta.universe.map((a, i): PerpAsset => {
         const c = ctxs[i]!;
@@ -100,6 +98,15 @@ function createHyperliquid(ctx: SourceContext<HyperliquidSettings>) {
       });
       return { data: assets, meta: res.meta };
     },
+
+    /**
+     * The coins with a live perpetual, as Hyperliquid spells them (BTC, kPEPE), from the same
+     * metaAndAssetCtxs document (one cache entry), reused for CACHE_TTL_LISTINGS_S.
+     */
+    async listedCoins(): Promise<Sourced<string[]>> {
+      const res = await metas(options.listingsTtlS);
+      return { data: res.data[0].universe.filter((a) => a.isDelisted !== true).map((a) => a.name), meta: res.meta };
+    },
   };
 }
 
@@ -114,7 +121,8 @@ export const hyperliquidSource = defineSource({
   env: {
     HYPERLIQUID_BASE_URL: env.url('https://api.hyperliquid.xyz', 'Hyperliquid info API.'),
     CACHE_TTL_PERPDEX_S: TTL_ENV.CACHE_TTL_PERPDEX_S,
+    CACHE_TTL_LISTINGS_S: TTL_ENV.CACHE_TTL_LISTINGS_S,
   },
-  settings: (e) => ({ baseUrl: e.HYPERLIQUID_BASE_URL, ttlS: e.CACHE_TTL_PERPDEX_S }),
+  settings: (e) => ({ baseUrl: e.HYPERLIQUID_BASE_URL, ttlS: e.CACHE_TTL_PERPDEX_S, listingsTtlS: e.CACHE_TTL_LISTINGS_S }),
   create: createHyperliquid,
 });

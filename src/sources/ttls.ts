@@ -9,6 +9,10 @@ export const TTL_ENV = {
   CACHE_TTL_ORDERBOOK_S: env.ttl(2, 'order books'),
   CACHE_TTL_DERIVATIVES_S: env.ttl(30, 'funding, open interest and long/short figures'),
   CACHE_TTL_PERPDEX_S: env.ttl(10, 'Hyperliquid perpetual contexts'),
+  CACHE_TTL_LISTINGS_S: env.ttl(
+    21600,
+    "venue listings (the base assets Binance spot, Coinbase Exchange and Hyperliquid list: whether a symbol without asset_class is crypto)",
+  ),
 } as const;
 
 /**

@@ -2,12 +2,14 @@
 // and where it sits among the last 100 candles (src/analytics/atr.ts).
 import { z } from 'zod';
 import { ATR_LOOKBACK, ATR_SEED_RESIDUAL, atrCandlesNeeded, atrReport, atrWarmUp } from '../../analytics/atr.ts';
-import { boundedInt, oneOf } from '../../params/query.ts';
+import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope } from '../../http/envelope.ts';
-import { EQUITY_TIMEFRAMES, TIMEFRAMES } from '../candles.ts';
+import { TIMEFRAMES } from '../candles.ts';
 import { loadClosedCandles, MAX_LOAD } from '../closed-candles.ts';
-import { assetClassParam, parseSymbol, symbolParam } from '../../params/symbols.ts';
+import { assetClassParam, symbolParam } from '../../params/symbols.ts';
+import { resolveSymbol } from '../resolve-symbol.ts';
+import { CANDLE_TIMEFRAMES_TEXT, timeframeQuery } from '../timeframe.ts';
 
 /**
  * The largest period whose report, warm-up included, fits in the closed candles one load gives (MAX_LOAD − 1:
@@ -23,7 +25,7 @@ const RESIDUAL_PCT = `${ATR_SEED_RESIDUAL * 100} %`;
 
 const query = z.object({
   symbol: symbolParam,
-  timeframe: oneOf(TIMEFRAMES, '1d', `Candle length: ${TIMEFRAMES.join(', ')}; equities ${EQUITY_TIMEFRAMES.join(', ')}.`),
+  timeframe: timeframeQuery(TIMEFRAMES, CANDLE_TIMEFRAMES_TEXT),
   period: boundedInt(
     2,
     MAX_PERIOD,
@@ -35,6 +37,7 @@ const query = z.object({
 
 const data = z.object({
   symbol: z.string().describe('BASE/QUOTE of the market used for crypto (BTC/USDT; BTC/USD after a Coinbase fallback), the ticker for equities'),
+  venue_symbol: z.string().describe('The market as the venue that served the candles spells it: BTCUSDT (Binance), BTC-USD (Coinbase Exchange), BRK-B (Yahoo)'),
   asset_class: z.enum(['crypto', 'equity']),
   timeframe: z.enum(TIMEFRAMES),
   period: z.number().int(),
@@ -75,7 +78,7 @@ export const atr = defineRoute({
   example: { symbol: 'BTC', timeframe: '1d', period: '14' },
   handler: async (req, ctx) => {
     const { timeframe, period } = req.query;
-    const sym = parseSymbol(req.query.symbol, req.query.asset_class);
+    const sym = await resolveSymbol(ctx.cryptoListings, req.query.symbol, req.query.asset_class);
     const needed = atrCandlesNeeded(period);
     const why =
       `query parameter 'period' = ${period} (Wilder's ATR: ${period + 1} candles seed it, ${atrWarmUp(period)} more bring the seed's weight to ${RESIDUAL_PCT} or less, ` +
@@ -83,7 +86,7 @@ export const atr = defineRoute({
     const { series, closed, as_of } = await loadClosedCandles(ctx, sym, timeframe, needed, needed, why);
     const report = atrReport(closed, period)!;
     return envelope(
-      { symbol: series.symbol, asset_class: series.asset_class, timeframe, period, currency: series.currency, ...report, as_of },
+      { symbol: series.symbol, venue_symbol: series.venue_symbol, asset_class: series.asset_class, timeframe, period, currency: series.currency, ...report, as_of },
       series.sources,
       series.meta,
     );

@@ -2,16 +2,18 @@
 // much of each later candles filled (src/analytics/fvg.ts).
 import { z } from 'zod';
 import { fairValueGaps } from '../../analytics/fvg.ts';
-import { boundedInt, oneOf } from '../../params/query.ts';
+import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope } from '../../http/envelope.ts';
-import { EQUITY_TIMEFRAMES, TIMEFRAMES } from '../candles.ts';
+import { TIMEFRAMES } from '../candles.ts';
 import { loadClosedCandles } from '../closed-candles.ts';
-import { assetClassParam, parseSymbol, symbolParam } from '../../params/symbols.ts';
+import { assetClassParam, symbolParam } from '../../params/symbols.ts';
+import { resolveSymbol } from '../resolve-symbol.ts';
+import { CANDLE_TIMEFRAMES_TEXT, timeframeQuery } from '../timeframe.ts';
 
 const query = z.object({
   symbol: symbolParam,
-  timeframe: oneOf(TIMEFRAMES, '1h', `Candle length: ${TIMEFRAMES.join(', ')}; equities ${EQUITY_TIMEFRAMES.join(', ')}.`),
+  timeframe: timeframeQuery(TIMEFRAMES, CANDLE_TIMEFRAMES_TEXT),
   lookback: boundedInt(3, 1000, 200, 'Closed candles analysed (the most recent), 3-1000 (1000 gives 999 while a candle is forming: sources serve 1000 at most); gaps are searched and their fill judged within them.'),
   asset_class: assetClassParam,
 });
@@ -34,6 +36,7 @@ const gap = z.object({
 
 const data = z.object({
   symbol: z.string().describe('BASE/QUOTE of the market used for crypto, the ticker for equities'),
+  venue_symbol: z.string().describe('The market as the venue that served the candles spells it: BTCUSDT (Binance), BTC-USD (Coinbase Exchange), BRK-B (Yahoo)'),
   asset_class: z.enum(['crypto', 'equity']),
   timeframe: z.enum(TIMEFRAMES),
   currency: z.string().nullable().describe('Currency of the prices'),
@@ -60,12 +63,13 @@ export const fvg = defineRoute({
   example: { symbol: 'ETH', timeframe: '4h', lookback: '200' },
   handler: async (req, ctx) => {
     const { timeframe, lookback } = req.query;
-    const sym = parseSymbol(req.query.symbol, req.query.asset_class);
+    const sym = await resolveSymbol(ctx.cryptoListings, req.query.symbol, req.query.asset_class);
     const { series, closed, as_of } = await loadClosedCandles(ctx, sym, timeframe, lookback, 3, 'a fair value gap (three candles)');
     const report = fairValueGaps(closed)!;
     return envelope(
       {
         symbol: series.symbol,
+        venue_symbol: series.venue_symbol,
         asset_class: series.asset_class,
         timeframe,
         currency: series.currency,

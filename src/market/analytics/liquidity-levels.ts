@@ -5,19 +5,21 @@ import { z } from 'zod';
 import { wilderAtr } from '../../analytics/atr.ts';
 import { liquidityLevels, POOL_TOLERANCE_ATR, SWING_BARS } from '../../analytics/liquidity.ts';
 import { clean } from '../../analytics/numbers.ts';
-import { boundedInt, oneOf } from '../../params/query.ts';
+import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope } from '../../http/envelope.ts';
-import { EQUITY_TIMEFRAMES, TIMEFRAMES } from '../candles.ts';
+import { TIMEFRAMES } from '../candles.ts';
 import { loadClosedCandles } from '../closed-candles.ts';
-import { assetClassParam, parseSymbol, symbolParam } from '../../params/symbols.ts';
+import { assetClassParam, symbolParam } from '../../params/symbols.ts';
+import { resolveSymbol } from '../resolve-symbol.ts';
+import { CANDLE_TIMEFRAMES_TEXT, timeframeQuery } from '../timeframe.ts';
 
 /** The ATR that scales the pool tolerance. */
 const ATR_PERIOD = 14;
 
 const query = z.object({
   symbol: symbolParam,
-  timeframe: oneOf(TIMEFRAMES, '1h', `Candle length: ${TIMEFRAMES.join(', ')}; equities ${EQUITY_TIMEFRAMES.join(', ')}.`),
+  timeframe: timeframeQuery(TIMEFRAMES, CANDLE_TIMEFRAMES_TEXT),
   swing_bars: boundedInt(1, 10, SWING_BARS, 'N: a swing high (low) is a candle whose high (low) is strictly above (below) those of the N candles on each side, 1-10.'),
   lookback: boundedInt(30, 1000, 200, 'Closed candles analysed (the most recent), 30-1000 (1000 gives 999 while a candle is forming: sources serve 1000 at most).'),
   asset_class: assetClassParam,
@@ -48,6 +50,7 @@ const nearest = z
 
 const data = z.object({
   symbol: z.string().describe('BASE/QUOTE of the market used for crypto, the ticker for equities'),
+  venue_symbol: z.string().describe('The market as the venue that served the candles spells it: BTCUSDT (Binance), BTC-USD (Coinbase Exchange), BRK-B (Yahoo)'),
   asset_class: z.enum(['crypto', 'equity']),
   timeframe: z.enum(TIMEFRAMES),
   currency: z.string().nullable().describe('Currency of the prices'),
@@ -82,7 +85,7 @@ export const liquidityLevelsRoute = defineRoute({
   example: { symbol: 'BTC', timeframe: '1h', swing_bars: '3' },
   handler: async (req, ctx) => {
     const { timeframe, swing_bars: n, lookback } = req.query;
-    const sym = parseSymbol(req.query.symbol, req.query.asset_class);
+    const sym = await resolveSymbol(ctx.cryptoListings, req.query.symbol, req.query.asset_class);
     const needed = Math.max(2 * n + 1, ATR_PERIOD + 1);
     const why = `query parameter 'swing_bars' = ${n} (a swing needs ${2 * n + 1} candles; the pool tolerance needs ATR(${ATR_PERIOD}), ${ATR_PERIOD + 1} candles)`;
     const { series, closed, as_of } = await loadClosedCandles(ctx, sym, timeframe, lookback, needed, why);
@@ -91,6 +94,7 @@ export const liquidityLevelsRoute = defineRoute({
     return envelope(
       {
         symbol: series.symbol,
+        venue_symbol: series.venue_symbol,
         asset_class: series.asset_class,
         timeframe,
         currency: series.currency,

@@ -3,15 +3,19 @@
 // bias with an entry zone, an invalidation and targets (src/analytics/momentum.ts).
 import { z } from 'zod';
 import { momentumScore, MOMENTUM_CANDLES_NEEDED } from '../../analytics/momentum.ts';
-import { oneOf } from '../../params/query.ts';
+import { BadRequestError } from '../../http/errors.ts';
+import { requiredString } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope } from '../../http/envelope.ts';
 import { loadClosedCandles } from '../closed-candles.ts';
-import { parseSymbol } from '../../params/symbols.ts';
+import { parseCryptoSymbol, type CryptoSymbol } from '../../params/symbols.ts';
+import { timeframeQuery } from '../timeframe.ts';
 
 /** The supported assets: large, liquid, listed on Binance spot against USDT. */
 export const MOMENTUM_ASSETS = ['BTC', 'ETH', 'SOL', 'BNB', 'XRP', 'DOGE', 'ADA', 'AVAX', 'LINK', 'DOT'] as const;
 export const MOMENTUM_TIMEFRAMES = ['1h', '4h', '1d'] as const;
+/** Quotes of the markets the candles come from: Binance's USDT pairs, Coinbase Exchange's USD products. */
+export const MOMENTUM_QUOTES = ['USDT', 'USD'] as const;
 
 /** Closed candles the verdict is computed over (EMA200 settles over the 300 after its seed). */
 const CANDLES = 500;
@@ -20,21 +24,39 @@ export const DISCLAIMER =
   'Not financial advice: a mechanical reading of past candles by fixed rules, with no view of news, flows or fundamentals. Markets can move against any reading.';
 
 const ASSET_LIST = MOMENTUM_ASSETS.join(', ');
+const ACCEPTED_MOMENTUM_SYMBOL = `one of the supported assets ${ASSET_LIST}, alone or as a pair quoted in ${MOMENTUM_QUOTES.join(' or ')} (BTCUSDT, BTC-USD)`;
 
 const query = z.object({
-  symbol: z
-    .preprocess(
-      (v) => (typeof v === 'string' ? v.trim().toUpperCase() : v),
-      z.enum(MOMENTUM_ASSETS, { error: (iss) => (iss.input === undefined ? `is required: one of ${ASSET_LIST}` : `must be one of ${ASSET_LIST}`) }),
-    )
-    .describe(`One of the ${MOMENTUM_ASSETS.length} supported assets: ${ASSET_LIST} (case-insensitive); priced in USDT on Binance, USD on the Coinbase fallback.`),
-  timeframe: oneOf(MOMENTUM_TIMEFRAMES, '4h', `Candle length: ${MOMENTUM_TIMEFRAMES.join(', ')}.`),
+  symbol: requiredString(ACCEPTED_MOMENTUM_SYMBOL)
+    .trim()
+    .regex(/^[A-Za-z0-9\-/]{1,24}$/, `must be ${ACCEPTED_MOMENTUM_SYMBOL}`)
+    .describe(
+    `Crypto only: ${ACCEPTED_MOMENTUM_SYMBOL}, case-insensitive. Alone or with USDT: Binance's USDT pair, Coinbase Exchange's USD product on the fallback; with USD: Coinbase Exchange's USD product.`,
+  ),
+  timeframe: timeframeQuery(MOMENTUM_TIMEFRAMES, `Candle length: ${MOMENTUM_TIMEFRAMES.join(', ')}.`),
 });
+
+/** A supported asset, alone or as a pair with a supported quote; anything else is a 400 listing them. */
+function momentumSymbol(input: string): CryptoSymbol {
+  const refuse = () => new BadRequestError(`query parameter 'symbol' must be ${ACCEPTED_MOMENTUM_SYMBOL}; got '${input}'`);
+  let sym: CryptoSymbol;
+  try {
+    sym = parseCryptoSymbol(input);
+  } catch {
+    throw refuse();
+  }
+  const assetOk = (MOMENTUM_ASSETS as readonly string[]).includes(sym.base);
+  const quoteOk = !sym.explicitQuote || (MOMENTUM_QUOTES as readonly string[]).includes(sym.quote);
+  if (!assetOk || !quoteOk) throw refuse();
+  return sym;
+}
 
 const reading = z.enum(['bullish', 'bearish', 'neutral']);
 
 const data = z.object({
   symbol: z.string().describe('BASE/QUOTE of the market used (BTC/USDT; BTC/USD after a Coinbase fallback)'),
+  venue_symbol: z.string().describe('The market as the venue that served the candles spells it: BTCUSDT (Binance), BTC-USD (Coinbase Exchange)'),
+  currency: z.string().nullable().describe('Currency of every price here (price, entry, invalidation, targets, indicators): the quote of the market used'),
   timeframe: z.enum(MOMENTUM_TIMEFRAMES),
   bias: reading.describe('bullish when score ≥ 0.3, bearish when score ≤ −0.3, else neutral'),
   confidence: z
@@ -94,7 +116,7 @@ export const momentumScoreRoute = defineRoute({
   path: '/v1/momentum-score',
   summary: 'Momentum verdict (bias, confidence, entry, invalidation, targets) for 10 large crypto assets',
   description:
-    `Supported assets: ${ASSET_LIST} (any other symbol is a 400). Over the last ${CANDLES} closed candles (open time + timeframe ≤ the time the request to the source was sent) (Binance USDT pair, Coinbase Exchange USD fallback): ` +
+    `Supported assets: ${ASSET_LIST}, alone or as a pair quoted in ${MOMENTUM_QUOTES.join(' or ')} (any other symbol is a 400). Over the last ${CANDLES} closed candles (open time + timeframe ≤ the time the request to the source was sent) (Binance USDT pair, Coinbase Exchange USD fallback): ` +
     'ema_trend = sign(close − EMA20) + sign(EMA20 − EMA50) + sign(EMA50 − EMA200), ≥ 2 bullish, ≤ −2 bearish (weight 3); ' +
     'rsi_14 (Wilder) ≥ 55 bullish, ≤ 45 bearish (2); macd_histogram of MACD(12,26,9) > 0 bullish, < 0 bearish (2); macd_histogram_slope (histogram − previous) > 0 bullish, < 0 bearish (1); ' +
     'atr_regime = percentile of ATR(14)% among the last 100 candles, computed exactly as /v1/atr?period=14 (same warm-up, same candles: same values), neutral, scales confidence (0); ' +
@@ -107,13 +129,15 @@ export const momentumScoreRoute = defineRoute({
   data,
   example: { symbol: 'BTC', timeframe: '4h' },
   handler: async (req, ctx) => {
-    const { symbol, timeframe } = req.query;
-    const sym = parseSymbol(symbol, 'crypto');
+    const { timeframe } = req.query;
+    const sym = momentumSymbol(req.query.symbol);
     const { series, closed, as_of } = await loadClosedCandles(ctx, sym, timeframe, CANDLES, MOMENTUM_CANDLES_NEEDED, 'the momentum score (EMA200 and the ATR(14) report)');
     const m = momentumScore(closed, `${series.symbol} ${timeframe}`)!;
     return envelope(
       {
         symbol: series.symbol,
+        venue_symbol: series.venue_symbol,
+        currency: series.currency,
         timeframe,
         bias: m.bias,
         confidence: m.confidence,

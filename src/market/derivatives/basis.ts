@@ -9,7 +9,8 @@ import { envelope, type SourceMeta } from '../../http/envelope.ts';
 import { settledInOrder } from '../../http/settle.ts';
 import type { Sources } from '../../sources/index.ts';
 import { isoFromMs } from '../../sources/wire.ts';
-import { binancePair, cryptoSymbolParam, parseCryptoSymbol } from '../../params/symbols.ts';
+import { binancePair, cryptoSymbolParam } from '../../params/symbols.ts';
+import { resolveCryptoSymbol } from '../resolve-symbol.ts';
 
 const HOURS_PER_YEAR = 24 * 365;
 /** Settlements read to infer the interval when fundingInfo cannot be read. */
@@ -40,6 +41,7 @@ function legs(spot: SourceMeta, spotAsOf: string, perp: SourceMeta, perpAsOf: st
 const basisData = z.object({
   symbol: z.string().describe('BASE/QUOTE (BTC/USDT)'),
   venue_symbol: z.string().describe('Binance spot pair and USD-M contract (BTCUSDT)'),
+  currency: z.string().describe('Quote currency of the prices and the basis (USDT)'),
   spot_price: z.number().describe('Binance spot last price (24 h ticker lastPrice)'),
   perp_mark_price: z.number().describe('Binance USD-M mark price (premiumIndex markPrice)'),
   index_price: z.number().nullable().describe('Binance USD-M index price (premiumIndex indexPrice)'),
@@ -74,7 +76,7 @@ export const basis = defineRoute({
   data: basisData,
   example: { symbol: 'BTC' },
   handler: async (req, ctx) => {
-    const sym = parseCryptoSymbol(req.query.symbol);
+    const sym = await resolveCryptoSymbol(ctx.cryptoListings, req.query.symbol);
     const pair = binancePair(sym);
     const [spot, perp] = await settledInOrder([ctx.sources.binanceSpot.ticker24h(pair), ctx.sources.binanceFutures.premiumIndex(pair, 'price')]);
     const spotPrice = spot.data.lastPrice;
@@ -87,6 +89,7 @@ export const basis = defineRoute({
       {
         symbol: `${sym.base}/${sym.quote}`,
         venue_symbol: pair,
+        currency: sym.quote,
         spot_price: spotPrice,
         perp_mark_price: p.mark_price,
         index_price: p.index_price,

@@ -27,7 +27,8 @@ import { BINANCE_FUTURES } from '../../sources/binance-futures.ts';
 import { BYBIT } from '../../sources/bybit.ts';
 import type { Sources } from '../../sources/index.ts';
 import { isoFromMs } from '../../sources/wire.ts';
-import { binancePair, cryptoSymbolParam, parseCryptoSymbol } from '../../params/symbols.ts';
+import { binancePair, cryptoSymbolParam } from '../../params/symbols.ts';
+import { resolveCryptoSymbol } from '../resolve-symbol.ts';
 import { isoField, numberOrNull } from '../../catalog/fields.ts';
 
 /** Settlements asked for to cover 7 days: 21 at 8 h, 42 at 4 h, 168 at 1 h (Bybit's maximum is 200). */
@@ -62,6 +63,7 @@ const venueRow = z.object({
 const data = z.object({
   symbol: z.string().describe('BASE/QUOTE of the perpetual (BTC/USDT)'),
   venue_symbol: z.string().describe('Contract asked of both venues (Binance/Bybit spelling, e.g. BTCUSDT)'),
+  currency: z.string().describe('Quote (margin) currency of the contract: mark prices are in it; *_usd values take it as USD'),
   venues: z.array(venueRow),
   venues_unavailable: z.array(z.object({ venue: z.string(), error: z.string() })).describe('Venues that failed or do not list the contract'),
   aggregate: z.object({
@@ -224,8 +226,8 @@ export const fundingOi = defineRoute({
   query,
   data,
   example: { symbol: 'BTC' },
-  handler: async (req, { sources }) => {
-    const sym = parseCryptoSymbol(req.query.symbol);
+  handler: async (req, { sources, cryptoListings }) => {
+    const sym = await resolveCryptoSymbol(cryptoListings, req.query.symbol);
     const pair = binancePair(sym);
     const { ok, unavailable } = await loadVenues(sources, pair);
     const agg = aggregate(ok);
@@ -234,6 +236,7 @@ export const fundingOi = defineRoute({
       {
         symbol: `${sym.base}/${sym.quote}`,
         venue_symbol: pair,
+        currency: sym.quote,
         venues: ok.map((v) => v.row),
         venues_unavailable: unavailable,
         aggregate: agg,

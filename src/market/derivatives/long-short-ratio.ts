@@ -2,22 +2,30 @@
 // positions) and taker buy/sell volume of a USD-M perpetual, the newest point and the history.
 import { z } from 'zod';
 import { toPct } from '../../analytics/derivatives.ts';
-import { boundedInt, oneOf } from '../../params/query.ts';
+import { boundedInt, pickAlias, timeframeParam, X_DEFAULT } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
 import { NotFoundError } from '../../http/errors.ts';
 import { settledInOrder } from '../../http/settle.ts';
 import { BINANCE_FUTURES, RATIO_PERIODS, type RatioPoint, type TakerPoint } from '../../sources/binance-futures.ts';
 import { isoFromMs } from '../../sources/wire.ts';
-import { binancePair, cryptoSymbolParam, parseCryptoSymbol } from '../../params/symbols.ts';
+import { binancePair, cryptoSymbolParam } from '../../params/symbols.ts';
+import { resolveCryptoSymbol } from '../resolve-symbol.ts';
 import { isoField } from '../../catalog/fields.ts';
 
 
 const PERIOD_LIST = RATIO_PERIODS.join(', ');
+const DEFAULT_PERIOD = '1h';
 
 const query = z.object({
   symbol: cryptoSymbolParam,
-  period: oneOf(RATIO_PERIODS, '1h', `Bucket length of each ratio point: ${PERIOD_LIST}. Binance serves the latest 30 days only.`),
+  // `timeframe` is the name every route uses for a bucket length; `period` (Binance's name) was this
+  // route's, and stays as an alias for existing clients.
+  timeframe: timeframeParam(RATIO_PERIODS)
+    .optional()
+    .describe(`Bucket length of each ratio point: ${PERIOD_LIST}, any case. Default ${DEFAULT_PERIOD}. Binance serves the latest 30 days only.`)
+    .meta({ [X_DEFAULT]: DEFAULT_PERIOD } as never),
+  period: timeframeParam(RATIO_PERIODS).optional().describe('The older name of `timeframe`, still accepted; give one of the two.'),
   limit: boundedInt(1, 500, 30, 'Points of history per series, 1-500 (Binance\'s maximum), newest included.'),
 });
 
@@ -37,7 +45,8 @@ const data = z.object({
   symbol: z.string().describe('BASE/QUOTE of the perpetual (BTC/USDT)'),
   venue_symbol: z.string().describe('Binance contract (BTCUSDT)'),
   venue: z.literal(BINANCE_FUTURES),
-  period: z.enum(RATIO_PERIODS),
+  timeframe: z.enum(RATIO_PERIODS).describe('Bucket length of each point'),
+  period: z.enum(RATIO_PERIODS).describe('Same as timeframe; the older name, kept for existing clients'),
   global_accounts: ratioRow.nullable().describe('All accounts: share of accounts net long / net short (newest point)'),
   top_trader_accounts: ratioRow.nullable().describe('Top 20 % of traders by margin: share of accounts net long / short'),
   top_trader_positions: ratioRow.nullable().describe('Top 20 % of traders by margin: share of position size long / short'),
@@ -66,10 +75,11 @@ export const longShortRatio = defineRoute({
   access: 'paid',
   query,
   data,
-  example: { symbol: 'BTCUSDT', period: '1h', limit: '30' },
-  handler: async (req, { sources }) => {
-    const { period, limit } = req.query;
-    const sym = parseCryptoSymbol(req.query.symbol);
+  example: { symbol: 'BTCUSDT', timeframe: '1h', limit: '30' },
+  handler: async (req, { sources, cryptoListings }) => {
+    const { limit } = req.query;
+    const period = pickAlias({ name: 'timeframe', value: req.query.timeframe }, { name: 'period', value: req.query.period }, DEFAULT_PERIOD);
+    const sym = await resolveCryptoSymbol(cryptoListings, req.query.symbol);
     const pair = binancePair(sym);
     const bf = sources.binanceFutures;
     const [global, topAccounts, topPositions, taker] = await settledInOrder([
@@ -79,7 +89,7 @@ export const longShortRatio = defineRoute({
       bf.takerLongShortRatio(pair, period, limit),
     ]);
     if ([global, topAccounts, topPositions, taker].every((s) => s.data.length === 0)) {
-      throw new NotFoundError(`${BINANCE_FUTURES} has no long/short data for '${pair}' at period ${period}`, BINANCE_FUTURES);
+      throw new NotFoundError(`${BINANCE_FUTURES} has no long/short data for '${pair}' at timeframe ${period}`, BINANCE_FUTURES);
     }
     const history = {
       global_accounts: global.data.map(toRatioRow),
@@ -92,6 +102,7 @@ export const longShortRatio = defineRoute({
         symbol: `${sym.base}/${sym.quote}`,
         venue_symbol: pair,
         venue: BINANCE_FUTURES,
+        timeframe: period,
         period,
         global_accounts: history.global_accounts.at(-1) ?? null,
         top_trader_accounts: history.top_trader_accounts.at(-1) ?? null,

@@ -6,20 +6,24 @@ import { defineRoute } from '../../catalog/route.ts';
 import { envelope } from '../../http/envelope.ts';
 import { NotFoundError } from '../../http/errors.ts';
 import { HYPERLIQUID } from '../../sources/hyperliquid.ts';
-import { cryptoSymbolParam, NotCryptoError, parseCryptoSymbol, USD_QUOTES } from '../../params/symbols.ts';
+import { cryptoSymbolParam, USD_QUOTES, type CryptoSymbol } from '../../params/symbols.ts';
+import { resolveCryptoSymbol } from '../resolve-symbol.ts';
 import { numberOrNull } from '../../catalog/fields.ts';
 
 
 const query = z.object({
   symbol: cryptoSymbolParam.describe(
-    'Hyperliquid coin (BTC, ETH, SOL, kPEPE), case-insensitive. A USD/USDT/USDC pair such as BTC-USD or BTCUSDT is read as its base asset.',
+    'Hyperliquid coin (BTC, ETH, SOL, kPEPE), case-insensitive; any well-formed name is asked of Hyperliquid (one it does not list is a 404). ' +
+      'A USD/USDT/USDC pair such as BTC-USD or BTCUSDT is read as its base asset.',
   ),
 });
 
 
 const data = z.object({
-  symbol: z.string().describe('Hyperliquid coin name as the venue spells it'),
+  symbol: z.string().describe('Hyperliquid coin name as the venue spells it (kept as it was; see venue_symbol)'),
+  venue_symbol: z.string().describe('The perpetual as Hyperliquid spells it (BTC, kPEPE)'),
   venue: z.literal(HYPERLIQUID),
+  currency: z.literal('USD').describe('Currency of the prices: Hyperliquid perpetuals are quoted in USD (margined in USDC)'),
   funding_rate_hourly: numberOrNull('Current hourly funding rate, a fraction'),
   funding_annualized_pct: numberOrNull('funding_rate_hourly × 24 × 365 × 100 (simple, not compounded)'),
   open_interest: numberOrNull('Open interest in coins, as Hyperliquid reports it'),
@@ -33,24 +37,12 @@ const data = z.object({
   change_24h_pct: numberOrNull('(mark_price − prev_day_price) / prev_day_price × 100'),
 });
 
-/**
- * The coin asked for: a base asset on the known crypto list or a USD-quoted pair (read as its base),
- * or else a name Hyperliquid itself lists (kPEPE); anything else is the crypto-only 400.
- */
-async function coinOf(symbol: string, listed: () => Promise<{ data: { name: string }[] }>): Promise<string> {
-  try {
-    const sym = parseCryptoSymbol(symbol);
-    if (sym.explicitQuote && !USD_QUOTES.has(sym.quote)) {
-      throw new NotFoundError(`${HYPERLIQUID} perpetuals are quoted in USD; there is no ${sym.base}/${sym.quote} perpetual`, HYPERLIQUID);
-    }
-    return sym.base;
-  } catch (err) {
-    if (!(err instanceof NotCryptoError)) throw err;
-    const wanted = symbol.trim().toUpperCase();
-    const hit = (await listed()).data.find((a) => a.name.toUpperCase() === wanted);
-    if (!hit) throw err;
-    return hit.name;
+/** The coin asked for: a base asset, or a USD-quoted pair read as its base. Another quote is a 404: no such perpetual. */
+function coinOf(sym: CryptoSymbol): string {
+  if (sym.explicitQuote && !USD_QUOTES.has(sym.quote)) {
+    throw new NotFoundError(`${HYPERLIQUID} perpetuals are quoted in USD; there is no ${sym.base}/${sym.quote} perpetual`, HYPERLIQUID);
   }
+  return sym.base;
 }
 
 export const perpdex = defineRoute({
@@ -66,8 +58,8 @@ export const perpdex = defineRoute({
   query,
   data,
   example: { symbol: 'BTC' },
-  handler: async (req, { sources }) => {
-    const coin = await coinOf(req.query.symbol, () => sources.hyperliquid.perpAssets());
+  handler: async (req, { sources, cryptoListings }) => {
+    const coin = coinOf(await resolveCryptoSymbol(cryptoListings, req.query.symbol));
     const { data: assets, meta } = await sources.hyperliquid.perpAssets();
     const asset = assets.find((a) => a.name === coin) ?? assets.find((a) => a.name.toUpperCase() === coin.toUpperCase());
     if (!asset) throw new NotFoundError(`${HYPERLIQUID} lists no perpetual '${coin}'`, HYPERLIQUID);
@@ -76,7 +68,9 @@ export const perpdex = defineRoute({
     return envelope(
       {
         symbol: asset.name,
+        venue_symbol: asset.name,
         venue: HYPERLIQUID,
+        currency: 'USD',
         funding_rate_hourly: c.funding,
         funding_annualized_pct: c.funding === null ? null : clean(c.funding * 24 * 365 * 100),
         open_interest: c.openInterest,

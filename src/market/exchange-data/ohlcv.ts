@@ -1,19 +1,20 @@
 // /v1/ohlcv: the most recent candles of a crypto pair or a US equity/ETF (src/market/candles.ts).
 import { z } from 'zod';
-import { boundedInt, oneOf } from '../../params/query.ts';
+import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope } from '../../http/envelope.ts';
 import { EQUITY_TIMEFRAMES, loadCandles, TIMEFRAMES } from '../candles.ts';
-import { assetClassParam, parseSymbol, symbolParam } from '../../params/symbols.ts';
+import { assetClassParam, symbolParam } from '../../params/symbols.ts';
+import { resolveSymbol } from '../resolve-symbol.ts';
+import { timeframeQuery } from '../timeframe.ts';
 
 const TIMEFRAME_LIST = TIMEFRAMES.join(', ');
 const EQUITY_TIMEFRAME_LIST = EQUITY_TIMEFRAMES.join(', ');
 
 const query = z.object({
   symbol: symbolParam,
-  timeframe: oneOf(
+  timeframe: timeframeQuery(
     TIMEFRAMES,
-    '1h',
     `Candle length: ${TIMEFRAME_LIST}. Equities support ${EQUITY_TIMEFRAME_LIST} (Yahoo has no 4h bars; 4h for an equity is a 400). ` +
       'Yahoo serves 1m for the last 7 days, other intraday timeframes for the last 60 days (30m: about 530 bars at most), 1h for 730 days.',
   ),
@@ -32,6 +33,7 @@ const candle = z.object({
 
 const data = z.object({
   symbol: z.string().describe('BASE/QUOTE for crypto, the ticker for equities'),
+  venue_symbol: z.string().describe('The market as the venue that served spells it: BTCUSDT (Binance), BTC-USD (Coinbase Exchange), BRK-B (Yahoo)'),
   asset_class: z.enum(['crypto', 'equity']),
   timeframe: z.enum(TIMEFRAMES),
   currency: z.string().nullable().describe('Currency of the prices'),
@@ -56,10 +58,10 @@ export const ohlcv = defineRoute({
   example: { symbol: 'ETH', timeframe: '1h', limit: '24' },
   handler: async (req, ctx) => {
     const { timeframe, limit } = req.query;
-    const sym = parseSymbol(req.query.symbol, req.query.asset_class);
+    const sym = await resolveSymbol(ctx.cryptoListings, req.query.symbol, req.query.asset_class);
     const series = await loadCandles(ctx, sym, timeframe, limit);
     return envelope(
-      { symbol: series.symbol, asset_class: series.asset_class, timeframe, currency: series.currency, candles: series.candles },
+      { symbol: series.symbol, venue_symbol: series.venue_symbol, asset_class: series.asset_class, timeframe, currency: series.currency, candles: series.candles },
       series.sources,
       series.meta,
     );

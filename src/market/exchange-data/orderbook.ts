@@ -7,7 +7,8 @@ import { boundedInt, oneOf } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, type SourceMeta } from '../../http/envelope.ts';
 import { krakenPair } from '../../sources/kraken.ts';
-import { binancePair, coinbaseProduct, cryptoSymbolParam, parseCryptoSymbol, USD_QUOTES, type CryptoSymbol } from '../../params/symbols.ts';
+import { binancePair, coinbaseProduct, cryptoSymbolParam, USD_QUOTES, type CryptoSymbol } from '../../params/symbols.ts';
+import { resolveCryptoSymbol } from '../resolve-symbol.ts';
 
 export const EXCHANGES = ['binance', 'coinbase', 'kraken'] as const;
 export type Exchange = (typeof EXCHANGES)[number];
@@ -17,7 +18,7 @@ const query = z.object({
   exchange: oneOf(
     EXCHANGES,
     'binance',
-    'Venue: binance (BTC → BTCUSDT), coinbase (BTC → BTC-USD) or kraken (BTC → XBTUSD). ' +
+    'Venue, any case: binance (BTC → BTCUSDT), coinbase (BTC → BTC-USD) or kraken (BTC → XBTUSD). ' +
       'A base asset alone is quoted in USDT on Binance and in USD on Coinbase and Kraken; a pair keeps its quote.',
   ),
   depth: boundedInt(1, 500, 20, 'Levels per side, 1-500 (fewer when the venue lists fewer).'),
@@ -28,7 +29,8 @@ const data = z.object({
   symbol: z.string().describe('BASE/QUOTE of the book'),
   exchange: z.enum(EXCHANGES),
   venue_symbol: z.string().describe("The venue's own name of the market (BTCUSDT, BTC-USD, XXBTZUSD)"),
-  quote_currency: z.string(),
+  currency: z.string().describe('Quote currency of the book: prices and the *_depth_quote values are in it'),
+  quote_currency: z.string().describe('Same as currency; the older name, kept for existing clients'),
   bids: z.array(level).describe('Best (highest) first'),
   asks: z.array(level).describe('Best (lowest) first'),
   best_bid: z.number().nullable(),
@@ -36,8 +38,8 @@ const data = z.object({
   mid: z.number().nullable().describe('(best_bid + best_ask) / 2'),
   spread: z.number().nullable().describe('best_ask − best_bid'),
   spread_bps: z.number().nullable().describe('spread / mid × 10 000'),
-  bid_depth_quote: z.number().describe('Σ price × size over the returned bids, in quote_currency'),
-  ask_depth_quote: z.number().describe('Σ price × size over the returned asks, in quote_currency'),
+  bid_depth_quote: z.number().describe('Σ price × size over the returned bids, in currency'),
+  ask_depth_quote: z.number().describe('Σ price × size over the returned asks, in currency'),
   bid_depth_usd: z.number().nullable().describe('bid_depth_quote when the quote is USD or a USD stablecoin (at face value); otherwise null'),
   ask_depth_usd: z.number().nullable().describe('ask_depth_quote when the quote is USD or a USD stablecoin (at face value); otherwise null'),
   imbalance: z.number().nullable().describe('(bid_depth − ask_depth) / (bid_depth + ask_depth), −1 to 1'),
@@ -90,7 +92,7 @@ export const orderbook = defineRoute({
   example: { symbol: 'BTC', exchange: 'kraken', depth: '10' },
   handler: async (req, ctx) => {
     const { exchange, depth } = req.query;
-    const sym = parseCryptoSymbol(req.query.symbol);
+    const sym = await resolveCryptoSymbol(ctx.cryptoListings, req.query.symbol);
     const book = await fetchBook(ctx, exchange, sym, depth);
     const s = summariseBook(book.bids, book.asks, depth);
     const usd = USD_QUOTES.has(book.quote);
@@ -99,6 +101,7 @@ export const orderbook = defineRoute({
         symbol: `${sym.base}/${book.quote}`,
         exchange,
         venue_symbol: book.venueSymbol,
+        currency: book.quote,
         quote_currency: book.quote,
         ...s,
         bid_depth_usd: usd ? s.bid_depth_quote : null,

@@ -8,12 +8,14 @@ import { derived, envelope, type SourceMeta } from '../../http/envelope.ts';
 import { hedge } from '../../http/hedge.ts';
 import { BINANCE } from '../../sources/binance-spot.ts';
 import { COINBASE } from '../../sources/coinbase.ts';
-import { assetClassParam, binancePair, coinbaseProduct, parseSymbol, symbolParam, type CryptoSymbol, type EquitySymbol } from '../../params/symbols.ts';
+import { assetClassParam, binancePair, coinbaseProduct, symbolParam, type CryptoSymbol, type EquitySymbol } from '../../params/symbols.ts';
+import { resolveSymbol } from '../resolve-symbol.ts';
 
 const query = z.object({ symbol: symbolParam, asset_class: assetClassParam });
 
 const data = z.object({
   symbol: z.string().describe('What was priced: BASE/QUOTE for crypto (BTC/USDT), the ticker for equities (AAPL)'),
+  venue_symbol: z.string().describe('The market as the venue that priced it spells it: BTCUSDT (Binance), BTC-USD (Coinbase Exchange), BRK-B (Yahoo)'),
   asset_class: z.enum(['crypto', 'equity']),
   price: z.number().nullable().describe('Last traded price in `currency`; null when the provider gave none'),
   currency: z.string().nullable().describe('Quote currency actually used: USDT on Binance (BTCUSDT), USD on Coinbase (BTC-USD), the listing currency on Yahoo'),
@@ -32,9 +34,11 @@ interface Priced {
 }
 
 async function binancePrice({ sources }: RouteContext, sym: CryptoSymbol): Promise<Priced> {
-  const t = await sources.binanceSpot.ticker24h(binancePair(sym));
+  const pair = binancePair(sym);
+  const t = await sources.binanceSpot.ticker24h(pair);
   const price = derived(t.data, sym.quote, (): Price => ({
     symbol: `${sym.base}/${sym.quote}`,
+    venue_symbol: pair,
     asset_class: 'crypto',
     price: t.data.lastPrice,
     currency: sym.quote,
@@ -48,7 +52,7 @@ async function coinbasePrice({ sources }: RouteContext, sym: CryptoSymbol): Prom
   const [base, quote] = product.split('-') as [string, string];
   const c = await sources.coinbase.ticker(product);
   return {
-    data: { symbol: `${base}/${quote}`, asset_class: 'crypto', price: c.data.price, currency: quote, as_of: c.data.time },
+    data: { symbol: `${base}/${quote}`, venue_symbol: product, asset_class: 'crypto', price: c.data.price, currency: quote, as_of: c.data.time },
     sources: [c.meta],
   };
 }
@@ -68,7 +72,7 @@ async function cryptoPrice(ctx: RouteContext, sym: CryptoSymbol): Promise<Priced
 async function equityPrice({ sources }: RouteContext, sym: EquitySymbol): Promise<Priced> {
   const q = await sources.yahoo.quote(sym.ticker);
   return {
-    data: { symbol: sym.display, asset_class: 'equity', price: q.data.regularMarketPrice, currency: q.data.currency, as_of: q.data.regularMarketTime },
+    data: { symbol: sym.display, venue_symbol: sym.ticker, asset_class: 'equity', price: q.data.regularMarketPrice, currency: q.data.currency, as_of: q.data.regularMarketTime },
     sources: [q.meta],
   };
 }
@@ -88,7 +92,7 @@ export const price = defineRoute({
   data,
   example: { symbol: 'BTC' },
   handler: async (req, ctx) => {
-    const sym = parseSymbol(req.query.symbol, req.query.asset_class);
+    const sym = await resolveSymbol(ctx.cryptoListings, req.query.symbol, req.query.asset_class);
     const got = sym.assetClass === 'crypto' ? await cryptoPrice(ctx, sym) : await equityPrice(ctx, sym);
     return envelope(got.data, got.sources, got.extra);
   },

@@ -1,20 +1,15 @@
 // /v1/earnings-calendar: US earnings reports per day from Nasdaq's calendar, one upstream call per date.
 import { z } from 'zod';
-import { addDays, isCalendarDate, newYorkDate } from '../../analytics/new-york-time.ts';
+import { addDays, newYorkDate } from '../../analytics/new-york-time.ts';
+import { dateParam } from '../../params/dates.ts';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
 import { AppError } from '../../http/errors.ts';
 import { numberOrNull } from '../../catalog/fields.ts';
 
-const ACCEPTED_DATE = 'a date YYYY-MM-DD (2026-11-24)';
-
 const query = z.object({
-  date: z
-    .string({ error: () => `must be ${ACCEPTED_DATE}` })
-    .refine(isCalendarDate, `must be ${ACCEPTED_DATE}`)
-    .optional()
-    .describe("First day, YYYY-MM-DD (default: today's date in New York)."),
+  date: dateParam("First day (default: today's date in New York)."),
   days: boundedInt(1, 14, 1, 'Days from `date` on, 1-14 (one Nasdaq call each).'),
 });
 

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { coverageWarnings, upcomingEvents, type UpcomingEvent } from '../../analytics/macro-calendar.ts';
 import { fedOdds } from '../../analytics/prediction-markets.ts';
-import { boundedInt } from '../../params/query.ts';
+import { boundedInt, enumParam } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { MACRO_EVENT_TYPES } from '../../data/macro-calendar.ts';
 import { envelope, type SourceMeta } from '../../http/envelope.ts';
@@ -14,10 +14,9 @@ import type { Sources } from '../../sources/index.ts';
 
 const query = z.object({
   days: boundedInt(1, 400, 90, 'Horizon in days from today (New York date), 1-400.'),
-  type: z
-    .enum(MACRO_EVENT_TYPES, { error: () => `must be one of ${MACRO_EVENT_TYPES.join(', ')}` })
+  type: enumParam(MACRO_EVENT_TYPES)
     .optional()
-    .describe('Only this kind: fomc (FOMC rate decisions), cpi (BLS CPI releases) or jobs (BLS Employment Situation). Default: all.'),
+    .describe('Only this kind, any case: fomc (FOMC rate decisions), cpi (BLS CPI releases) or jobs (BLS Employment Situation). Default: all.'),
 });
 
 const share = (what: string) => z.number().describe(what);

@@ -5,21 +5,15 @@ import { HOLIDAYS_AHEAD_DAYS, marketClock, UPCOMING_SESSIONS } from '../../analy
 import { addDays, NEW_YORK } from '../../analytics/new-york-time.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope } from '../../http/envelope.ts';
+import { dateTimeParam, DEFAULT_DATE_RANGE } from '../../params/dates.ts';
 
 /** The last year the NYSE had published its holiday calendar for when these rules were checked. */
 const PUBLISHED_THROUGH_YEAR = 2028;
-const EARLIEST = Date.parse('2025-01-01T00:00:00Z');
-const LATEST = Date.parse('2100-01-01T00:00:00Z');
-
-const ACCEPTED_AT = 'an ISO-8601 date-time with a UTC offset or Z, from 2025-01-01 to 2099-12-31 (2026-07-02T15:59:00-04:00)';
-const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+/** The NYSE rules here were checked from 2025 on; the year range is the shared date rule's. */
+const AT_RANGE = { from: '2025-01-01', to: DEFAULT_DATE_RANGE.to };
 
 const query = z.object({
-  at: z
-    .string({ error: () => `must be ${ACCEPTED_AT}` })
-    .refine((v) => ISO_WITH_OFFSET.test(v) && Date.parse(v) >= EARLIEST && Date.parse(v) < LATEST, `must be ${ACCEPTED_AT}`)
-    .optional()
-    .describe(`The moment to ask about (default: now): ${ACCEPTED_AT}.`),
+  at: dateTimeParam('The moment to ask about (default: now).', '2026-07-02T15:59:00-04:00', AT_RANGE),
 });
 
 const time = (what: string) => z.string().describe(`${what}, ISO-8601 with New York's UTC offset of that moment (−05:00 EST, −04:00 EDT)`);

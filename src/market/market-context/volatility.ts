@@ -2,12 +2,13 @@
 // latest realized (historical) volatility, and the spread between the two.
 import { z } from 'zod';
 import { change24h, completedValues, newest, spread } from '../../analytics/volatility.ts';
-import { oneOf } from '../../params/query.ts';
+import { enumParam, pickAlias, X_DEFAULT } from '../../params/query.ts';
+import { parseCryptoSymbol, symbolParam, USD_QUOTES } from '../../params/symbols.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
-import { UpstreamError } from '../../http/errors.ts';
+import { BadRequestError, UpstreamError } from '../../http/errors.ts';
 import { settledInOrder } from '../../http/settle.ts';
-import { DERIBIT, VOLATILITY_CURRENCIES } from '../../sources/deribit.ts';
+import { DERIBIT, VOLATILITY_CURRENCIES, type VolatilityCurrency } from '../../sources/deribit.ts';
 import { isoFromMs } from '../../sources/wire.ts';
 import { numberOrNull } from '../../catalog/fields.ts';
 
@@ -23,13 +24,39 @@ const DAY_MS = 24 * 60 * MINUTE_MS;
 const DVOL_RESOLUTION_S = 60;
 const DVOL_WINDOW_MS = 60 * MINUTE_MS;
 
+const UNDERLYINGS = VOLATILITY_CURRENCIES.join(' or ');
+const ACCEPTED_UNDERLYING = `${UNDERLYINGS} (the currencies Deribit publishes DVOL for), alone or as a USD pair (BTCUSDT, ETH-USD)`;
+const DEFAULT_UNDERLYING: VolatilityCurrency = 'BTC';
+
+// `symbol` names the asset asked about on every route; `currency`, this route's older name for it,
+// stays as an alias (elsewhere `currency` is the quote currency of prices).
 const query = z.object({
-  currency: oneOf(VOLATILITY_CURRENCIES, 'BTC', 'Underlying: BTC or ETH (the currencies Deribit publishes DVOL for).'),
+  symbol: symbolParam
+    .optional()
+    .describe(`Underlying: ${ACCEPTED_UNDERLYING}, case-insensitive. Default ${DEFAULT_UNDERLYING}.`)
+    .meta({ [X_DEFAULT]: DEFAULT_UNDERLYING } as never),
+  currency: enumParam(VOLATILITY_CURRENCIES).optional().describe('The older name of `symbol` (BTC or ETH, any case), still accepted; give one of the two.'),
 });
+
+/** BTC or ETH from `symbol`: the asset alone, or a pair quoted in USD or a USD stablecoin (DVOL is a USD index). */
+function underlyingOf(symbol: string | undefined): VolatilityCurrency | undefined {
+  if (symbol === undefined) return undefined;
+  const refuse = () => new BadRequestError(`query parameter 'symbol' must be ${ACCEPTED_UNDERLYING}; got '${symbol}'`);
+  let sym;
+  try {
+    sym = parseCryptoSymbol(symbol);
+  } catch {
+    throw refuse();
+  }
+  const base = VOLATILITY_CURRENCIES.find((c) => c === sym.base);
+  if (!base || (sym.explicitQuote && !USD_QUOTES.has(sym.quote))) throw refuse();
+  return base;
+}
 
 
 const data = z.object({
-  currency: z.enum(VOLATILITY_CURRENCIES),
+  symbol: z.enum(VOLATILITY_CURRENCIES).describe('The underlying'),
+  currency: z.enum(VOLATILITY_CURRENCIES).describe('Same as symbol; the older name, kept for existing clients'),
   implied_volatility_30d: z
     .number()
     .describe("Deribit's DVOL: 30-day implied volatility from its options, annualized percent (47.5 = 47.5 %), at as_of (the close of the newest completed one-minute candle)"),
@@ -49,14 +76,14 @@ export const volatility = defineRoute({
     "implied_volatility_30d is Deribit's DVOL index (30-day implied volatility, annualized percent) at as_of: the close of the newest completed " +
     'one-minute candle of public/get_volatility_index_data in the hour before the request; implied_volatility_change_24h = that value − the close ' +
     'of the one-minute candle that ended exactly 24 h earlier (volatility points; null when absent). realized_volatility is the newest point of public/get_historical_volatility ' +
-    "(Deribit's hourly historical volatility, annualized percent). iv_rv_spread = implied − realized. Currencies: BTC, ETH; anything else is a 400.",
+    "(Deribit's hourly historical volatility, annualized percent). iv_rv_spread = implied − realized. Underlyings: BTC, ETH (symbol, or its older name currency); anything else is a 400.",
   tag: 'Market context',
   access: 'paid',
   query,
   data,
-  example: { currency: 'BTC' },
+  example: { symbol: 'BTC' },
   handler: async (req, { sources }) => {
-    const currency = req.query.currency;
+    const currency = pickAlias({ name: 'symbol', value: underlyingOf(req.query.symbol) }, { name: 'currency', value: req.query.currency }, DEFAULT_UNDERLYING);
     const end = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS;
     const [recent, dayAgo, hv] = await settledInOrder([
       sources.deribit.volatilityIndex(currency, end - DVOL_WINDOW_MS, end, DVOL_RESOLUTION_S),
@@ -70,6 +97,7 @@ export const volatility = defineRoute({
     const realized = newest(hv.data);
     return envelope(
       {
+        symbol: currency,
         currency,
         implied_volatility_30d: latest.value,
         implied_volatility_change_24h: change24h(latest, completedValues(dayAgo.data, widthMs, end)),
