@@ -55,7 +55,7 @@ export function accessText(a: AccessSummary): string {
     ? `or pay per call with x402 (protocol v2, scheme "exact"): ${a.price} in the token ${a.x402.asset} on ${a.x402.network}, to ${a.x402.payTo}. ` +
       'Call a paid endpoint without credentials to receive HTTP 402 with a PAYMENT-REQUIRED header (base64 JSON) and a JSON body stating the price; ' +
       'retry with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does this). A successful paid call returns PAYMENT-RESPONSE; a failed call is never charged.\n\n' +
-      `Retries without paying twice: ${PAYMENT_IDENTIFIER_TEXT}\n\n${BAZAAR_TEXT}`
+      `Retries without paying twice. ${PAYMENT_IDENTIFIER_TEXT}\n\n${BAZAAR_TEXT}`
     : `x402 pay-per-call (${a.price}) is not configured on this server, so paid endpoints need an API key.`;
   return `Free endpoints need nothing. Paid endpoints accept an API key in the x-api-key header (no payment is taken when a key is sent), ${pay}`;
 }
