@@ -131,8 +131,10 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
     publicBaseUrl: config.publicBaseUrl,
     log: app.log,
   });
-  // Ask the facilitator what it supports once routes exist; a failure is retried on the first paid call.
+  // Once routes exist: build the payment table (an invalid Bazaar declaration stops start-up), then ask the
+  // facilitator what it supports (a failure there is retried on the first paid call).
   app.addHook('onReady', async () => {
+    gate.prepare();
     gate.initialize().catch((err) => app.log.warn({ err: String(err?.message ?? err) }, 'x402 facilitator not reachable yet'));
   });
   return gate;

@@ -41,12 +41,13 @@ describe('/docs in headless Chromium', () => {
       expect(paths.sort()).toEqual([...catalog].sort());
       expect(await page.textContent('.info .title')).toContain('marketgate');
 
-      // "Try it out" on a free route works from the page under its CSP.
-      await page.click('#operations-Reference-get_v1_status .opblock-summary');
-      await page.click('#operations-Reference-get_v1_status .try-out__btn');
-      await page.click('#operations-Reference-get_v1_status .execute');
-      await page.waitForSelector('#operations-Reference-get_v1_status .live-responses-table tbody .response-col_status', { timeout: 15_000 });
-      expect((await page.textContent('#operations-Reference-get_v1_status .live-responses-table tbody .response-col_status'))?.trim()).toBe('200');
+      // "Try it out" on a free route works from the page under its CSP (Swagger UI names the block by operationId).
+      const status = '#operations-Reference-getStatus';
+      await page.click(`${status} .opblock-summary`);
+      await page.click(`${status} .try-out__btn`);
+      await page.click(`${status} .execute`);
+      await page.waitForSelector(`${status} .live-responses-table tbody .response-col_status`, { timeout: 15_000 });
+      expect((await page.textContent(`${status} .live-responses-table tbody .response-col_status`))?.trim()).toBe('200');
 
       expect(failed, failed.join(" ")).toEqual([]);
       expect(cspViolations).toEqual([]);

@@ -32,7 +32,7 @@ describe('/openapi.json', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('lists every catalog route with parameters, security and free/paid marking', async () => {
+  it('lists every catalog route with parameters, security, free/paid marking and payment info', async () => {
     const doc = (await get('/openapi.json')).json();
     const catalog = t.app.services.catalog.entries;
     expect(Object.keys(doc.paths).sort()).toEqual(catalog.map((e) => e.url).sort());
@@ -40,12 +40,16 @@ describe('/openapi.json', () => {
       const op = doc.paths[e.url].get;
       expect(op['x-access'], e.url).toBe(e.access);
       expect(op.summary).toBe(e.def.summary);
+      expect(op.operationId).toBe(e.operationId);
       if (e.access === 'paid') {
         expect(op.security).toEqual([{ ApiKeyAuth: [] }, { X402Payment: [] }]);
         expect(op['x-price']).toBe('$0.001');
+        // What x402scan and @agentcash/discovery read: the price in USD (X402_PRICE without the $) and the protocol.
+        expect(op['x-payment-info']).toEqual({ price: { mode: 'fixed', amount: '0.001', currency: 'USD' }, protocols: [{ x402: {} }] });
         expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '402']));
       } else {
         expect(op.security).toEqual([]);
+        expect(op['x-payment-info']).toBeUndefined();
       }
       for (const p of op.parameters ?? []) expect(p.description, `${e.url} ${p.name}`).toBeTruthy();
     }
@@ -59,6 +63,68 @@ describe('/openapi.json', () => {
     ]);
     expect(doc.components.securitySchemes.ApiKeyAuth).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }));
     expect(doc.components.securitySchemes.X402Payment.description).toMatch(/\$0\.001 per call in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453/);
+  });
+
+  it('names every operation with a stable, readable operationId: get + the path in camel case', async () => {
+    const doc = (await get('/openapi.json')).json();
+    const ids = Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, (item as { get: { operationId: string } }).get.operationId]));
+    expect(ids).toMatchObject({
+      '/risk/v1/token-risk': 'getTokenRisk',
+      '/risk/health': 'getRiskHealth',
+      '/risk/v1/status': 'getRiskStatus',
+      '/health': 'getHealth',
+      '/v1/status': 'getStatus',
+      '/v1/price': 'getPrice',
+      '/v1/long-short-ratio': 'getLongShortRatio',
+      '/v1/chain-ens': 'getChainEns',
+    });
+    expect(new Set(Object.values(ids)).size).toBe(Object.keys(ids).length);
+  });
+
+  it('declares its response headers once, as components, and references them where they are sent', async () => {
+    const doc = (await get('/openapi.json')).json();
+    expect(Object.keys(doc.components.headers).sort()).toEqual(
+      ['PaymentRequired', 'PaymentResponse', 'RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset', 'RequestId', 'RetryAfter'],
+    );
+    const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+    for (const item of Object.values(doc.paths) as { get: { responses: Record<string, { headers: object }> } }[]) {
+      for (const response of Object.values(item.get.responses)) expect(response.headers).toMatchObject({ 'x-request-id': ref('RequestId') });
+    }
+    const price = doc.paths['/v1/price'].get.responses;
+    expect(price['402'].headers).toEqual({ 'x-request-id': ref('RequestId'), 'PAYMENT-REQUIRED': ref('PaymentRequired') });
+    expect(price['200'].headers).toEqual({ 'x-request-id': ref('RequestId'), 'PAYMENT-RESPONSE': ref('PaymentResponse') });
+    expect(price['503'].headers).toMatchObject({ 'Retry-After': ref('RetryAfter') });
+    expect(price['429'].headers).toMatchObject({ 'Retry-After': ref('RetryAfter'), 'x-ratelimit-reset': ref('RateLimitReset') });
+    // Interface A's 502 stands for B's 503 and carries Retry-After when the provider is limiting us or paused.
+    expect(doc.paths['/risk/v1/token-risk'].get.responses['502'].headers).toMatchObject({ 'Retry-After': ref('RetryAfter') });
+    expect(doc.paths['/v1/sentiment'].get.responses['200'].headers).toEqual({ 'x-request-id': ref('RequestId') });
+  });
+
+  it('says how agents pay in info.x-guidance, has a licence, and keeps only the schemas it uses', async () => {
+    const doc = (await get('/openapi.json')).json();
+    expect(doc.info.license).toEqual({ name: 'Proprietary: all rights reserved' });
+    const guidance: string = doc.info['x-guidance'];
+    expect(guidance.split('\n').length).toBeLessThanOrEqual(8);
+    expect(guidance).toMatch(/HTTP 402 with a PAYMENT-REQUIRED header \(base64 JSON: \$0\.001 in USD Coin 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453/);
+    expect(guidance).toMatch(/PAYMENT-SIGNATURE/);
+    expect(guidance).toMatch(/payment-identifier extension \(declared optional in every 402\); resending the same PAYMENT-SIGNATURE returns the first answer again/);
+    expect(guidance).toMatch(/409/);
+    expect(Object.keys(doc.components.schemas).sort()).toEqual(['Error', 'PaymentRequired', 'SourceMeta']);
+  });
+
+  it('puts `nullable` only beside a `type` (OpenAPI 3.0 ignores it elsewhere): a nullable union is nullable in each branch', async () => {
+    const doc = (await get('/openapi.json')).json();
+    const flags = doc.paths['/risk/v1/token-risk'].get.responses['200'].content['application/json'].schema.properties.data.properties.flags;
+    expect(flags.properties.honeypot.additionalProperties).toEqual({ anyOf: [{ type: 'boolean', nullable: true }, { type: 'number', nullable: true }] });
+    const untyped: string[] = [];
+    const walk = (node: unknown, path: string): void => {
+      if (node === null || typeof node !== 'object') return;
+      const n = node as Record<string, unknown>;
+      if (n.nullable === true && n.type === undefined) untyped.push(path);
+      for (const [k, v] of Object.entries(n)) walk(v, `${path}/${k}`);
+    };
+    walk(doc, '#');
+    expect(untyped).toEqual([]);
   });
 
   it('the committed generated files (openapi/openapi.json, .env.example, the README providers table) are current (run `npm run docs`)', async () => {
@@ -107,6 +173,12 @@ describe('/llms.txt', () => {
     }
     expect(text).toContain('- chain (string, required): Chain: one of ethereum');
     expect(text).toContain('Example: http://127.0.0.1:3000/risk/v1/token-risk?chain=base&address=0x');
+    // Paid retries without paying twice (x402 payment-identifier), and the Bazaar declaration in every 402.
+    expect(text).toContain('Every 402 declares the x402 payment-identifier extension, as optional.');
+    expect(text).toContain('extensions["payment-identifier"].info.id');
+    expect(text).toMatch(/Resending the same PAYMENT-SIGNATURE \(same id, same payment\) returns the first answer again without a second settlement/);
+    expect(text).toContain('The same id with a different payment is refused with 409.');
+    expect(text).toContain('extensions.bazaar');
   });
 });
 
@@ -132,6 +204,8 @@ describe('/.well-known/agent.json', () => {
       // Only the origin of a configured URL is ever shown (a key may sit in its path).
       facilitator: fake.url,
     });
+    expect(card.securitySchemes.x402.extensions['payment-identifier']).toMatch(/same PAYMENT-SIGNATURE[^]*first answer again[^]*409/);
+    expect(card.securitySchemes.x402.extensions.bazaar).toMatch(/extensions\.bazaar/);
     const catalog = t.app.services.catalog.entries;
     expect(card.skills).toHaveLength(catalog.length);
     for (const e of catalog) {

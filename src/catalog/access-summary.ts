@@ -38,11 +38,24 @@ export function accessSummary(config: Config): AccessSummary {
   };
 }
 
+/** The x402 payment-identifier extension (idempotent paid retries), as llms.txt and the agent card describe it. */
+export const PAYMENT_IDENTIFIER_TEXT =
+  'Every 402 declares the x402 payment-identifier extension, as optional. A client may put an id (16-128 characters: letters, digits, - and _) ' +
+  'in its payment payload (extensions["payment-identifier"].info.id). Resending the same PAYMENT-SIGNATURE (same id, same payment) returns the first ' +
+  'answer again without a second settlement: that is how to recover an answer lost to a dropped connection, without paying twice. ' +
+  'The same id with a different payment is refused with 409.';
+
+/** The x402 Bazaar extension, as llms.txt and the agent card describe it. */
+export const BAZAAR_TEXT =
+  "Every 402 also carries the x402 Bazaar discovery extension (extensions.bazaar): the route's query parameters as JSON Schema with an example, " +
+  'and its answer as JSON Schema with a minimal example of the shape (not real data).';
+
 export function accessText(a: AccessSummary): string {
   const pay = a.x402.enabled
     ? `or pay per call with x402 (protocol v2, scheme "exact"): ${a.price} in the token ${a.x402.asset} on ${a.x402.network}, to ${a.x402.payTo}. ` +
       'Call a paid endpoint without credentials to receive HTTP 402 with a PAYMENT-REQUIRED header (base64 JSON) and a JSON body stating the price; ' +
-      'retry with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does this). A successful paid call returns PAYMENT-RESPONSE; a failed call is never charged.'
+      'retry with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does this). A successful paid call returns PAYMENT-RESPONSE; a failed call is never charged.\n\n' +
+      `Retries without paying twice. ${PAYMENT_IDENTIFIER_TEXT}\n\n${BAZAAR_TEXT}`
     : `x402 pay-per-call (${a.price}) is not configured on this server, so paid endpoints need an API key.`;
   return `Free endpoints need nothing. Paid endpoints accept an API key in the x-api-key header (no payment is taken when a key is sent), ${pay}`;
 }

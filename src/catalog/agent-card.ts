@@ -1,6 +1,6 @@
 // /.well-known/agent.json: capabilities and authentication in the A2A agent-card shape.
 // marketgate is a plain REST API: no streaming, push notifications, webhooks, JSON-RPC or tasks.
-import type { AccessSummary } from './access-summary.ts';
+import { BAZAAR_TEXT, PAYMENT_IDENTIFIER_TEXT, type AccessSummary } from './access-summary.ts';
 import { EVM_CHAINS_TEXT } from '../risk/chains.ts';
 import { INTERFACE_VERSION } from '../version.ts';
 import { examplePath, type CatalogEntry } from './route.ts';
@@ -27,6 +27,7 @@ export function agentCard(entries: CatalogEntry[], baseUrl: string, access: Acce
         name: 'PAYMENT-SIGNATURE',
         description: `x402 v2 pay-per-call, ${access.price} per paid call${access.x402.enabled ? '' : ' (not configured on this server)'}`,
         ...access.x402,
+        ...(access.x402.enabled ? { extensions: { 'payment-identifier': PAYMENT_IDENTIFIER_TEXT, bazaar: BAZAAR_TEXT } } : {}),
       },
     },
     security: [{ apiKey: [] }, { x402: [] }],

@@ -2,7 +2,7 @@
 // read from its zod query schema: the same source OpenAPI uses, so the descriptions cannot drift.
 import { z } from 'zod';
 import { documentDefaults } from '../params/query.ts';
-import { examplePath, type CatalogEntry } from './route.ts';
+import { envelopeSchema, examplePath, type CatalogEntry, type RouteDef } from './route.ts';
 
 export interface ParamInfo {
   name: string;
@@ -26,11 +26,44 @@ export function describeParams(query: z.ZodObject | undefined): ParamInfo[] {
   return params;
 }
 
-function toParamInfo(query: z.ZodObject): ParamInfo[] {
-  const json = documentDefaults(z.toJSONSchema(query, { io: 'input', unrepresentable: 'any' })) as {
-    properties?: Record<string, Record<string, unknown>>;
-    required?: string[];
+/** A JSON Schema (draft 2020-12) object, as zod writes it. */
+export interface JsonSchemaObject {
+  type?: string | string[];
+  properties?: Record<string, Record<string, unknown>>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
+/**
+ * A route's query as JSON Schema (draft 2020-12, no `$schema`), with the documented defaults in place:
+ * what the parameter lists and the x402 Bazaar declaration read, from the zod schema OpenAPI reads.
+ */
+export function queryJsonSchema(query: z.ZodObject | undefined): JsonSchemaObject {
+  if (!query) return { type: 'object', properties: {} };
+  const { $schema: _, ...json } = documentDefaults(z.toJSONSchema(query, { io: 'input', unrepresentable: 'any' })) as JsonSchemaObject;
+  return json;
+}
+
+/**
+ * A route's success body (the `{ data, meta }` envelope of its data schema) as one self-contained JSON
+ * Schema (draft 2020-12, no `$schema`): the shared schemas (SourceMeta, ...) inlined, so it can be
+ * embedded in another document.
+ */
+export function responseJsonSchema(def: RouteDef): JsonSchemaObject {
+  const { $schema: _, $defs, ...json } = z.toJSONSchema(envelopeSchema(def.data), { io: 'output', unrepresentable: 'any' }) as JsonSchemaObject;
+  const defs = ($defs ?? {}) as Record<string, unknown>;
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (node === null || typeof node !== 'object') return node;
+    const ref = (node as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/$defs/')) return inline(defs[ref.slice('#/$defs/'.length)]);
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(v)]));
   };
+  return inline(json) as JsonSchemaObject;
+}
+
+function toParamInfo(query: z.ZodObject): ParamInfo[] {
+  const json = queryJsonSchema(query);
   return Object.entries(json.properties ?? {}).map(([name, p]) => ({
     name,
     in: 'query' as const,

@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import { INTERFACE_VERSION } from '../version.ts';
 import { SECURITY_HEADERS } from '../http/edge.ts';
 import { documentDefaults } from '../params/query.ts';
+import { finishDocument } from './openapi-document.ts';
 
 export const OPENAPI_VERSION = '3.0.3';
 
@@ -29,6 +30,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         description:
           'Token risk check (free, under /risk) and market-data API for crypto and US equities (at the root). ' +
           'Responses are `{ data, meta }`; errors are `{ error, source? }`. Paid operations accept an API key (x-api-key) or an x402 payment.',
+        // No licence has been granted for the API or its data: all rights reserved (the data itself comes from the named providers, under their terms).
+        license: { name: 'Proprietary: all rights reserved' },
+        // What agents read first (x402scan, @agentcash/discovery): how to pay, in a few lines.
+        'x-guidance': guidance(config),
       },
       // Unset PUBLIC_BASE_URL: the server is the origin the document was fetched from, so /docs works behind any host or port.
       servers: [{ url: config.publicBaseUrlGiven ?? '/' }],
@@ -56,7 +61,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       documentDefaults(out.schema?.querystring);
       return out;
     },
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (args) => finishDocument(jsonSchemaTransformObject(args)),
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
@@ -76,4 +81,20 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     transformStaticCSP: (header) =>
       header.replace(/\s*upgrade-insecure-requests;?/, '').replace(/style-src [^;]*;/, "style-src 'self' 'unsafe-inline';"),
   });
+}
+
+/** info["x-guidance"]: how an agent calls and pays, for discovery clients that read the document first. */
+function guidance({ x402: x }: Config): string {
+  const calls = 'Every operation is a GET with query parameters; success is JSON { data, meta }, failure { error, source? }. Operations with security: [] are free.';
+  if (!x.active) {
+    return `${calls}\nPaid operations (x-access: paid) need an API key in x-api-key: x402 pay-per-call (${x.price}) is not configured on this server.`;
+  }
+  return [
+    calls,
+    `Paid operations (x-payment-info: ${x.price} per call) accept an API key in x-api-key, or an x402 v2 payment:`,
+    `1. Call without credentials: HTTP 402 with a PAYMENT-REQUIRED header (base64 JSON: ${x.price} in ${x.asset?.name} ${x.asset?.address} on ${x.network}, to ${x.payTo}).`,
+    '2. Sign the "exact" payment and repeat the call with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does both steps).',
+    '3. A success carries PAYMENT-RESPONSE (the settlement); a failed call (4xx/5xx) is never charged.',
+    'Retries without paying twice: put an id in the payment-identifier extension (declared optional in every 402); resending the same PAYMENT-SIGNATURE returns the first answer again without a second settlement (same id, different payment: 409).',
+  ].join('\n');
 }

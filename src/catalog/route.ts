@@ -47,6 +47,8 @@ export interface CatalogEntry {
   interface: InterfaceName;
   /** Full path as served, base included. */
   url: string;
+  /** OpenAPI operationId: what client generators and agent tools name the call (see operationId). */
+  operationId: string;
   access: Access;
   /** Price of one call when paid (X402_PRICE), else null. */
   price: string | null;
@@ -61,7 +63,10 @@ export class RouteCatalog {
   constructor(readonly price: string) {}
 
   add(iface: InterfaceName, def: RouteDef): CatalogEntry {
-    const entry = { interface: iface, url: INTERFACE_BASE[iface] + def.path, access: def.access, price: def.access === 'paid' ? this.price : null, def };
+    const url = INTERFACE_BASE[iface] + def.path;
+    const entry = { interface: iface, url, operationId: operationId(iface, def.path), access: def.access, price: def.access === 'paid' ? this.price : null, def };
+    const clash = this.entries.find((e) => e.operationId === entry.operationId);
+    if (clash) throw new Error(`${url} and ${clash.url} would share the operationId ${entry.operationId}`);
     this.entries.push(entry);
     return entry;
   }
@@ -73,6 +78,23 @@ export class RouteCatalog {
   find(url: string): CatalogEntry | undefined {
     return this.entries.find((e) => e.url === url);
   }
+}
+
+/**
+ * `get` and the route's path in camel case, without the version segment: /v1/price → getPrice,
+ * /v1/long-short-ratio → getLongShortRatio, /risk/v1/token-risk → getTokenRisk. Interface A's other
+ * routes say "risk" (/risk/health → getRiskHealth), so they do not clash with interface B's.
+ * Stable as long as the path is: client generators and agent tools name the call by it.
+ */
+export function operationId(iface: InterfaceName, path: string): string {
+  const words = path.split(/[/-]/).filter((w) => w && !/^v\d+$/.test(w));
+  if (iface === 'risk' && !words.includes('risk')) words.unshift('risk');
+  return `get${words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;
+}
+
+/** What x402 discovery (x402scan, @agentcash/discovery) reads from a paid operation: the price in USD and the protocol. */
+export function paymentInfo(price: string) {
+  return { price: { mode: 'fixed', amount: price.replace(/^\$/, ''), currency: 'USD' }, protocols: [{ x402: {} }] };
 }
 
 /** A working request path for the route: its example query, or the bare path. */
@@ -174,8 +196,11 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
         tags: [def.tag],
         // Paid: an API key or an x402 payment; free: nothing.
         security: entry.access === 'paid' ? [{ ApiKeyAuth: [] }, { X402Payment: [] }] : [],
+        operationId: entry.operationId,
         'x-access': entry.access,
         ...(entry.price ? { 'x-price': entry.price } : {}),
+        // Only when payments are on: without X402_PAY_TO a paid route takes an API key and nothing else.
+        ...(entry.price && ctx.access.x402.enabled ? { 'x-payment-info': paymentInfo(entry.price) } : {}),
         ...(def.query ? { querystring: def.query } : {}),
         response: responses(def, iface),
       } as FastifySchema,

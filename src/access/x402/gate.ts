@@ -23,6 +23,7 @@ import type { Config } from '../../config.ts';
 import type { CatalogEntry } from '../../catalog/route.ts';
 import { AppError, type ErrorBody } from '../../http/errors.ts';
 import type { PaymentGate } from '../access-control.ts';
+import { assertBazaarDeclarations, bazaarResourceServerExtension, discoveryConfig } from './bazaar.ts';
 import { FacilitatorUnavailableError } from './facilitator.ts';
 import { atomicAmount } from './price.ts';
 
@@ -115,14 +116,17 @@ export interface GateOptions {
   log: FastifyBaseLogger;
 }
 
-export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize(): Promise<void> } {
+export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare(): void; initialize(): Promise<void> } {
   const terms = paymentTerms(opts.x402);
   const asset = opts.x402.asset!;
   let server: x402HTTPResourceServer | undefined;
   let init: Promise<void> | undefined;
 
   const build = () => {
-    const resourceServer = new x402ResourceServer(opts.facilitator).register(opts.x402.network, new ExactEvmScheme());
+    const resourceServer = new x402ResourceServer(opts.facilitator)
+      .register(opts.x402.network, new ExactEvmScheme())
+      // Adds the request's method to each 402's Bazaar declaration, which fails validation without it (as @x402/express does).
+      .registerExtension(bazaarResourceServerExtension);
     const routes: RoutesConfig = Object.fromEntries(
       opts.paidRoutes().map((e) => [
         `GET ${e.url}`,
@@ -137,9 +141,11 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
           resource: `${opts.publicBaseUrl}${e.url}`,
           description: e.def.summary,
           mimeType: 'application/json',
+          ...discoveryConfig(e),
         },
       ]),
     );
+    assertBazaarDeclarations(routes);
     return new x402HTTPResourceServer(resourceServer, routes);
   };
 
@@ -157,6 +163,11 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
   };
 
   return {
+    /** Builds the payment table once routes exist; throws when a route's Bazaar declaration is invalid. */
+    prepare() {
+      server ??= build();
+    },
+
     async initialize() {
       await ready();
     },
