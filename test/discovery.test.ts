@@ -107,7 +107,7 @@ describe('x402 Bazaar extension on every 402', () => {
     const price = (await challenge(paid().find((e) => e.url === '/v1/price')!)).required.extensions!.bazaar as DiscoveryExtension;
     expect(price.info.output).toEqual({
       type: 'json',
-      example: { data: { symbol: 'string', asset_class: 'crypto', price: null, currency: null, as_of: null }, meta: { timestamp: 'string', sources: [] } },
+      example: { data: { symbol: 'string', venue_symbol: 'string', asset_class: 'crypto', price: null, currency: null, as_of: null }, meta: { timestamp: 'string', sources: [] } },
     });
   });
 
