@@ -178,6 +178,17 @@ describe.each([
     expect(JSON.parse(keyed.body).data).toEqual({ value: 42 });
   });
 
+  it.runIf(x402)('without any credentials the challenge comes before parameter validation (catalogs probe bare URLs); with a payment, a bad parameter is a 400 and nothing is verified', async () => {
+    const bare = await t.app.inject({ url: '/v1/price' });
+    expect(bare.statusCode).toBe(402);
+    expect(bare.headers['payment-required']).toBeTruthy();
+    const before = verifies;
+    const paying = await t.app.inject({ url: '/v1/price', headers: { 'payment-signature': 'eyJ4NDAyVmVyc2lvbiI6Mn0=' } });
+    expect(paying.statusCode).toBe(400);
+    expect(paying.json().error).toMatch(/^query parameter 'symbol' is required/);
+    expect(verifies).toBe(before);
+  });
+
   it.runIf(x402)('HEAD gets the route\'s 402 challenge; a HEAD with a payment is never verified nor settled', async () => {
     const res = await t.app.inject({ method: 'HEAD', url: '/v1/test-probe' });
     expect(res.statusCode).toBe(402);

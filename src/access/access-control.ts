@@ -107,21 +107,25 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
       new AppError(429, `rate limit exceeded: ${ctx.max} requests per minute ${LIMIT_SCOPES[scopeOf(bucketOf(req))]}; retry in ${Math.ceil(ctx.ttl / 1000)} s`),
   });
 
-  // 3. Reject what the credential does not allow; a valid key is a grant for the matched route.
-  app.addHook('preValidation', (req, _reply, done) => {
+  // 3. Reject what the credential does not allow; a valid key is a grant for the matched route. A
+  // request with no credentials at all gets the route's 402 challenge here, before its parameters
+  // are validated: the challenge takes nothing, and agent catalogs probe a paid resource by its bare
+  // URL (without the parameters it needs), so they must see the challenge rather than a 400.
+  const payments = opts.payments;
+  app.addHook('preValidation', async (req, reply) => {
     const credential = req.credential;
-    if (credential?.kind === 'invalid-key') return done(new AppError(401, INVALID_KEY));
-    if (credential?.kind === 'none') return done(new AppError(401, KEY_REQUIRED));
+    if (credential?.kind === 'invalid-key') throw new AppError(401, INVALID_KEY);
+    if (credential?.kind === 'none') throw new AppError(401, KEY_REQUIRED);
     if (credential?.kind === 'key') req.grant = { entry: matchedEntry(req)!, via: 'key' };
-    done();
+    if (credential?.kind === 'x402' && !hasPaymentHeader(req)) return payments!.preHandler(req, reply, matchedEntry(req)!);
   });
 
-  // 4. x402: verify before the handler (after validation: a bad parameter is a 400 and nothing is
-  // taken); the gate grants the matched route once the facilitator verified the payment. Settle after.
-  const payments = opts.payments;
+  // 4. x402 with a payment: verify before the handler, after validation (a bad parameter is a 400 and
+  // nothing is taken); the gate grants the matched route once the facilitator verified the payment.
+  // Settle after.
   if (payments) {
     app.addHook('preHandler', async (req, reply) => {
-      if (req.credential?.kind !== 'x402') return;
+      if (req.credential?.kind !== 'x402' || req.grant) return;
       return payments.preHandler(req, reply, matchedEntry(req)!);
     });
     app.addHook('onSend', async (req, reply, payload) => {
@@ -129,6 +133,11 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
       return payments.onSend(req, reply, payload);
     });
   }
+}
+
+/** Whether the request carries an x402 payment header (v2 PAYMENT-SIGNATURE, or v1 X-PAYMENT). */
+function hasPaymentHeader(req: FastifyRequest): boolean {
+  return req.headers['payment-signature'] !== undefined || req.headers['x-payment'] !== undefined;
 }
 
 function credentialOf(req: FastifyRequest, opts: AccessControlOptions): Credential {
