@@ -4,6 +4,7 @@
 // message that names the variable and says what it accepts.
 import { z } from 'zod';
 import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalendar } from './data/macro-calendar.ts';
+import type { DatabaseSettings } from './db/open.ts';
 import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './env.ts';
 import { SOURCES, type SourceSettings } from './sources/index.ts';
 
@@ -42,6 +43,14 @@ const evmAddress = (what: string) =>
     .string()
     .regex(/^0[xX][0-9a-fA-F]{40}$/, `${what} (0x + 40 hex)`)
     .transform((v) => `0x${v.slice(2)}`);
+
+const postgresUrl = z.string().refine((v) => {
+  try {
+    return ['postgres:', 'postgresql:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}, 'a postgres:// or postgresql:// URL');
 
 /** The server's own variables, by section (the sections head `.env.example`). */
 export const CORE_ENV_SECTIONS = {
@@ -98,6 +107,26 @@ export const CORE_ENV_SECTIONS = {
     CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
     CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
   },
+  'database (payments ledger, per-key usage)': {
+    DATA_DIR: env.text(
+      './data',
+      'Directory of the embedded PostgreSQL (PGlite, in DATA_DIR/pglite, used while DATABASE_URL is unset) and of the admin socket DATA_DIR/admin.sock.',
+      'a directory path',
+    ),
+    DATABASE_URL: env.custom(
+      postgresUrl,
+      undefined,
+      'A PostgreSQL server (postgres://USER:PASSWORD@HOST:5432/DB) instead of the embedded database; every instance shares it.',
+      { secret: true },
+    ),
+    DB_TIMEOUT_MS: env.int(
+      100,
+      60_000,
+      2000,
+      'Longest a request waits for the database (its opening included); a paid call whose payment cannot be recorded in this time is refused (503) before anything is settled.',
+    ),
+    USAGE_FLUSH_MS: env.int(100, 3_600_000, 5000, 'How often per-key usage, counted in memory, is written to the database (ms).'),
+  },
   'data files': {
     MACRO_CALENDAR_FILE: MACRO_CALENDAR_FILE_ENV,
   },
@@ -151,6 +180,9 @@ export interface Config {
     facilitator: 'coinbase-cdp' | string;
     cdp: { keyId: string | undefined; keySecret: string | undefined };
   };
+  /** The ledger database: PGlite in DATA_DIR, or the PostgreSQL server at DATABASE_URL. */
+  db: DatabaseSettings;
+  usage: { flushMs: number };
   /** Each source's settings (base URLs, keys, TTLs), by source key; see src/sources/. */
   sources: SourceSettings;
   /** The macro calendar's dates: MACRO_CALENDAR_FILE's, validated, or the shipped file's. */
@@ -215,6 +247,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       facilitator: e.X402_FACILITATOR,
       cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
     },
+    db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
+    usage: { flushMs: e.USAGE_FLUSH_MS },
     sources: Object.fromEntries(SOURCES.map((d) => [d.key, (d.settings as (v: unknown) => unknown)(values)])) as SourceSettings,
     macroCalendar: e.MACRO_CALENDAR_FILE ?? BUILT_IN_MACRO_CALENDAR,
   };

@@ -1,4 +1,7 @@
 // Builds the real app against fake upstreams, with logs captured in memory.
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll } from 'vitest';
@@ -37,7 +40,9 @@ export async function makeApp(
       cb();
     },
   });
-  const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS), ...OFFLINE_BASE_URLS, ...env });
+  // Each app its own DATA_DIR (created only if the app opens its database), never the repository's ./data.
+  const dataDir = join(tmpdir(), `mg-data-${randomUUID()}`);
+  const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS), DATA_DIR: dataDir, ...OFFLINE_BASE_URLS, ...env });
   const app = await buildApp(config, { logStream: logStream as never, extraMarketRoutes });
   await before?.(app);
   await app.ready();

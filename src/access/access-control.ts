@@ -10,6 +10,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../http/errors.ts';
 import { clientBucket } from './client-bucket.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
+import type { UsageCounter } from '../db/usage.ts';
+import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
 
 export interface PaymentGate {
   /** Runs before the handler: answers 402/503 itself or marks the request as paid-pending. */
@@ -23,6 +25,8 @@ export interface AccessControlOptions {
   limits: { keyPerMinute: number; paidIpPerMinute: number; freePerMinute: number };
   /** undefined when x402 is off (X402_ENABLED=false or X402_PAY_TO unset). */
   payments: PaymentGate | undefined;
+  /** Counts keyed calls per key, day and route (GET /v1/usage). */
+  usage?: UsageCounter;
 }
 
 /** Who is calling a paid route, as far as the request says. */
@@ -57,7 +61,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
 
   // 1. Who is it? (No rejection yet: an invalid key still counts against its IP's limit below.)
   app.addHook('onRequest', (req, _reply, done) => {
-    if (req.routeOptions.config.catalog?.access === 'paid') req.credential = credentialOf(req, opts);
+    if (needsCredential(req.routeOptions.config.catalog?.access)) req.credential = credentialOf(req, opts);
     done();
   });
 
@@ -80,7 +84,10 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   app.addHook('preValidation', (req, _reply, done) => {
     const kind = req.credential?.kind;
     if (kind === 'invalid-key') return done(new AppError(401, INVALID_KEY));
+    const keyOnly = keyOnlyRefusal(req);
+    if (keyOnly) return done(keyOnly);
     if (kind === 'none') return done(new AppError(401, KEY_REQUIRED));
+    countKeyedCall(req, opts.usage);
     done();
   });
 

@@ -1,4 +1,5 @@
 // Interface B's routes, one file each. Adding an endpoint is one file and one line here.
+import { keyUsage } from '../access/usage-route.ts';
 import type { RouteDef } from '../catalog/route.ts';
 import { healthRoute, marketStatus } from '../catalog/status.ts';
 import { atr } from './analytics/atr.ts';
@@ -33,6 +34,7 @@ import { gas } from './market-context/gas.ts';
 export const MARKET_ROUTES: readonly RouteDef[] = [
   healthRoute('market data', 'Reference'),
   marketStatus,
+  keyUsage,
   price,
   ohlcv,
   orderbook,
