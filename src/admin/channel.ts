@@ -10,9 +10,10 @@
 //
 // Handlers are registered per method and path (payments now; the keys CLI can add its own later);
 // each answers `{ data }` or `{ error }` as JSON.
-import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
+import { dirname } from 'node:path';
 import { AppError } from '../http/errors.ts';
 
 export interface AdminRequest {
@@ -53,6 +54,7 @@ export class AdminChannel {
     if (Buffer.byteLength(this.socketPath) > MAX_SOCKET_PATH) {
       throw new Error(`admin socket path ${this.socketPath} is longer than ${MAX_SOCKET_PATH} bytes: use a shorter DATA_DIR`);
     }
+    mkdirSync(dirname(this.socketPath), { recursive: true, mode: 0o700 });
     await removeStaleSocket(this.socketPath);
     const server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve, reject) => {

@@ -1,12 +1,11 @@
 // The embedded database: PGlite (PostgreSQL compiled to WebAssembly) in DATA_DIR/pglite, owned by
-// this process alone (DATA_DIR/pglite.lock). `npm start` needs nothing installed. PGlite is loaded
-// only when the database is opened (a dynamic import: a server on DATABASE_URL never loads it).
-//
-// A new directory is created by initdb on a worker thread, into a temporary directory renamed into
-// place when complete, so a process stopped halfway never leaves a half-made cluster behind.
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+// this process alone (DATA_DIR/pglite.lock), so `npm start` needs nothing installed. PGlite runs on a
+// worker thread (pglite-worker.ts), never on the event loop that serves requests; this is the main
+// thread's side, a Database whose calls are messages to that worker. A server on DATABASE_URL never
+// starts the worker nor loads PGlite.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
+import type { Worker } from 'node:worker_threads';
 import { startWorker, workerModule } from '../sources/off-thread.ts';
 import type { Database, Queryable } from './database.ts';
 import { acquireLock } from './dir-lock.ts';
@@ -14,11 +13,8 @@ import { acquireLock } from './dir-lock.ts';
 /** Where PGlite keeps its cluster and its lock, below DATA_DIR. */
 export const pglitePaths = (dataDir: string) => ({ cluster: join(dataDir, 'pglite'), lock: join(dataDir, 'pglite.lock') });
 
-/** PostgreSQL's `date` type (OID 1082), kept as its 'YYYY-MM-DD' text (PGlite would make a Date at local midnight). */
-const DATE_OID = 1082;
-
 export interface PgliteOpenOptions {
-  /** Aborts a first-start initdb (the worker is stopped) when the server shuts down meanwhile. */
+  /** Stops the opening (the worker is terminated: a first-start initdb leaves only a staging directory) when the server shuts down meanwhile. */
   signal?: AbortSignal;
 }
 
@@ -27,15 +23,64 @@ export async function openPglite(dataDir: string, options: PgliteOpenOptions = {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const paths = pglitePaths(dataDir);
   const lock = acquireLock(paths.lock);
+  const worker = new WorkerCalls(startWorker(workerModule('pglite-worker', import.meta.url)));
+  const stop = () => worker.terminate(new Error('PGlite opening stopped: the server is shutting down'));
+  options.signal?.addEventListener('abort', stop, { once: true });
   try {
-    if (!existsSync(join(paths.cluster, 'PG_VERSION'))) await initdbOffThread(paths.cluster, options.signal);
     options.signal?.throwIfAborted();
-    const { PGlite } = await import('@electric-sql/pglite');
-    const pg = await PGlite.create(paths.cluster, { parsers: { [DATE_OID]: (v: string) => v } });
-    return new PgliteDatabase(pg, () => lock.release());
+    await worker.call({ op: 'open', dir: paths.cluster });
+    return new PgliteDatabase(worker, () => lock.release());
   } catch (err) {
+    await worker.terminate(err);
     lock.release();
     throw err;
+  } finally {
+    options.signal?.removeEventListener('abort', stop);
+  }
+}
+
+type Call =
+  | { op: 'open'; dir: string }
+  | { op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
+  | { op: 'begin' }
+  | { op: 'commit' | 'rollback'; tx: number }
+  | { op: 'close' };
+
+/** Request/answer over the worker's message port; a worker that dies fails every call in flight. */
+class WorkerCalls {
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  private dead: Error | undefined;
+
+  constructor(private readonly worker: Worker) {
+    worker.on('message', (m: { id: number; ok: boolean; value?: unknown; error?: { message: string; code?: string } }) => {
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if (m.ok) w?.resolve(m.value);
+      else w?.reject(Object.assign(new Error(m.error!.message), m.error!.code ? { code: m.error!.code } : {}));
+    });
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => this.fail(new Error(`the PGlite worker exited (code ${code})`)));
+  }
+
+  call<T = unknown>(c: Call): Promise<T> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ id, ...c });
+    });
+  }
+
+  async terminate(reason: unknown): Promise<void> {
+    this.fail(reason instanceof Error ? reason : new Error(String(reason)));
+    await this.worker.terminate();
+  }
+
+  private fail(err: Error): void {
+    this.dead ??= err;
+    for (const w of this.waiting.values()) w.reject(err);
+    this.waiting.clear();
   }
 }
 
@@ -44,53 +89,37 @@ class PgliteDatabase implements Database {
   private closed = false;
 
   constructor(
-    private readonly pg: PGlite,
+    private readonly worker: WorkerCalls,
     private readonly onClose: () => void,
   ) {}
 
-  async query<Row>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-    this.assertOpen();
-    return (await this.pg.query<Row>(sql, params as unknown[])).rows;
+  query<Row>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    if (this.closed) return Promise.reject(new Error('the PGlite database is closed'));
+    return this.worker.call<Row[]>({ op: 'query', sql, params });
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    this.assertOpen();
-    return this.pg.transaction((tx) => fn({ query: async <Row>(sql: string, params: readonly unknown[] = []) => (await tx.query<Row>(sql, params as unknown[])).rows }));
+    if (this.closed) throw new Error('the PGlite database is closed');
+    const tx = await this.worker.call<number>({ op: 'begin' });
+    let result: T;
+    try {
+      result = await fn({ query: <Row>(sql: string, params: readonly unknown[] = []) => this.worker.call<Row[]>({ op: 'query', sql, params, tx }) });
+    } catch (err) {
+      await this.worker.call({ op: 'rollback', tx }).catch(() => {});
+      throw err;
+    }
+    await this.worker.call({ op: 'commit', tx });
+    return result;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     try {
-      await this.pg.close();
+      await this.worker.call({ op: 'close' });
     } finally {
+      await this.worker.terminate(new Error('the PGlite database is closed'));
       this.onClose();
     }
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw new Error('the PGlite database is closed');
-  }
-}
-
-/** Runs initdb for `cluster` on a worker thread, in a temporary directory renamed into place when done. */
-async function initdbOffThread(cluster: string, signal: AbortSignal | undefined): Promise<void> {
-  const staging = `${cluster}.initdb-${process.pid}`;
-  rmSync(staging, { recursive: true, force: true });
-  const worker = startWorker(workerModule('pglite-initdb-worker', import.meta.url));
-  const stop = () => void worker.terminate();
-  signal?.addEventListener('abort', stop, { once: true });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      worker.once('message', (m: { ok: boolean; error?: string }) => (m.ok ? resolve() : reject(new Error(`PGlite initdb failed: ${m.error}`))));
-      worker.once('error', reject);
-      worker.once('exit', (code) => reject(new Error(signal?.aborted ? 'PGlite initdb stopped: the server is shutting down' : `PGlite initdb worker exited (code ${code})`)));
-      worker.postMessage({ dir: staging });
-    });
-    renameSync(staging, cluster);
-  } finally {
-    signal?.removeEventListener('abort', stop);
-    await worker.terminate();
-    rmSync(staging, { recursive: true, force: true });
   }
 }
