@@ -4,6 +4,8 @@
 // message that names the variable and says what it accepts.
 import { z } from 'zod';
 import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalendar } from './data/macro-calendar.ts';
+import { X402_NETWORKS } from './access/x402/networks.ts';
+import { DATABASE_ENV } from './db/env.ts';
 import type { DatabaseSettings } from './db/open.ts';
 import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './env.ts';
 import { SOURCES, type SourceSettings } from './sources/index.ts';
@@ -12,11 +14,7 @@ export { ConfigError } from './env.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** x402 networks by short name → CAIP-2 id and that network's USDC. */
-export const X402_NETWORKS: Record<string, { caip2: `eip155:${number}`; usdc: `0x${string}`; usdcName: string }> = {
-  base: { caip2: 'eip155:8453', usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', usdcName: 'USD Coin' },
-  'base-sepolia': { caip2: 'eip155:84532', usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', usdcName: 'USDC' },
-};
+export { X402_NETWORKS };
 
 /**
  * TRUST_PROXY: `false` (default: use the socket address), `true` (trust every hop),
@@ -43,14 +41,6 @@ const evmAddress = (what: string) =>
     .string()
     .regex(/^0[xX][0-9a-fA-F]{40}$/, `${what} (0x + 40 hex)`)
     .transform((v) => `0x${v.slice(2)}`);
-
-const postgresUrl = z.string().refine((v) => {
-  try {
-    return ['postgres:', 'postgresql:'].includes(new URL(v).protocol);
-  } catch {
-    return false;
-  }
-}, 'a postgres:// or postgresql:// URL');
 
 /** The server's own variables, by section (the sections head `.env.example`). */
 export const CORE_ENV_SECTIONS = {
@@ -107,26 +97,7 @@ export const CORE_ENV_SECTIONS = {
     CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
     CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
   },
-  'database (payments ledger, per-key usage)': {
-    DATA_DIR: env.text(
-      './data',
-      'Directory of the embedded PostgreSQL (PGlite, in DATA_DIR/pglite, used while DATABASE_URL is unset) and of the admin socket DATA_DIR/admin.sock.',
-      'a directory path',
-    ),
-    DATABASE_URL: env.custom(
-      postgresUrl,
-      undefined,
-      'A PostgreSQL server (postgres://USER:PASSWORD@HOST:5432/DB) instead of the embedded database; every instance shares it.',
-      { secret: true },
-    ),
-    DB_TIMEOUT_MS: env.int(
-      100,
-      60_000,
-      2000,
-      'Longest a request waits for the database (its opening included); a paid call whose payment cannot be recorded in this time is refused (503) before anything is settled.',
-    ),
-    USAGE_FLUSH_MS: env.int(100, 3_600_000, 5000, 'How often per-key usage, counted in memory, is written to the database (ms).'),
-  },
+  'database (payments ledger, per-key usage)': DATABASE_ENV,
   'data files': {
     MACRO_CALENDAR_FILE: MACRO_CALENDAR_FILE_ENV,
   },

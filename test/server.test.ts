@@ -1,8 +1,14 @@
 // The start command itself: `npm start` builds and runs the compiled server with node directly; it
 // must serve on embedded defaults, stop on a bad setting with a message naming it, shut down cleanly
 // on SIGTERM (sent to npm, which passes it on: no orphaned server), and keep stdout JSON lines.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
 
 function start(command: string[], env: Record<string, string>) {
   const proc = spawn(command[0]!, command.slice(1), {
@@ -28,8 +34,9 @@ async function listeningUrl(s: ReturnType<typeof start>, tries = 1200): Promise<
 const dev = ['node', '--import', 'tsx', 'src/server.ts'];
 
 describe('the server process', () => {
-  it('`npm start` serves on defaults (no database, no Redis, no keys); SIGTERM to npm stops the server itself, exit 0', async () => {
-    const s = start(['npm', 'start'], { PORT: '0' });
+  it('`npm start` serves on defaults (the embedded database, no Redis, no keys); SIGTERM to npm stops the server itself, exit 0', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mg-start-'));
+    const s = start(['npm', 'start'], { PORT: '0', DATA_DIR: dataDir });
     const url = await listeningUrl(s);
     expect(url, s.output()).not.toBe('');
     const health = await fetch(`${url}/risk/health`);
@@ -37,12 +44,20 @@ describe('the server process', () => {
     expect(health.headers.get('x-request-id')).toBeTruthy();
     expect(((await health.json()) as { data: { status: string } }).data.status).toBe('ok');
     expect((await fetch(`${url}/health`)).status).toBe(200);
+    // The embedded database is created on first start (PGlite's initdb on a worker thread), and the
+    // compiled payments CLI (as the Docker image ships it) reads it through the server's admin socket.
+    for (let i = 0; i < 1200 && !/"msg":"database open"/.test(s.output()); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(s.output()).toMatch(/"msg":"database open"/);
+    const cli = await run('node', ['dist/admin/payments-cli.js', 'summary', '--json'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
+    expect(JSON.parse(cli.stdout)).toEqual({ rows: [], ledger: { final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 } });
+    expect(cli.stderr).toBe('');
     s.proc.kill('SIGTERM');
     expect(await s.exited).toBe(0);
     expect(s.output()).toContain('shutting down');
     // Nothing is left serving on the port.
     await expect(fetch(`${url}/health`)).rejects.toThrow();
-  }, 150_000); // `npm start` compiles first: slow on a loaded 2-core machine
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 300_000); // `npm start` compiles first, and the first start creates the database: slow on a loaded 2-core machine
 
   it('stops at start-up with a message naming a bad variable', async () => {
     const s = start(dev, { PORT: 'eighty' });
@@ -52,7 +67,8 @@ describe('the server process', () => {
 
   it("library console output (the x402 SDK's warnings) goes through the logger as JSON lines", async () => {
     // The facilitator cannot be reached, so the SDK warns at start-up that it could not fetch the supported kinds.
-    const s = start(dev, { PORT: '0', X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: 'http://127.0.0.1:9', X402_FACILITATOR_TIMEOUT_MS: '200' });
+    const dataDir = mkdtempSync(join(tmpdir(), 'mg-start-'));
+    const s = start(dev, { PORT: '0', DATA_DIR: dataDir, X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: 'http://127.0.0.1:9', X402_FACILITATOR_TIMEOUT_MS: '200' });
     expect(await listeningUrl(s), s.output()).not.toBe('');
     await new Promise((r) => setTimeout(r, 1000));
     s.proc.kill('SIGTERM');
@@ -60,5 +76,6 @@ describe('the server process', () => {
     const lines = s.output().trim().split('\n');
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
     expect(lines.some((l) => JSON.parse(l).console === true && /supported/i.test(JSON.parse(l).msg))).toBe(true);
+    rmSync(dataDir, { recursive: true, force: true });
   }, 30_000);
 });

@@ -9,12 +9,13 @@
 // directory itself; when a server owns the directory but does not answer, it refuses and says why.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CORE_ENV_SECTIONS, X402_NETWORKS } from '../config.ts';
+import { X402_NETWORKS } from '../access/x402/networks.ts';
 import type { Database } from '../db/database.ts';
 import { lockOwner } from '../db/dir-lock.ts';
 import { openDatabase, type DatabaseSettings } from '../db/open.ts';
 import { listPayments, PAYMENT_STATUSES, resolvePayment, summarizePayments, type LedgerStats, type PaymentFilter, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow, type Resolution } from '../db/payments.ts';
 import { pglitePaths } from '../db/pglite.ts';
+import { DATABASE_ENV } from '../db/env.ts';
 import { ConfigError, parseEnv } from '../env.ts';
 import { AdminRequestError, AdminUnreachableError, adminRequest } from './client.ts';
 
@@ -42,10 +43,22 @@ interface Ledger {
   close(): Promise<void>;
 }
 
+type Task =
+  | { command: 'list'; filter: PaymentFilter }
+  | { command: 'summary'; filter: PaymentFilter }
+  | { command: 'resolve'; id: string; resolution: Resolution };
+
 async function main(argv: string[]): Promise<void> {
   const { command, positional, flags } = parseArgs(argv);
+  // Every argument is checked before anything is opened.
+  const task: Task =
+    command === 'list'
+      ? { command, filter: { since: time(flags.since, 'since'), until: time(flags.until, 'until'), status: status(flags.status), limit: limit(flags.limit) } }
+      : command === 'summary'
+        ? { command, filter: { since: time(flags.since ?? '30d', 'since'), until: time(flags.until, 'until') } }
+        : { command, id: positional[0] ?? usage('resolve needs the payment id'), resolution: resolution(positional[1], flags) };
   const settings = databaseSettings();
-  const ledger = await connect(settings, command === 'resolve');
+  const ledger = await connect(settings, task.command === 'resolve');
   if (!ledger) {
     // No database exists yet: nothing was ever recorded.
     if (flags.json) console.log(command === 'summary' ? JSON.stringify({ rows: [], ledger: null }) : '[]');
@@ -53,19 +66,19 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   try {
-    switch (command) {
+    switch (task.command) {
       case 'list': {
-        const rows = await ledger.list({ since: time(flags.since, 'since'), until: time(flags.until, 'until'), status: status(flags.status), limit: limit(flags.limit) });
+        const rows = await ledger.list(task.filter);
         console.log(flags.json ? JSON.stringify(rows, null, 2) : listTable(rows));
         break;
       }
       case 'summary': {
-        const summary = await ledger.summary({ since: time(flags.since ?? '30d', 'since'), until: time(flags.until, 'until') });
+        const summary = await ledger.summary(task.filter);
         console.log(flags.json ? JSON.stringify(summary, null, 2) : summaryTable(summary));
         break;
       }
       case 'resolve': {
-        const done = await ledger.resolve(positional[0] ?? usage('resolve needs the payment id'), resolution(positional[1], flags));
+        const done = await ledger.resolve(task.id, task.resolution);
         console.log(`payment ${done.id}: ${done.previous} → ${done.status}`);
         break;
       }
@@ -75,7 +88,7 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-function parseArgs(argv: string[]) {
+function parseArgs(argv: string[]): { command: Task['command']; positional: string[]; flags: Record<string, string | undefined> } {
   const [command, ...rest] = argv;
   if (command !== 'list' && command !== 'summary' && command !== 'resolve') usage(command ? `unknown command ${command}` : 'no command');
   const flags: Record<string, string | undefined> & { json?: string } = {};
@@ -100,7 +113,7 @@ function usage(problem: string): never {
 
 /** DATA_DIR, DATABASE_URL and DB_TIMEOUT_MS, parsed as the server parses them. */
 function databaseSettings(): DatabaseSettings {
-  const e = parseEnv(CORE_ENV_SECTIONS['database (payments ledger, per-key usage)'], process.env);
+  const e = parseEnv(DATABASE_ENV, process.env);
   return { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS };
 }
 
