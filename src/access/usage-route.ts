@@ -28,8 +28,8 @@ export const keyUsage = defineRoute({
     key_id: z.string().describe('The id of the key (never the key itself)'),
     limits: z.object({
       requests_per_minute: z.number().int().describe('KEY_RATE_LIMIT: paid calls per minute with this key'),
-      requests_per_day: z.null().describe('No daily limit'),
-      requests_per_month: z.null().describe('No monthly limit'),
+      requests_per_day: z.number().int().nullable().describe('Calls allowed per UTC day; null = no daily limit (none is set on this server)'),
+      requests_per_month: z.number().int().nullable().describe('Calls allowed per UTC month; null = no monthly limit (none is set on this server)'),
     }),
     usage: z.object({
       current_minute: period('in the rate limiter\'s current one-minute window'),
