@@ -4,8 +4,10 @@
 // thread that held /health and every request (measured: stalls of 4 to 5 s while it opened on a busy
 // 2-core machine). pglite.ts is the main thread's side; the protocol is one message per call:
 //
-//   { id, op: 'open', dir }                 → creates the cluster if missing (initdb, into a staging
-//                                             directory renamed into place), then opens it
+//   { id, op: 'initdb', dir }               → creates the cluster (into a staging directory renamed into
+//                                             place); sent to a worker of its own, ended afterwards, so
+//                                             initdb's memory (hundreds of MB) goes with it
+//   { id, op: 'open', dir }                 → opens the cluster
 //   { id, op: 'query', sql, params, tx? }   → rows (in transaction `tx` when given)
 //   { id, op: 'begin' }                     → a transaction id; PGlite holds it until commit/rollback
 //   { id, op: 'commit' | 'rollback', tx }
@@ -20,7 +22,7 @@ import { PGlite, type Transaction } from '@electric-sql/pglite';
 const PARSERS = { 1082: (v: string) => v };
 
 type Request =
-  | { id: number; op: 'open'; dir: string }
+  | { id: number; op: 'initdb' | 'open'; dir: string }
   | { id: number; op: 'query'; sql: string; params: unknown[]; tx?: number }
   | { id: number; op: 'begin' }
   | { id: number; op: 'commit' | 'rollback'; tx: number }
@@ -33,13 +35,15 @@ const ROLLBACK = Symbol('rollback');
 
 async function handle(req: Request): Promise<unknown> {
   switch (req.op) {
+    case 'initdb': {
+      if (existsSync(join(req.dir, 'PG_VERSION'))) return null;
+      const staging = `${req.dir}.initdb`;
+      rmSync(staging, { recursive: true, force: true });
+      await (await PGlite.create(staging)).close();
+      renameSync(staging, req.dir);
+      return null;
+    }
     case 'open': {
-      if (!existsSync(join(req.dir, 'PG_VERSION'))) {
-        const staging = `${req.dir}.initdb`;
-        rmSync(staging, { recursive: true, force: true });
-        await (await PGlite.create(staging)).close();
-        renameSync(staging, req.dir);
-      }
       pg = await PGlite.create(req.dir, { parsers: PARSERS });
       return null;
     }

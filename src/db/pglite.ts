@@ -3,7 +3,7 @@
 // worker thread (pglite-worker.ts), never on the event loop that serves requests; this is the main
 // thread's side, a Database whose calls are messages to that worker. A server on DATABASE_URL never
 // starts the worker nor loads PGlite.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startWorker, workerModule } from '../sources/off-thread.ts';
@@ -23,15 +23,23 @@ export async function openPglite(dataDir: string, options: PgliteOpenOptions = {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const paths = pglitePaths(dataDir);
   const lock = acquireLock(paths.lock);
-  const worker = new WorkerCalls(startWorker(workerModule('pglite-worker', import.meta.url)));
-  const stop = () => worker.terminate(new Error('PGlite opening stopped: the server is shutting down'));
+  let worker: WorkerCalls | undefined;
+  const stop = () => void worker?.terminate(new Error('PGlite opening stopped: the server is shutting down'));
   options.signal?.addEventListener('abort', stop, { once: true });
   try {
+    if (!existsSync(join(paths.cluster, 'PG_VERSION'))) {
+      // First start: initdb on a worker of its own, ended afterwards (its memory with it).
+      worker = newWorker();
+      options.signal?.throwIfAborted();
+      await worker.call({ op: 'initdb', dir: paths.cluster });
+      await worker.terminate(new Error('initdb done'));
+    }
+    worker = newWorker();
     options.signal?.throwIfAborted();
     await worker.call({ op: 'open', dir: paths.cluster });
     return new PgliteDatabase(worker, () => lock.release());
   } catch (err) {
-    await worker.terminate(err);
+    await worker?.terminate(err);
     lock.release();
     throw err;
   } finally {
@@ -39,8 +47,10 @@ export async function openPglite(dataDir: string, options: PgliteOpenOptions = {
   }
 }
 
+const newWorker = () => new WorkerCalls(startWorker(workerModule('pglite-worker', import.meta.url)));
+
 type Call =
-  | { op: 'open'; dir: string }
+  | { op: 'initdb' | 'open'; dir: string }
   | { op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
   | { op: 'begin' }
   | { op: 'commit' | 'rollback'; tx: number }
