@@ -276,6 +276,21 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
   });
 });
 
+describe('several instances starting at once on one PostgreSQL server', () => {
+  it('migrate once: the advisory lock makes the others wait, then find nothing to do', async () => {
+    server ??= await startPostgres();
+    const settings: DatabaseSettings = { dataDir: tempDir(), url: await server.createDatabase(`race${++databases}`), timeoutMs: 10_000 };
+    const opened = await Promise.allSettled(Array.from({ length: 4 }, () => openDatabase(settings)));
+    const instances = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    try {
+      expect(opened.filter((o) => o.status === 'rejected')).toEqual([]);
+      expect(await instances[0]!.query('SELECT id FROM schema_migrations ORDER BY id')).toEqual(MIGRATIONS.map((m) => ({ id: m.id })));
+    } finally {
+      await Promise.all(instances.map((db) => db.close()));
+    }
+  }, 60_000);
+});
+
 describe('a database that is down', () => {
   it('PGlite directory owned by another running process: recordVerified fails at once, saying so', async () => {
     const dataDir = tempDir();
