@@ -11,7 +11,7 @@ import { SqlPaymentIdStore } from '../src/db/payment-ids.ts';
 import { PaymentLedger, resolvePayment, type VerifiedPayment } from '../src/db/payments.ts';
 import { DatabaseService, DatabaseUnavailableError } from '../src/db/service.ts';
 import { UsageCounter } from '../src/db/usage.ts';
-import { instrument, memoryLog, removeTempDirs, serviceFor, serviceOver, tempDir } from './db-helpers.ts';
+import { instrument, memoryLog, pgliteDataDir, removeTempDirs, serviceFor, serviceOver, tempDir } from './db-helpers.ts';
 import { startPostgres, type TestPostgres } from './servers/postgres.ts';
 
 let server: TestPostgres | undefined;
@@ -289,6 +289,26 @@ describe('several instances starting at once on one PostgreSQL server', () => {
       await Promise.all(instances.map((db) => db.close()));
     }
   }, 60_000);
+});
+
+describe('the embedded database when its worker thread dies', () => {
+  it('requests get 503 at once, the directory is released, and the next request opens it again', async () => {
+    const log = memoryLog();
+    const service = serviceFor({ dataDir: await pgliteDataDir(), url: undefined, timeoutMs: 5000 }, log);
+    const ledger = new PaymentLedger(service, { log });
+    const db = await service.ready();
+    const first = await ledger.recordVerified(payment({ requestId: 'before-crash' }));
+    // What a crash inside PGlite looks like from outside: its thread ends.
+    await (db as unknown as { worker: { worker: { terminate(): Promise<number> } } }).worker.worker.terminate();
+    const err = await ledger.recordVerified(payment()).catch((e) => e);
+    expect(err).toBeInstanceOf(DatabaseUnavailableError);
+    expect(err.message).toMatch(/^database unavailable: the PGlite worker exited/);
+    expect(log.text()).toMatch(/database lost; it is opened again on the next request/);
+    await expect.poll(() => ledger.recordVerified(payment({ requestId: 'after-crash' })).then(() => 'ok', (e) => e.message), { timeout: 60_000, interval: 500 }).toBe('ok');
+    expect((await ledger.list()).map((r) => r.request_id)).toEqual(['after-crash', 'before-crash']);
+    expect((await ledger.list()).find((r) => r.id === first)).toBeTruthy();
+    await service.close();
+  }, 120_000);
 });
 
 describe('a database that is down', () => {

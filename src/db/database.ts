@@ -21,3 +21,9 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+/**
+ * The `code` of the errors a Database answers with once it is gone for good (the worker running the
+ * embedded database died): whoever holds it should open a new one.
+ */
+export const DATABASE_GONE = 'EDATABASEGONE';

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startWorker, workerModule } from '../sources/off-thread.ts';
-import type { Database, Queryable } from './database.ts';
+import { DATABASE_GONE, type Database, type Queryable } from './database.ts';
 import { acquireLock } from './dir-lock.ts';
 
 /** Where PGlite keeps its cluster and its lock, below DATA_DIR. */
@@ -56,11 +56,13 @@ type Call =
   | { op: 'commit' | 'rollback'; tx: number }
   | { op: 'close' };
 
-/** Request/answer over the worker's message port; a worker that dies fails every call in flight. */
+/** Request/answer over the worker's message port; a worker that dies fails every call in flight, and every later one. */
 class WorkerCalls {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   private dead: Error | undefined;
+  /** Called once if the worker dies on its own (not through `terminate`). */
+  onDeath: ((err: Error) => void) | undefined;
 
   constructor(private readonly worker: Worker) {
     worker.on('message', (m: { id: number; ok: boolean; value?: unknown; error?: { message: string; code?: string } }) => {
@@ -69,8 +71,13 @@ class WorkerCalls {
       if (m.ok) w?.resolve(m.value);
       else w?.reject(Object.assign(new Error(m.error!.message), m.error!.code ? { code: m.error!.code } : {}));
     });
-    worker.on('error', (err) => this.fail(err));
-    worker.on('exit', (code) => this.fail(new Error(`the PGlite worker exited (code ${code})`)));
+    const died = (err: Error) => {
+      const unexpected = !this.dead;
+      this.fail(Object.assign(err, { code: DATABASE_GONE }));
+      if (unexpected) this.onDeath?.(err);
+    };
+    worker.on('error', (err) => died(new Error(`the PGlite worker failed: ${err.message}`)));
+    worker.on('exit', (code) => died(new Error(`the PGlite worker exited (code ${code})`)));
   }
 
   call<T = unknown>(c: Call): Promise<T> {
@@ -96,20 +103,28 @@ class WorkerCalls {
 
 class PgliteDatabase implements Database {
   readonly kind = 'pglite';
-  private closed = false;
+  /** Why it can no longer answer: closed, or its worker died. */
+  private gone: Error | undefined;
 
   constructor(
     private readonly worker: WorkerCalls,
     private readonly onClose: () => void,
-  ) {}
+  ) {
+    // A worker that dies (a crash inside PGlite) leaves the directory to whoever opens it next.
+    worker.onDeath = (err) => {
+      if (this.gone) return;
+      this.gone = err;
+      this.onClose();
+    };
+  }
 
   query<Row>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-    if (this.closed) return Promise.reject(new Error('the PGlite database is closed'));
+    if (this.gone) return Promise.reject(this.gone);
     return this.worker.call<Row[]>({ op: 'query', sql, params });
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error('the PGlite database is closed');
+    if (this.gone) throw this.gone;
     const tx = await this.worker.call<number>({ op: 'begin' });
     let result: T;
     try {
@@ -123,8 +138,8 @@ class PgliteDatabase implements Database {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.gone) return;
+    this.gone = Object.assign(new Error('the PGlite database is closed'), { code: DATABASE_GONE });
     try {
       await this.worker.call({ op: 'close' });
     } finally {

@@ -6,7 +6,7 @@
 // A failed opening (a server that is down, a directory another process owns) is retried on a later
 // use, at most every `retryOpenMs`; in between, uses fail at once rather than wait.
 import { AppError } from '../http/errors.ts';
-import type { Database } from './database.ts';
+import { DATABASE_GONE, type Database } from './database.ts';
 
 /** 503 `{ error, source: "database" }`: the database could not be reached in time. */
 export class DatabaseUnavailableError extends AppError {
@@ -105,7 +105,7 @@ export class DatabaseService {
     // Work whose caller has given up (the database opened too late) is not started at all.
     const run = (db: Database) => (late ? Promise.reject(new DatabaseUnavailableError('database opened too late for this request')) : fn(db));
     try {
-      return await Promise.race([this.ready(true).then(run).catch(unavailable), expired]);
+      return await Promise.race([this.ready(true).then(run).catch((err) => unavailable(this.forgetIfGone(err))), expired]);
     } finally {
       clearTimeout(timer);
     }
@@ -123,6 +123,16 @@ export class DatabaseService {
     return this.opening!;
   }
 
+  /** A database that is gone for good (its PGlite worker died) is dropped: the next use opens it again. */
+  private forgetIfGone(err: unknown): unknown {
+    if ((err as { code?: string } | null)?.code === DATABASE_GONE && this.db) {
+      this.options.log.error({ database: this.options.describe, err: String((err as Error).message) }, 'database lost; it is opened again on the next request');
+      this.db = undefined;
+      this.failure = { err, at: Date.now() };
+    }
+    return err;
+  }
+
   /** Closes the database (after an opening in progress ends; a first-start initdb is stopped). */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -135,7 +145,7 @@ export class DatabaseService {
   }
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+const CONNECTION_CODES = new Set([DATABASE_GONE, 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
 
 /** Failures to reach the database become DatabaseUnavailableError; other errors pass unchanged. */
 function unavailable(err: unknown): never {
