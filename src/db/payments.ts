@@ -232,9 +232,10 @@ export class PaymentLedger {
     return { final_write_failures: this.counts.failures, final_writes_pending: [...this.pending.values()].filter((w) => !w.compensation).length, final_writes_lost: this.counts.lost };
   }
 
-  /** Tries every pending write once now (oldest first); returns how many are still pending. */
-  async retryNow(): Promise<number> {
+  /** Tries every pending write once now (oldest first), until `deadline` (epoch ms); returns how many are still pending. */
+  async retryNow(deadline = Infinity): Promise<number> {
     for (const write of [...this.pending.values()]) {
+      if (Date.now() >= deadline) break;
       if (await this.attempt(write)) this.pending.delete(write.id);
       else this.reschedule(write);
     }
@@ -242,11 +243,15 @@ export class PaymentLedger {
     return this.pending.size;
   }
 
-  /** Last attempt for every pending write; what still fails is logged in full as lost. */
-  async close(): Promise<void> {
+  /**
+   * Last attempts for the pending writes, within `budgetMs` (the server's shutdown is itself bounded);
+   * what is still pending is logged in full as lost.
+   */
+  async close(budgetMs = 3000): Promise<void> {
     if (this.closed) return;
-    await this.retryNow();
     this.closed = true;
+    clearTimeout(this.timer);
+    await this.retryNow(Date.now() + budgetMs);
     clearTimeout(this.timer);
     for (const write of this.pending.values()) this.giveUp(write, 'the server is shutting down');
     this.pending.clear();
