@@ -106,13 +106,23 @@ describe('GET /v1/usage', () => {
     await down.app.close();
   });
 
+  it('two apps on one database (as instances on one DATABASE_URL): each sees the other\'s flushed counts; closing one leaves it open', async () => {
+    const shared = await t.app.services.db.ready();
+    const other = await makeApp({ API_KEYS: 'key-one,key-two', USAGE_FLUSH_MS: '60000' }, undefined, [probeRoute], shared);
+    expect((await other.app.inject({ url: '/v1/test-probe', headers: { 'x-api-key': 'key-two' } })).statusCode).toBe(200);
+    expect(await other.app.services.usage.flush()).toBe(1);
+    expect((await call('/v1/usage', 'key-two')).json().data.usage.current_day.requests_made).toBe(2);
+    await other.app.close();
+    expect(await shared.query("SELECT calls FROM key_usage WHERE key_id = 'env-2'")).toEqual([{ calls: 2 }]);
+  });
+
   it('what is not flushed yet is written when the server shuts down', async () => {
     expect((await call('/v1/test-probe', 'key-two')).statusCode).toBe(200);
     expect(t.app.services.usage.unflushed).toBe(1);
     await t.app.close();
     const db = await openDatabase({ dataDir, url: undefined, timeoutMs: 5000 });
     try {
-      expect(await db.query("SELECT calls FROM key_usage WHERE key_id = 'env-2'")).toEqual([{ calls: 2 }]);
+      expect(await db.query("SELECT calls FROM key_usage WHERE key_id = 'env-2'")).toEqual([{ calls: 3 }]);
     } finally {
       await db.close();
     }
