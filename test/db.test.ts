@@ -160,6 +160,13 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       await ledger.close();
     });
 
+    it('a verified row the database refuses for any reason is the same 503 for the gate', async () => {
+      const err = await new PaymentLedger(service, { log: memoryLog() }).recordVerified(payment({ amountRequired: '1,000' })).catch((e) => e);
+      expect(err).toBeInstanceOf(DatabaseUnavailableError);
+      expect(err).toMatchObject({ statusCode: 503, source: 'database' });
+      expect(err.message).toMatch(/^payment ledger could not record the payment: invalid input syntax for type numeric/);
+    });
+
     it('a final status that cannot be written is not an error for the payer: it is retried until written, logged loudly and counted', async () => {
       const flaky = instrument(await service.ready());
       const log = memoryLog();

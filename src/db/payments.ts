@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../http/errors.ts';
 import type { Database, Queryable } from './database.ts';
-import type { DatabaseService, DbLog } from './service.ts';
+import { DatabaseUnavailableError, type DatabaseService, type DbLog } from './service.ts';
 
 export const PAYMENT_STATUSES = ['verified', 'settled', 'settle_failed', 'cancelled', 'unknown'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -158,9 +158,9 @@ export class PaymentLedger {
   }
 
   /**
-   * Writes the `verified` row; resolves with its id. Rejects with DatabaseUnavailableError (503)
-   * within DB_TIMEOUT_MS when the database cannot take it: the gate must then refuse the call
-   * before the handler runs and before anything is settled.
+   * Writes the `verified` row; resolves with its id. Rejects with DatabaseUnavailableError (503,
+   * source "database") within DB_TIMEOUT_MS when the row cannot be written, whatever the cause: the
+   * gate must then refuse the call before the handler runs and before anything is settled.
    */
   async recordVerified(p: VerifiedPayment): Promise<string> {
     const id = randomUUID();
@@ -197,7 +197,8 @@ export class PaymentLedger {
       // never settled, so it does not stay `verified` forever.
       this.enqueue({ id, outcome: { status: 'cancelled', reason: 'the ledger did not record the payment in time; refused before settlement' }, attempts: 0, nextAt: this.clock() + this.db.timeoutMs, compensation: true });
       this.options.log.error({ payment: id, request_id: p.requestId, err: String((err as Error)?.message ?? err) }, 'payment ledger: could not record a verified payment; the call is refused before settlement');
-      throw err;
+      // Whatever the cause, the payment cannot be taken: always the same 503 for the gate.
+      throw err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError(`payment ledger could not record the payment: ${(err as Error)?.message ?? err}`, { cause: err });
     }
   }
 
