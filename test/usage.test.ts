@@ -106,11 +106,14 @@ describe('GET /v1/usage', () => {
     await down.app.close();
   });
 
-  it('two apps on one database (as instances on one DATABASE_URL): each sees the other\'s flushed counts; closing one leaves it open', async () => {
+  it('two apps on one database (as instances on one DATABASE_URL): counts flushed by the timer, seen by the other; closing one leaves it open', async () => {
     const shared = await t.app.services.db.ready();
-    const other = await makeApp({ API_KEYS: 'key-one,key-two', USAGE_FLUSH_MS: '60000' }, undefined, [probeRoute], shared);
+    const other = await makeApp({ API_KEYS: 'key-one,key-two', USAGE_FLUSH_MS: '200' }, undefined, [probeRoute], shared);
+    await other.app.services.db.ready();
     expect((await other.app.inject({ url: '/v1/test-probe', headers: { 'x-api-key': 'key-two' } })).statusCode).toBe(200);
-    expect(await other.app.services.usage.flush()).toBe(1);
+    // Written by the other app's own flush timer (USAGE_FLUSH_MS), nobody asking.
+    await expect.poll(async () => shared.query("SELECT calls FROM key_usage WHERE key_id = 'env-2'"), { timeout: 5000, interval: 100 }).toEqual([{ calls: 2 }]);
+    expect(other.app.services.usage.unflushed).toBe(0);
     expect((await call('/v1/usage', 'key-two')).json().data.usage.current_day.requests_made).toBe(2);
     await other.app.close();
     expect(await shared.query("SELECT calls FROM key_usage WHERE key_id = 'env-2'")).toEqual([{ calls: 2 }]);
