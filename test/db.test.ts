@@ -21,9 +21,13 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-/** Fresh, empty settings of each kind: a new PGlite directory, or a new database on the test server. */
+/**
+ * Fresh settings of each kind, with no schema yet: a new PGlite cluster (a copy of a bare initdb; the
+ * first start's initdb itself is tested through `npm start` in server.test.ts), or a new database on
+ * the test server.
+ */
 const BACKENDS: { name: string; fresh: (timeoutMs?: number) => Promise<DatabaseSettings> }[] = [
-  { name: 'PGlite', fresh: async (timeoutMs = 2000) => ({ dataDir: tempDir(), url: undefined, timeoutMs }) },
+  { name: 'PGlite', fresh: async (timeoutMs = 2000) => ({ dataDir: await pgliteDataDir(), url: undefined, timeoutMs }) },
   {
     name: 'PostgreSQL server',
     fresh: async (timeoutMs = 2000) => {
@@ -67,7 +71,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     service = serviceFor({ ...settings, timeoutMs: name === 'PGlite' ? 300 : 2000 }, log);
     service.start();
     if (name === 'PGlite') {
-      // PGlite's first opening (initdb) takes seconds: a payment cannot wait for it.
+      // Opening PGlite takes seconds: a payment cannot wait for it.
       const started = performance.now();
       const err = await new PaymentLedger(service, { log }).recordVerified(payment()).catch((e) => e);
       expect(err).toBeInstanceOf(DatabaseUnavailableError);

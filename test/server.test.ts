@@ -55,7 +55,8 @@ describe('the server process', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(s.output()).toMatch(/"msg":"database open"/);
-    expect(slowest).toBeLessThan(1000);
+    // (Measured: 28 to 250 ms alone, up to 1.2 s while the whole suite loads the machine; 4 to 5.4 s on the main thread.)
+    expect(slowest).toBeLessThan(2500);
     // The compiled payments CLI (as the Docker image ships it) reads it through the server's admin socket.
     const cli = await run('node', ['dist/admin/payments-cli.js', 'summary', '--json'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
     expect(JSON.parse(cli.stdout)).toEqual({ rows: [], ledger: { final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 } });
