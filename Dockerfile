@@ -13,6 +13,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# DATA_DIR (./data): the embedded database and the admin socket, writable by the server's user.
+# Mount a volume here to keep the payments ledger across containers (or set DATABASE_URL).
+RUN mkdir -p /app/data && chown node:node /app/data
+VOLUME /app/data
 USER node
 EXPOSE 3000
 CMD ["node", "dist/server.js"]

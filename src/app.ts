@@ -1,6 +1,7 @@
 // buildApp(config): one Fastify instance serving interface A under /risk (and at the root of
 // RISK_HOSTNAME) and interface B at the root. Shared services are created once here and handed to
 // the plugins as one RouteContext.
+import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { DestinationStream } from 'pino';
@@ -9,11 +10,19 @@ import { installAccessControl, type PaymentGate } from './access/access-control.
 import { KeyStore } from './access/keys.ts';
 import { createFacilitatorClient } from './access/x402/facilitator.ts';
 import { createPaymentGate } from './access/x402/gate.ts';
+import { AdminChannel } from './admin/channel.ts';
+import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
 import { accessSummary } from './catalog/access-summary.ts';
 import type { RouteContext } from './catalog/context.ts';
 import { registerOpenApi } from './catalog/openapi.ts';
 import { registerReferenceRoutes } from './catalog/reference-routes.ts';
 import { mountRoutes, RouteCatalog, type RouteDef } from './catalog/route.ts';
+import type { Database, Queryable } from './db/database.ts';
+import { describeDatabase, openDatabase } from './db/open.ts';
+import { SqlPaymentIdStore, type PaymentIdStore } from './db/payment-ids.ts';
+import { PaymentLedger } from './db/payments.ts';
+import { DatabaseService } from './db/service.ts';
+import { UsageCounter } from './db/usage.ts';
 import { ResponseCache } from './http/cache.ts';
 import { registerEdge } from './http/edge.ts';
 import { errorHandler } from './http/error-handler.ts';
@@ -32,6 +41,8 @@ export interface BuildOptions {
   logStream?: DestinationStream;
   /** Extra interface-B routes, for tests that need a route with a controlled upstream. */
   extraMarketRoutes?: RouteDef[];
+  /** An open, migrated database to use instead of opening DATA_DIR's or DATABASE_URL's (tests share one); the app does not close it. */
+  database?: Database;
 }
 
 /** Headers that carry credentials: never logged. */
@@ -72,7 +83,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const cache = new ResponseCache(config.cache.maxEntries);
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
-  app.decorate('services', { cache, catalog, config, sources, guard });
+  const storage = createStorage(app, config, options.database);
+  app.decorate('services', { cache, catalog, config, sources, guard, ...storage });
   app.addHook('onClose', async () => http.close());
 
   const ctx: RouteContext = {
@@ -87,6 +99,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     providers: providerInfo(config.sources),
     catalog,
     access: accessSummary(config),
+    usage: storage.usage,
     startedAt: Date.now(),
   };
 
@@ -106,11 +119,59 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       keys,
       limits: { keyPerMinute: config.keys.rateLimitPerMinute, paidIpPerMinute: config.limits.paidIpPerMinute, freePerMinute: config.limits.freePerMinute },
       payments,
+      usage: storage.usage,
     });
     mountRoutes(market, ctx, 'market', marketRoutes);
   });
 
   return app;
+}
+
+/** The ledger database and what is built on it; nothing is opened here (see startStorage). */
+function createStorage(app: FastifyInstance, config: Config, given: Database | undefined) {
+  const db = new DatabaseService({
+    open: given ? async () => notClosing(given) : (signal) => openDatabase(config.db, { signal }),
+    timeoutMs: config.db.timeoutMs,
+    describe: given ? `the ${given.kind} database given to the app` : describeDatabase(config.db),
+    log: app.log,
+  });
+  const payments = new PaymentLedger(db, { log: app.log });
+  const paymentIds: PaymentIdStore = new SqlPaymentIdStore(db);
+  const usage = new UsageCounter(db, { flushMs: config.usage.flushMs, log: app.log });
+  usage.start();
+  const admin = new AdminChannel(join(config.db.dataDir, 'admin.sock'), app.log);
+  registerPaymentAdminRoutes(admin, { ledger: payments, db });
+  // Last in, first out: the admin socket stops, usage is flushed, the ledger retries what is pending, then the database closes.
+  app.addHook('onClose', async () => {
+    await admin.close();
+    await usage.close();
+    await payments.close();
+    await db.close();
+  });
+  return { db, payments, paymentIds, usage, admin };
+}
+
+/** A database the app uses but does not own: closing the app leaves it open. */
+const notClosing = (db: Database): Database => ({
+  kind: db.kind,
+  query: <Row>(sql: string, params?: readonly unknown[]) => db.query<Row>(sql, params),
+  transaction: <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction<T>(fn),
+  close: async () => {},
+});
+
+/**
+ * What the serving process starts once it listens: the database opens in the background (PGlite
+ * takes seconds; /health answers meanwhile, requests that need it wait up to DB_TIMEOUT_MS), and the
+ * admin socket the CLIs use. An app that is only built (tests, `npm run docs`) opens its database
+ * when a request first needs it, and has no admin socket.
+ */
+export async function startStorage(app: FastifyInstance): Promise<void> {
+  app.services.db.start();
+  try {
+    await app.services.admin.listen();
+  } catch (err) {
+    app.log.error({ err: String((err as Error).message) }, 'admin channel not available: npm run payments cannot reach this server');
+  }
 }
 
 /** x402 is on when enabled and a payee is set; otherwise paid routes need an API key. */
@@ -153,6 +214,22 @@ function riskHostRewrite(hostname: string | undefined) {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    services: { cache: ResponseCache; catalog: RouteCatalog; config: Config; sources: Sources; guard: UpstreamGuard };
+    services: {
+      cache: ResponseCache;
+      catalog: RouteCatalog;
+      config: Config;
+      sources: Sources;
+      guard: UpstreamGuard;
+      /** The ledger database (opened in the background by startStorage, or on first use). */
+      db: DatabaseService;
+      /** The payments ledger the x402 gate writes. */
+      payments: PaymentLedger;
+      /** x402 payment-identifier idempotency. */
+      paymentIds: PaymentIdStore;
+      /** Per-key usage, flushed every USAGE_FLUSH_MS. */
+      usage: UsageCounter;
+      /** The admin socket (DATA_DIR/admin.sock) of the CLIs. */
+      admin: AdminChannel;
+    };
   }
 }

@@ -4,6 +4,9 @@
 // message that names the variable and says what it accepts.
 import { z } from 'zod';
 import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalendar } from './data/macro-calendar.ts';
+import { X402_NETWORKS } from './access/x402/networks.ts';
+import { DATABASE_ENV } from './db/env.ts';
+import type { DatabaseSettings } from './db/open.ts';
 import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './env.ts';
 import { SOURCES, type SourceSettings } from './sources/index.ts';
 
@@ -11,11 +14,7 @@ export { ConfigError } from './env.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** x402 networks by short name → CAIP-2 id and that network's USDC. */
-export const X402_NETWORKS: Record<string, { caip2: `eip155:${number}`; usdc: `0x${string}`; usdcName: string }> = {
-  base: { caip2: 'eip155:8453', usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', usdcName: 'USD Coin' },
-  'base-sepolia': { caip2: 'eip155:84532', usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', usdcName: 'USDC' },
-};
+export { X402_NETWORKS };
 
 /**
  * TRUST_PROXY: `false` (default: use the socket address), `true` (trust every hop),
@@ -98,6 +97,7 @@ export const CORE_ENV_SECTIONS = {
     CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
     CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
   },
+  'database (payments ledger, per-key usage)': DATABASE_ENV,
   'data files': {
     MACRO_CALENDAR_FILE: MACRO_CALENDAR_FILE_ENV,
   },
@@ -151,6 +151,9 @@ export interface Config {
     facilitator: 'coinbase-cdp' | string;
     cdp: { keyId: string | undefined; keySecret: string | undefined };
   };
+  /** The ledger database: PGlite in DATA_DIR, or the PostgreSQL server at DATABASE_URL. */
+  db: DatabaseSettings;
+  usage: { flushMs: number };
   /** Each source's settings (base URLs, keys, TTLs), by source key; see src/sources/. */
   sources: SourceSettings;
   /** The macro calendar's dates: MACRO_CALENDAR_FILE's, validated, or the shipped file's. */
@@ -215,6 +218,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       facilitator: e.X402_FACILITATOR,
       cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
     },
+    db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
+    usage: { flushMs: e.USAGE_FLUSH_MS },
     sources: Object.fromEntries(SOURCES.map((d) => [d.key, (d.settings as (v: unknown) => unknown)(values)])) as SourceSettings,
     macroCalendar: e.MACRO_CALENDAR_FILE ?? BUILT_IN_MACRO_CALENDAR,
   };

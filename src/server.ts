@@ -2,7 +2,7 @@
 // listen, and shut down gracefully on SIGINT/SIGTERM.
 import { format } from 'node:util';
 import type { FastifyBaseLogger } from 'fastify';
-import { buildApp } from './app.ts';
+import { buildApp, startStorage } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 
 async function main(): Promise<void> {
@@ -38,6 +38,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  // After listening: /health answers while the database opens (PGlite takes seconds the first time).
+  await startStorage(app);
 }
 
 /**

@@ -1,10 +1,14 @@
 // Builds the real app against fake upstreams, with logs captured in memory.
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import type { RouteDef } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
+import type { Database } from '../src/db/database.ts';
 import { SOURCES, urlVariables } from '../src/sources/index.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 
@@ -29,6 +33,8 @@ export async function makeApp(
   /** Runs before the app is ready, e.g. to add a route only the test needs. */
   before?: (app: FastifyInstance) => void | Promise<void>,
   extraMarketRoutes?: RouteDef[],
+  /** An open database the app uses (and leaves open) instead of opening its own; one per test file is enough. */
+  database?: Database,
 ): Promise<TestApp> {
   const logs: string[] = [];
   const logStream = new Writable({
@@ -37,8 +43,10 @@ export async function makeApp(
       cb();
     },
   });
-  const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS), ...OFFLINE_BASE_URLS, ...env });
-  const app = await buildApp(config, { logStream: logStream as never, extraMarketRoutes });
+  // Each app its own DATA_DIR (created only if the app opens its database), never the repository's ./data.
+  const dataDir = join(tmpdir(), `mg-data-${randomUUID()}`);
+  const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS), DATA_DIR: dataDir, ...OFFLINE_BASE_URLS, ...env });
+  const app = await buildApp(config, { logStream: logStream as never, extraMarketRoutes, database });
   await before?.(app);
   await app.ready();
   return { app, logs };

@@ -51,6 +51,10 @@ describe('layers', () => {
     }
   });
 
+  it('the database layer imports no route catalog, routes, access, app or config code (the CLIs load it alone)', () => {
+    expect(crossings('db', ['catalog', 'market', 'risk', 'access', 'admin', 'app.ts', 'config.ts'])).toEqual([]);
+  });
+
   it('the HTTP layer imports no catalog, routes, sources or access code', () => {
     expect(crossings('http', ['catalog', 'market', 'risk', 'sources', 'access', 'app.ts', 'config.ts'])).toEqual([]);
   });

@@ -47,6 +47,11 @@ describe('/openapi.json', () => {
         // What x402scan and @agentcash/discovery read: the price in USD (X402_PRICE without the $) and the protocol.
         expect(op['x-payment-info']).toEqual({ price: { mode: 'fixed', amount: '0.001', currency: 'USD' }, protocols: [{ x402: {} }] });
         expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '402']));
+      } else if (e.access === 'key') {
+        // An API key is required, and nothing is ever charged: no x402 security, no 402.
+        expect(op.security).toEqual([{ ApiKeyAuth: [] }]);
+        expect(op['x-price']).toBeUndefined();
+        expect(Object.keys(op.responses).sort()).toEqual(['200', '401', '429', '503']);
       } else {
         expect(op.security).toEqual([]);
         expect(op['x-payment-info']).toBeUndefined();
@@ -135,11 +140,13 @@ describe('/openapi.json', () => {
 });
 
 describe('access policy', () => {
-  it('the routes declare the product\'s policy: only the six free interface-B routes (plus health) are free', () => {
+  it('the routes declare the product\'s policy: only the six free interface-B routes (plus health) are free; /v1/usage needs a key and is never charged', () => {
     const FREE = new Set(['/v1/status', '/v1/predmkt-probability', '/v1/sentiment', '/v1/market-overview', '/v1/gas', '/v1/macro-calendar']);
+    const KEY_ONLY = new Set(['/v1/usage']);
     const market = t.app.services.catalog.of('market');
     expect(market.filter((e) => e.access === 'paid').length).toBeGreaterThanOrEqual(7);
-    for (const e of market) expect(e.access, e.url).toBe(e.url.startsWith('/v1/') && !FREE.has(e.url) ? 'paid' : 'free');
+    for (const e of market) expect(e.access, e.url).toBe(KEY_ONLY.has(e.url) ? 'key' : e.url.startsWith('/v1/') && !FREE.has(e.url) ? 'paid' : 'free');
+    expect(t.app.services.catalog.find('/v1/usage')).toMatchObject({ access: 'key', price: null });
     for (const e of t.app.services.catalog.of('risk')) expect(e.access, e.url).toBe('free');
   });
 
@@ -169,7 +176,7 @@ describe('/llms.txt', () => {
     expect(text).toMatch(/x-api-key/);
     expect(text).toMatch(/x402 \(protocol v2, scheme "exact"\): \$0\.001 in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453/);
     for (const e of t.app.services.catalog.entries) {
-      expect(text, e.url).toContain(`### GET ${e.url} (${e.access === 'paid' ? 'paid, $0.001' : 'free'})`);
+      expect(text, e.url).toContain(`### GET ${e.url} (${{ paid: 'paid, $0.001', free: 'free', key: 'API key required, never charged' }[e.access]})`);
     }
     expect(text).toContain('- chain (string, required): Chain: one of ethereum');
     expect(text).toContain('Example: http://127.0.0.1:3000/risk/v1/token-risk?chain=base&address=0x');

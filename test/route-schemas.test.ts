@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeSchema, INTERFACE_BASE, type RouteDef } from '../src/catalog/route.ts';
 import { MARKET_ROUTES } from '../src/market/index.ts';
 import { RISK_ROUTES } from '../src/risk/routes.ts';
+import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { startRecordedWorld, type RecordedWorld } from './fakes/recorded-world.ts';
 import { makeApp, TEST_KEY, TEST_KEY_ENV, type TestApp } from './helpers.ts';
 
@@ -18,11 +19,14 @@ let world: RecordedWorld;
 let t: TestApp;
 beforeAll(async () => {
   world = await startRecordedWorld();
-  t = await makeApp({ ...world.env, ...TEST_KEY_ENV });
-});
+  // /v1/usage reads the database: a ready embedded one.
+  t = await makeApp({ ...world.env, ...TEST_KEY_ENV, DATA_DIR: await pgliteDataDir() });
+  await t.app.services.db.ready();
+}, 120_000);
 afterAll(async () => {
   await t.app.close();
   await world.stop();
+  removeTempDirs();
 });
 
 describe('every route answers its example as its schema documents', () => {
@@ -31,7 +35,7 @@ describe('every route answers its example as its schema documents', () => {
   });
 
   it.each(ROUTES)('%s', async (path, def) => {
-    const res = await t.app.inject({ url: path, headers: def.access === 'paid' ? TEST_KEY : {} });
+    const res = await t.app.inject({ url: path, headers: def.access === 'free' ? {} : TEST_KEY });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     const parsed = envelopeSchema(def.data).safeParse(body);

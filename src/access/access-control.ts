@@ -16,6 +16,8 @@ import { AppError } from '../http/errors.ts';
 import { clientBucket } from './client-bucket.ts';
 import { grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
+import type { UsageCounter } from '../db/usage.ts';
+import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
 
 export interface PaymentGate {
   /** Runs before the handler of `entry`: answers 402/503 itself, or grants the request once its payment is verified. */
@@ -29,6 +31,8 @@ export interface AccessControlOptions {
   limits: { keyPerMinute: number; paidIpPerMinute: number; freePerMinute: number };
   /** undefined when x402 is off (X402_ENABLED=false or X402_PAY_TO unset). */
   payments: PaymentGate | undefined;
+  /** Counts keyed calls per key, day and route (GET /v1/usage). */
+  usage?: UsageCounter;
 }
 
 /** Who is calling a paid route, as far as the request says. */
@@ -88,7 +92,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
 
   // 1. Who is it? (No rejection yet: an invalid key still counts against its IP's limit below.)
   app.addHook('onRequest', (req, _reply, done) => {
-    if (matchedEntry(req)?.access === 'paid') req.credential = credentialOf(req, opts);
+    if (needsCredential(matchedEntry(req)?.access)) req.credential = credentialOf(req, opts);
     done();
   });
 
@@ -107,16 +111,22 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
       new AppError(429, `rate limit exceeded: ${ctx.max} requests per minute ${LIMIT_SCOPES[scopeOf(bucketOf(req))]}; retry in ${Math.ceil(ctx.ttl / 1000)} s`),
   });
 
-  // 3. Reject what the credential does not allow; a valid key is a grant for the matched route. A
-  // request with no credentials at all gets the route's 402 challenge here, before its parameters
-  // are validated: the challenge takes nothing, and agent catalogs probe a paid resource by its bare
-  // URL (without the parameters it needs), so they must see the challenge rather than a 400.
+  // 3. Reject what the credential does not allow; a valid key is a grant for the matched route (and
+  // its call is counted for the key's usage). A request with no credentials at all gets the route's
+  // 402 challenge here, before its parameters are validated: the challenge takes nothing, and agent
+  // catalogs probe a paid resource by its bare URL (without the parameters it needs), so they must
+  // see the challenge rather than a 400.
   const payments = opts.payments;
   app.addHook('preValidation', async (req, reply) => {
     const credential = req.credential;
     if (credential?.kind === 'invalid-key') throw new AppError(401, INVALID_KEY);
+    const keyOnly = keyOnlyRefusal(req);
+    if (keyOnly) throw keyOnly;
     if (credential?.kind === 'none') throw new AppError(401, KEY_REQUIRED);
-    if (credential?.kind === 'key') req.grant = { entry: matchedEntry(req)!, via: 'key' };
+    if (credential?.kind === 'key') {
+      req.grant = { entry: matchedEntry(req)!, via: 'key' };
+      countKeyedCall(req, opts.usage);
+    }
     if (credential?.kind === 'x402' && !hasPaymentHeader(req)) return payments!.preHandler(req, reply, matchedEntry(req)!);
   });
 

@@ -1,5 +1,6 @@
 // What every route handler is given: the shared services, created once in buildApp.
 import type { Config } from '../config.ts';
+import type { UsageCounter } from '../db/usage.ts';
 import type { UpstreamGuard } from '../http/guard.ts';
 import type { CryptoListings } from '../market/crypto-listings.ts';
 import type { ProviderInfo, Sources } from '../sources/index.ts';
@@ -17,6 +18,8 @@ export interface RouteContext {
   catalog: RouteCatalog;
   /** How to authenticate and pay, as the reference outputs describe it. */
   access: AccessSummary;
+  /** Per-key usage (/v1/usage reads it). */
+  usage: UsageCounter;
   /** Epoch ms the app was built (uptime). */
   startedAt: number;
 }

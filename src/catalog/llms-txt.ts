@@ -29,11 +29,17 @@ export function llmsTxt(entries: CatalogEntry[], baseUrl: string, access: Access
   ].join('\n');
 }
 
+const ACCESS_WORDS: Record<CatalogEntry['access'], (e: CatalogEntry) => string> = {
+  free: () => 'free',
+  paid: (e) => `paid, ${e.price}`,
+  key: () => 'API key required, never charged',
+};
+
 function endpoint(e: CatalogEntry, baseUrl: string): string[] {
   const params = describeParams(e.def.query);
   const example = `${baseUrl}${examplePath(e)}`;
   return [
-    `### GET ${e.url} (${e.access === 'paid' ? `paid, ${e.price}` : 'free'})`,
+    `### GET ${e.url} (${ACCESS_WORDS[e.access](e)})`,
     '',
     e.def.description,
     '',

@@ -10,7 +10,8 @@ import type { Envelope } from '../http/envelope.ts';
 import type { RouteContext } from './context.ts';
 
 export type InterfaceName = 'risk' | 'market';
-export type Access = 'free' | 'paid';
+/** free: anyone; paid: an API key or an x402 payment; key: an API key, never charged (/v1/usage). */
+export type Access = 'free' | 'paid' | 'key';
 
 /** Where each interface is mounted. Interface A also answers at the root of RISK_HOSTNAME. */
 export const INTERFACE_BASE: Record<InterfaceName, string> = { risk: '/risk', market: '' };
@@ -24,7 +25,7 @@ export interface RouteDef<Q extends z.ZodObject = z.ZodObject, D extends z.ZodTy
   description: string;
   /** Group shown in the docs. */
   tag: string;
-  /** free: anyone; paid: an API key or an x402 payment. */
+  /** free: anyone; paid: an API key or an x402 payment; key: an API key is required, nothing is charged. */
   access: Access;
   query?: Q;
   /** Schema of `data` inside the success envelope. */
@@ -133,11 +134,11 @@ export const paymentRequiredSchema = z
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'A parameter is missing, malformed or out of bounds; the message names it and what is accepted',
-  401: 'Unknown or revoked API key, or no credentials while x402 is not configured',
+  401: 'Unknown or revoked API key; no credentials while x402 is not configured; or no API key on a route that needs one',
   404: 'Well-formed, but unknown to the source',
   429: 'Rate limited; see Retry-After',
   502: 'The upstream provider failed; `source` names it',
-  503: 'Temporarily unavailable: the provider is paused after repeated failures or is limiting us, or the payment facilitator is down; `source` names it; see Retry-After',
+  503: 'Temporarily unavailable: the provider is paused after repeated failures or is limiting us, the payment facilitator is down, or the database is unavailable; `source` names it; see Retry-After',
 };
 
 export function envelopeSchema(data: z.ZodType) {
@@ -161,6 +162,7 @@ function errorStatuses(def: RouteDef, iface: InterfaceName): number[] {
   const limited = def.rateLimited !== false;
   if (iface === 'risk') return limited ? [400, 429, 502] : [400, 502];
   if (def.access === 'paid') return [400, 401, 404, 429, 502, 503];
+  if (def.access === 'key') return [401, 429, 503];
   return limited ? [400, 404, 429, 502, 503] : [400, 404, 502, 503];
 }
 
@@ -189,13 +191,14 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
     app.withTypeProvider<ZodTypeProvider>().route({
       method: 'GET',
       url: def.path,
-      config: { catalog: entry, ...(def.rateLimited === false ? { rateLimit: false } : {}) },
+      // A key-only route gets a limiter store of its own (`{}`: the same limits, another count), so calling it never uses the key's paid quota.
+      config: { catalog: entry, ...(def.rateLimited === false ? { rateLimit: false } : entry.access === 'key' ? { rateLimit: {} } : {}) },
       schema: {
         summary: def.summary,
         description: def.description,
         tags: [def.tag],
-        // Paid: an API key or an x402 payment; free: nothing.
-        security: entry.access === 'paid' ? [{ ApiKeyAuth: [] }, { X402Payment: [] }] : [],
+        // Paid: an API key or an x402 payment; key: an API key; free: nothing.
+        security: entry.access === 'paid' ? [{ ApiKeyAuth: [] }, { X402Payment: [] }] : entry.access === 'key' ? [{ ApiKeyAuth: [] }] : [],
         operationId: entry.operationId,
         'x-access': entry.access,
         ...(entry.price ? { 'x-price': entry.price } : {}),

@@ -56,7 +56,7 @@ export const endpointSchema = z.object({
   path: z.string(),
   summary: z.string(),
   description: z.string(),
-  access: z.enum(['free', 'paid']),
+  access: z.enum(['free', 'paid', 'key']).describe('free: no credentials; paid: an API key or an x402 payment; key: an API key, never charged'),
   price: z.string().nullable(),
   parameters: z.array(
     z.object({

@@ -1,4 +1,5 @@
 // Interface B's routes, one file each. Adding an endpoint is one file and one line here.
+import { keyUsage } from '../access/usage-route.ts';
 import type { RouteDef } from '../catalog/route.ts';
 import { healthRoute, marketStatus } from '../catalog/status.ts';
 import { INTERFACE_VERSION } from '../version.ts';
@@ -34,6 +35,7 @@ import { gas } from './market-context/gas.ts';
 export const MARKET_ROUTES: readonly RouteDef[] = [
   healthRoute('market data', 'Reference', INTERFACE_VERSION.market),
   marketStatus,
+  keyUsage,
   price,
   ohlcv,
   orderbook,

@@ -16,12 +16,15 @@ export function workerModule(name: string, base: string): URL {
   return new URL(`./${name}${RUNNING_TYPESCRIPT ? '.ts' : '.js'}`, base);
 }
 
+/** A new worker thread running the module `entry` (TypeScript under tsx, the compiled .js otherwise). */
+export function startWorker(entry: URL): Worker {
+  return RUNNING_TYPESCRIPT ? new Worker(TYPESCRIPT_BOOT, { eval: true, workerData: { entry: entry.href } }) : new Worker(entry);
+}
+
 /** Posts `input` to a new worker running `entry` and resolves with its one answer. */
 export function runOffThread<I, O>(entry: URL, input: I): Promise<O> {
   return new Promise<O>((resolve, reject) => {
-    const worker = RUNNING_TYPESCRIPT
-      ? new Worker(TYPESCRIPT_BOOT, { eval: true, workerData: { entry: entry.href } })
-      : new Worker(entry);
+    const worker = startWorker(entry);
     let settled = false;
     const finish = (fn: () => void) => {
       if (settled) return;

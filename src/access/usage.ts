@@ -1,0 +1,25 @@
+// Two small rules access-control.ts calls into: key-only routes (access `key`, e.g. /v1/usage: an
+// API key is required, nothing is ever charged, no payment is looked at), and the per-key usage
+// count (every call on a paid route that a valid key was accepted for, after the rate limit; key-only
+// routes are never counted).
+import type { FastifyRequest } from 'fastify';
+import type { Access } from '../catalog/route.ts';
+import type { UsageCounter } from '../db/usage.ts';
+import { AppError } from '../http/errors.ts';
+
+export const KEY_ONLY = 'an API key is required (x-api-key header)';
+
+/** Routes whose caller is identified: paid ones (a key or a payment) and key-only ones (a key). */
+export const needsCredential = (access: Access | undefined) => access === 'paid' || access === 'key';
+
+/** 401 for a key-only route called without a key (an invalid key has its own 401 before this). */
+export function keyOnlyRefusal(req: FastifyRequest): AppError | undefined {
+  if (req.routeOptions.config.catalog?.access !== 'key' || req.credential?.kind === 'key') return undefined;
+  return new AppError(401, KEY_ONLY);
+}
+
+/** Counts the call against its key's usage when it is a keyed call on a paid route. */
+export function countKeyedCall(req: FastifyRequest, usage: UsageCounter | undefined): void {
+  const entry = req.routeOptions.config.catalog;
+  if (usage && entry?.access === 'paid' && req.credential?.kind === 'key') usage.count(req.credential.key.id, entry.url);
+}

@@ -1,0 +1,45 @@
+// The payments part of the admin channel: what `npm run payments` asks a running server for.
+//   GET  /payments?since&until&status&limit   ledger rows, newest first
+//   GET  /payments/summary?since&until        count and amounts by UTC day, route, status, asset; the ledger's write health
+//   POST /payments/resolve {id, status, ...}   reconciliation of an `unknown` attempt
+import { z } from 'zod';
+import { PAYMENT_STATUSES, resolvePayment, type PaymentLedger } from '../db/payments.ts';
+import type { DatabaseService } from '../db/service.ts';
+import { AppError } from '../http/errors.ts';
+import type { AdminChannel } from './channel.ts';
+
+const isoTime = z.iso.datetime({ offset: true }).transform((v) => new Date(v));
+
+export const listQuery = z.object({
+  since: isoTime.optional(),
+  until: isoTime.optional(),
+  status: z.enum(PAYMENT_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(100_000).default(100),
+});
+
+export const resolveBody = z.discriminatedUnion('status', [
+  z.object({ id: z.string().min(1), status: z.literal('settled'), txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x transaction hash'), settledAmount: z.string().regex(/^\d+$/).optional() }),
+  z.object({ id: z.string().min(1), status: z.literal('settle_failed'), errorReason: z.string().min(1), txHash: z.string().optional() }),
+  z.object({ id: z.string().min(1), status: z.literal('cancelled'), reason: z.string().min(1) }),
+]);
+
+function parse<T>(schema: z.ZodType<T>, value: unknown): T {
+  const r = schema.safeParse(value);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new AppError(400, `${issue.path.join('.') || 'request'}: ${issue.message}`);
+  }
+  return r.data;
+}
+
+export function registerPaymentAdminRoutes(admin: AdminChannel, deps: { ledger: PaymentLedger; db: DatabaseService }): void {
+  admin.route('GET', '/payments', async ({ query }) => deps.ledger.list(parse(listQuery, Object.fromEntries(query))));
+  admin.route('GET', '/payments/summary', async ({ query }) => {
+    const { since, until } = parse(listQuery, Object.fromEntries(query));
+    return { rows: await deps.ledger.summary({ since, until }), ledger: deps.ledger.stats() };
+  });
+  admin.route('POST', '/payments/resolve', async ({ body }) => {
+    const { id, ...resolution } = parse(resolveBody, body);
+    return deps.db.use((db) => resolvePayment(db, id, resolution));
+  });
+}

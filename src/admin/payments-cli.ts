@@ -1,0 +1,263 @@
+// npm run payments -- list [--since 24h|7d|2026-11-01] [--until …] [--status STATUS] [--limit N] [--json]
+//                    summary [--since 30d] [--until …] [--json]
+//                    resolve ID settled --tx 0xHASH [--amount UNITS] | resolve ID settle_failed --reason TEXT | resolve ID cancelled --reason TEXT
+// (compiled: node dist/admin/payments-cli.js …)
+//
+// Where it reads: with DATABASE_URL, the PostgreSQL server directly. Otherwise the ledger is the
+// embedded database in DATA_DIR, which belongs to the server's process while it runs: the CLI asks the
+// running server over its admin socket (DATA_DIR/admin.sock); when no server runs, it opens the
+// directory itself; when a server owns the directory but does not answer, it refuses and says why.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { X402_NETWORKS } from '../access/x402/networks.ts';
+import type { Database } from '../db/database.ts';
+import { lockOwner } from '../db/dir-lock.ts';
+import { openDatabase, type DatabaseSettings } from '../db/open.ts';
+import { listPayments, PAYMENT_STATUSES, resolvePayment, summarizePayments, type LedgerStats, type PaymentFilter, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow, type Resolution } from '../db/payments.ts';
+import { pglitePaths } from '../db/pglite.ts';
+import { DATABASE_ENV } from '../db/env.ts';
+import { ConfigError, parseEnv } from '../env.ts';
+import { AdminRequestError, AdminUnreachableError, adminRequest } from './client.ts';
+
+const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--until TIME] [--status ${PAYMENT_STATUSES.join('|')}] [--limit N] [--json]
+       npm run payments -- summary [--since 30d] [--until TIME] [--json]
+       npm run payments -- resolve ID settled --tx 0xHASH [--amount UNITS]
+       npm run payments -- resolve ID settle_failed --reason TEXT [--tx 0xHASH]
+       npm run payments -- resolve ID cancelled --reason TEXT`;
+
+class UsageError extends Error {}
+/** A failure to report in one line, exit code 1. */
+class CliError extends Error {}
+
+interface Summary {
+  rows: PaymentSummaryRow[];
+  /** The running server's ledger write health (null when read directly). */
+  ledger: LedgerStats | null;
+}
+
+/** Where the ledger is read from: the running server, or the database itself. */
+interface Ledger {
+  list(f: PaymentFilter): Promise<PaymentRecord[]>;
+  summary(f: PaymentFilter): Promise<Summary>;
+  resolve(id: string, r: Resolution): Promise<{ id: string; previous: PaymentStatus; status: PaymentStatus }>;
+  close(): Promise<void>;
+}
+
+type Task =
+  | { command: 'list'; filter: PaymentFilter }
+  | { command: 'summary'; filter: PaymentFilter }
+  | { command: 'resolve'; id: string; resolution: Resolution };
+
+async function main(argv: string[]): Promise<void> {
+  const { command, positional, flags } = parseArgs(argv);
+  // Every argument is checked before anything is opened.
+  const task: Task =
+    command === 'list'
+      ? { command, filter: { since: time(flags.since, 'since'), until: time(flags.until, 'until'), status: status(flags.status), limit: limit(flags.limit) } }
+      : command === 'summary'
+        ? { command, filter: { since: time(flags.since ?? '30d', 'since'), until: time(flags.until, 'until') } }
+        : { command, id: positional[0] ?? usage('resolve needs the payment id'), resolution: resolution(positional[1], flags) };
+  const settings = databaseSettings();
+  const ledger = await connect(settings, task.command === 'resolve');
+  if (!ledger) {
+    // No database exists yet: nothing was ever recorded.
+    if (flags.json) console.log(command === 'summary' ? JSON.stringify({ rows: [], ledger: null }) : '[]');
+    else console.log(`no payments: there is no database in ${pglitePaths(settings.dataDir).cluster} yet`);
+    return;
+  }
+  try {
+    switch (task.command) {
+      case 'list': {
+        const rows = await ledger.list(task.filter);
+        console.log(flags.json ? JSON.stringify(rows, null, 2) : listTable(rows));
+        break;
+      }
+      case 'summary': {
+        const summary = await ledger.summary(task.filter);
+        console.log(flags.json ? JSON.stringify(summary, null, 2) : summaryTable(summary));
+        break;
+      }
+      case 'resolve': {
+        const done = await ledger.resolve(task.id, task.resolution);
+        console.log(`payment ${done.id}: ${done.previous} → ${done.status}`);
+        break;
+      }
+    }
+  } finally {
+    await ledger.close();
+  }
+}
+
+function parseArgs(argv: string[]): { command: Task['command']; positional: string[]; flags: Record<string, string | undefined> } {
+  const [command, ...rest] = argv;
+  if (command !== 'list' && command !== 'summary' && command !== 'resolve') usage(command ? `unknown command ${command}` : 'no command');
+  const flags: Record<string, string | undefined> & { json?: string } = {};
+  const positional: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === '--json') flags.json = 'yes';
+    else if (arg.startsWith('--')) {
+      const value = rest[++i];
+      if (value === undefined) usage(`${arg} needs a value`);
+      flags[arg.slice(2)] = value;
+    } else positional.push(arg);
+  }
+  const known = { list: ['since', 'until', 'status', 'limit', 'json'], summary: ['since', 'until', 'json'], resolve: ['tx', 'amount', 'reason'] }[command];
+  for (const name of Object.keys(flags)) if (!known.includes(name)) usage(`--${name} is not an option of ${command}`);
+  return { command, positional, flags };
+}
+
+function usage(problem: string): never {
+  throw new UsageError(problem);
+}
+
+/** DATA_DIR, DATABASE_URL and DB_TIMEOUT_MS, parsed as the server parses them. */
+function databaseSettings(): DatabaseSettings {
+  const e = parseEnv(DATABASE_ENV, process.env);
+  return { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS };
+}
+
+/** The ledger to read, or null when there is no embedded database at all (and nothing to write to). */
+async function connect(settings: DatabaseSettings, writing: boolean): Promise<Ledger | null> {
+  if (settings.url) return direct(await openDatabase(settings));
+  const socket = join(settings.dataDir, 'admin.sock');
+  const viaServer = throughServer(socket);
+  try {
+    await adminRequest(socket, 'GET', '/payments?limit=1');
+    return viaServer;
+  } catch (err) {
+    if (!(err instanceof AdminUnreachableError)) throw err;
+    const paths = pglitePaths(settings.dataDir);
+    const owner = lockOwner(paths.lock);
+    if (owner !== null) {
+      throw new CliError(
+        `the server (process ${owner}) owns the embedded database in ${settings.dataDir} but does not answer on its admin socket ${socket} (${err.message}); ` +
+          'the CLI will not open a database another process has open. Retry once the server has started, or stop it first.',
+      );
+    }
+    if (!existsSync(join(paths.cluster, 'PG_VERSION'))) {
+      if (writing) throw new CliError(`there is no database in ${paths.cluster}: no payment to resolve`);
+      return null;
+    }
+    console.error(`(no server is running on ${settings.dataDir}: reading ${paths.cluster} directly)`);
+    return direct(await openDatabase(settings));
+  }
+}
+
+function throughServer(socket: string): Ledger {
+  const query = (f: PaymentFilter) => {
+    const q = new URLSearchParams();
+    if (f.since) q.set('since', f.since.toISOString());
+    if (f.until) q.set('until', f.until.toISOString());
+    if (f.status) q.set('status', f.status);
+    if (f.limit) q.set('limit', String(f.limit));
+    return q.size ? `?${q}` : '';
+  };
+  return {
+    list: (f) => adminRequest(socket, 'GET', `/payments${query(f)}`),
+    summary: (f) => adminRequest(socket, 'GET', `/payments/summary${query(f)}`),
+    resolve: (id, r) => adminRequest(socket, 'POST', '/payments/resolve', { id, ...r }),
+    close: async () => {},
+  };
+}
+
+function direct(db: Database): Ledger {
+  return {
+    list: (f) => listPayments(db, f),
+    summary: async (f) => ({ rows: await summarizePayments(db, f), ledger: null }),
+    resolve: (id, r) => resolvePayment(db, id, r),
+    close: () => db.close(),
+  };
+}
+
+/** `24h`, `7d`, `30m`, a date (`2026-11-01`, UTC midnight) or an ISO-8601 time. */
+function time(value: string | undefined, flag: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const relative = /^(\d+)([mhd])$/.exec(value);
+  if (relative) return new Date(Date.now() - Number(relative[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as 'm' | 'h' | 'd']);
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
+  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(value)) usage(`--${flag} ${value}: expected a duration (30m, 24h, 7d), a date (2026-11-01) or an ISO-8601 time`);
+  return new Date(ms);
+}
+
+function status(value: string | undefined): PaymentStatus | undefined {
+  if (value === undefined) return undefined;
+  if (!(PAYMENT_STATUSES as readonly string[]).includes(value)) usage(`--status ${value}: expected one of ${PAYMENT_STATUSES.join(', ')}`);
+  return value as PaymentStatus;
+}
+
+function limit(value: string | undefined): number {
+  if (value === undefined) return 100;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100_000) usage(`--limit ${value}: expected a whole number from 1 to 100000`);
+  return Number(value);
+}
+
+function resolution(outcome: string | undefined, flags: Record<string, string | undefined>): Resolution {
+  switch (outcome) {
+    case 'settled':
+      if (!flags.tx || !/^0x[0-9a-fA-F]{64}$/.test(flags.tx)) usage('resolve ID settled needs --tx with the transfer\'s 0x transaction hash');
+      if (flags.amount !== undefined && !/^\d+$/.test(flags.amount)) usage('--amount is in atomic units (a whole number)');
+      return { status: 'settled', txHash: flags.tx, ...(flags.amount ? { settledAmount: flags.amount } : {}) };
+    case 'settle_failed':
+      return { status: 'settle_failed', errorReason: flags.reason ?? usage('resolve ID settle_failed needs --reason'), txHash: flags.tx ?? null };
+    case 'cancelled':
+      return { status: 'cancelled', reason: flags.reason ?? usage('resolve ID cancelled needs --reason') };
+    default:
+      return usage(`resolve ID settled|settle_failed|cancelled: got ${outcome ?? 'nothing'}`);
+  }
+}
+
+/** Token amounts in whole tokens when the token is known (the networks' USDC, or X402_ASSET), else atomic units. */
+function amount(atomic: string | null, asset: string): string {
+  if (atomic === null) return '';
+  const usdc = Object.values(X402_NETWORKS).some((n) => n.usdc.toLowerCase() === asset.toLowerCase());
+  const custom = process.env.X402_ASSET?.toLowerCase() === asset.toLowerCase() ? Number(process.env.X402_ASSET_DECIMALS ?? 6) : undefined;
+  const decimals = usdc ? 6 : custom;
+  if (decimals === undefined || !Number.isInteger(decimals)) return `${atomic} units`;
+  const padded = atomic.padStart(decimals + 1, '0');
+  const whole = padded.slice(0, padded.length - decimals);
+  const fraction = padded.slice(padded.length - decimals).replace(/0+$/, '');
+  return `${whole}${fraction ? `.${fraction}` : ''}${usdc ? ' USDC' : ''}`;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function listTable(rows: PaymentRecord[]): string {
+  if (rows.length === 0) return 'no payments';
+  return table(
+    ['verified_at', 'status', 'route', 'amount', 'payer', 'tx_hash', 'id', 'reason'],
+    rows.map((r) => [r.verified_at.replace(/\.\d+Z$/, 'Z'), r.status, r.route, amount(r.settled_amount ?? r.amount_required, r.asset), r.payer ?? '', r.tx_hash ?? '', r.id, r.error_reason ?? '']),
+  );
+}
+
+function summaryTable({ rows, ledger }: Summary): string {
+  const lines = [
+    rows.length === 0
+      ? 'no payments'
+      : table(
+          ['day', 'route', 'status', 'count', 'required', 'settled'],
+          rows.map((r) => [r.day, r.route, r.status, String(r.count), amount(r.amount_required, r.asset), amount(r.amount_settled, r.asset)]),
+        ),
+  ];
+  if (ledger && (ledger.final_writes_pending > 0 || ledger.final_writes_lost > 0 || ledger.final_write_failures > 0)) {
+    lines.push(
+      '',
+      `ledger: ${ledger.final_writes_pending} final-status writes pending retry, ${ledger.final_writes_lost} lost (logged in full at error level), ${ledger.final_write_failures} failed attempts since start`,
+    );
+  }
+  return lines.join('\n');
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof UsageError) {
+    console.error(`payments: ${err.message}\n${USAGE}`);
+    process.exit(2);
+  }
+  const message = err instanceof CliError || err instanceof ConfigError || err instanceof AdminRequestError ? err.message : `${(err as Error)?.message ?? err}`;
+  console.error(`payments: ${message}`);
+  process.exit(1);
+});

@@ -1,0 +1,34 @@
+// The ledger database's variables, declared as data with the other env builders and listed by
+// config.ts in its sections (so they are parsed, validated and documented like every other one); kept
+// apart so the operator CLIs can parse exactly these without loading the whole server's config.
+import { z } from 'zod';
+import { env } from '../env.ts';
+
+const postgresUrl = z.string().refine((v) => {
+  try {
+    return ['postgres:', 'postgresql:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}, 'a postgres:// or postgresql:// URL');
+
+export const DATABASE_ENV = {
+  DATA_DIR: env.text(
+    './data',
+    'Directory of the embedded PostgreSQL (PGlite, in DATA_DIR/pglite, used while DATABASE_URL is unset) and of the admin socket DATA_DIR/admin.sock.',
+    'a directory path',
+  ),
+  DATABASE_URL: env.custom(
+    postgresUrl,
+    undefined,
+    'A PostgreSQL server (postgres://USER:PASSWORD@HOST:5432/DB) instead of the embedded database; every instance shares it.',
+    { secret: true },
+  ),
+  DB_TIMEOUT_MS: env.int(
+    100,
+    60_000,
+    2000,
+    'Longest a request waits for the database (its opening included); a paid call whose payment cannot be recorded in this time is refused (503) before anything is settled.',
+  ),
+  USAGE_FLUSH_MS: env.int(100, 3_600_000, 5000, 'How often per-key usage, counted in memory, is written to the database (ms).'),
+};

@@ -1,0 +1,117 @@
+// The schema, as an ordered list of SQL migrations kept in TypeScript (so `tsc` ships them in dist/),
+// applied at start-up the same way on PGlite and on a PostgreSQL server: in one transaction, under a
+// PostgreSQL advisory lock (several instances starting at once migrate once; the others wait, then
+// find nothing left to do), recorded in `schema_migrations` with a checksum of their SQL.
+//
+// Migrations are append-only: never edit one that has shipped (start-up refuses a database whose
+// recorded checksum differs from the code's); add a new one instead.
+import { createHash } from 'node:crypto';
+import type { Database } from './database.ts';
+
+export interface Migration {
+  /** 1, 2, 3, … in order, never reused. */
+  id: number;
+  name: string;
+  /** One statement per entry (a parameterless statement list runs the same on both databases). */
+  statements: readonly string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    name: 'payments',
+    statements: [
+      // One row per x402 payment attempt that reached the facilitator, updated as its status changes.
+      `CREATE TABLE payments (
+        id text PRIMARY KEY,
+        request_id text NOT NULL,
+        route text NOT NULL,
+        resource_url text NOT NULL,
+        scheme text NOT NULL,
+        network text NOT NULL,
+        asset text NOT NULL,
+        amount_required numeric(78, 0) NOT NULL,
+        pay_to text NOT NULL,
+        payer text,
+        payload_hash text NOT NULL,
+        payment_identifier text,
+        authorization_nonce text,
+        valid_before timestamptz,
+        status text NOT NULL CHECK (status IN ('verified', 'settled', 'settle_failed', 'cancelled', 'unknown')),
+        tx_hash text,
+        settled_amount numeric(78, 0),
+        facilitator text NOT NULL,
+        error_reason text,
+        verified_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        finished_at timestamptz
+      )`,
+      'CREATE INDEX payments_verified_at_idx ON payments (verified_at)',
+      'CREATE INDEX payments_status_idx ON payments (status, verified_at)',
+    ],
+  },
+  {
+    id: 2,
+    name: 'payment_identifiers',
+    statements: [
+      // x402 payment-identifier extension: one row per idempotency key, while it is in flight or done.
+      `CREATE TABLE payment_identifiers (
+        id text PRIMARY KEY,
+        payload_hash text NOT NULL,
+        state text NOT NULL CHECK (state IN ('in_flight', 'done')),
+        response_status integer,
+        response_headers jsonb,
+        response_body text,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL
+      )`,
+      'CREATE INDEX payment_identifiers_expires_at_idx ON payment_identifiers (expires_at)',
+    ],
+  },
+  {
+    id: 3,
+    name: 'key_usage',
+    statements: [
+      // Calls per API key, UTC day and route: one row each, incremented by the usage counter's flushes.
+      `CREATE TABLE key_usage (
+        key_id text NOT NULL,
+        day date NOT NULL,
+        route text NOT NULL,
+        calls bigint NOT NULL,
+        PRIMARY KEY (key_id, day, route)
+      )`,
+    ],
+  },
+];
+
+/** The advisory lock every instance takes before migrating (an arbitrary constant, ours alone). */
+const MIGRATION_LOCK = 7_104_511_731;
+
+export const checksum = (m: Migration) => createHash('sha256').update(m.statements.join(';\n')).digest('hex');
+
+/**
+ * Brings the database's schema up to date; returns the ids it applied (none when it was current).
+ * Throws when an applied migration's SQL differs from the code's (an edited migration).
+ */
+export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (id integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const applied = new Map((await tx.query<{ id: number; checksum: string }>('SELECT id, checksum FROM schema_migrations')).map((r) => [r.id, r.checksum]));
+    const done: number[] = [];
+    for (const m of migrations) {
+      const sum = checksum(m);
+      const recorded = applied.get(m.id);
+      if (recorded !== undefined) {
+        if (recorded !== sum) throw new Error(`migration ${m.id} (${m.name}) differs from the one applied to this database: migrations are append-only`);
+        continue;
+      }
+      for (const statement of m.statements) await tx.query(statement);
+      await tx.query('INSERT INTO schema_migrations (id, name, checksum) VALUES ($1, $2, $3)', [m.id, m.name, sum]);
+      done.push(m.id);
+    }
+    return done;
+  });
+}

@@ -1,0 +1,170 @@
+// The database as a service of the running server: opened in the background (the server answers
+// /health before it is ready; PGlite takes seconds to open), and used through `use`, which bounds
+// the whole wait — for the opening, a connection and the statements — by DB_TIMEOUT_MS and turns any
+// failure to reach the database into DatabaseUnavailableError (503, source "database").
+//
+// A failed opening (a server that is down, a directory another process owns) is retried on a later
+// use, at most every `retryOpenMs`; in between, uses fail at once rather than wait.
+import { AppError } from '../http/errors.ts';
+import { DATABASE_GONE, type Database } from './database.ts';
+
+/** 503 `{ error, source: "database" }`: the database could not be reached in time. */
+export class DatabaseUnavailableError extends AppError {
+  override name = 'DatabaseUnavailableError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(503, message, 'database', options);
+  }
+}
+
+export type DatabaseState = 'idle' | 'opening' | 'open' | 'failed' | 'closed';
+
+/** What the service logs through (a pino logger fits). */
+export interface DbLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface DatabaseServiceOptions {
+  /** Opens and migrates the database; aborted when the service closes meanwhile. */
+  open: (signal: AbortSignal) => Promise<Database>;
+  /** DB_TIMEOUT_MS: the bound of one `use`, waiting for the opening included. */
+  timeoutMs: number;
+  /** Words for logs ("PGlite in ./data/pglite"). */
+  describe: string;
+  log: DbLog;
+  /** After a failed opening, the next attempt waits at least this long (ms). */
+  retryOpenMs?: number;
+}
+
+export class DatabaseService {
+  private db: Database | undefined;
+  private opening: Promise<Database> | undefined;
+  private failure: { err: unknown; at: number } | undefined;
+  private closed = false;
+  private readonly abort = new AbortController();
+  /** Milliseconds the last successful opening took (logged; measured for the README). */
+  openMs: number | undefined;
+
+  constructor(private readonly options: DatabaseServiceOptions) {}
+
+  get state(): DatabaseState {
+    if (this.closed) return 'closed';
+    if (this.db) return 'open';
+    if (this.opening) return 'opening';
+    return this.failure ? 'failed' : 'idle';
+  }
+
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
+
+  /** Starts opening the database in the background (once); uses wait for it. */
+  start(): void {
+    if (this.closed || this.db || this.opening) return;
+    const started = performance.now();
+    this.options.log.info({ database: this.options.describe }, 'opening the database');
+    this.opening = this.options.open(this.abort.signal).then(
+      (db) => {
+        this.opening = undefined;
+        this.failure = undefined;
+        this.openMs = Math.round(performance.now() - started);
+        if (this.closed) {
+          void db.close();
+          throw new Error('the database service is closed');
+        }
+        this.db = db;
+        this.options.log.info({ database: this.options.describe, open_ms: this.openMs }, 'database open');
+        return db;
+      },
+      (err: unknown) => {
+        this.opening = undefined;
+        this.failure = { err, at: Date.now() };
+        if (!this.closed) this.options.log.error({ database: this.options.describe, err: String((err as Error)?.message ?? err) }, 'database could not be opened');
+        throw err;
+      },
+    );
+    // A failure is reported through `use`; nobody may be waiting yet.
+    this.opening.catch(() => {});
+  }
+
+  /**
+   * Runs `fn` with the database, all of it (waiting for the opening included) within DB_TIMEOUT_MS.
+   * Throws DatabaseUnavailableError when the database cannot be reached in time; an error `fn`
+   * raises for another reason (a constraint, a bug) is passed on as it is.
+   */
+  async use<T>(fn: (db: Database) => Promise<T>, timeoutMs = this.options.timeoutMs): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    let late = false;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        late = true;
+        reject(new DatabaseUnavailableError(`database did not answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+    });
+    // Work whose caller has given up (the database opened too late) is not started at all.
+    const run = (db: Database) => (late ? Promise.reject(new DatabaseUnavailableError('database opened too late for this request')) : fn(db));
+    try {
+      return await Promise.race([this.ready(true).then(run).catch((err) => unavailable(this.forgetIfGone(err))), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The open database, waiting for the opening without a bound (tests, the CLI); `failFast`: a recent failure is rethrown at once. */
+  async ready(failFast = false): Promise<Database> {
+    if (this.closed) throw new DatabaseUnavailableError('database closed: the server is shutting down');
+    if (this.db) return this.db;
+    const retryOpenMs = this.options.retryOpenMs ?? 5000;
+    if (failFast && this.failure && !this.opening && Date.now() - this.failure.at < retryOpenMs) {
+      throw new DatabaseUnavailableError(`database unavailable: ${reason(this.failure.err)}`, { cause: this.failure.err });
+    }
+    this.start();
+    return this.opening!;
+  }
+
+  /** A database that is gone for good (its PGlite worker died) is dropped: the next use opens it again. */
+  private forgetIfGone(err: unknown): unknown {
+    if ((err as { code?: string } | null)?.code === DATABASE_GONE && this.db) {
+      this.options.log.error({ database: this.options.describe, err: String((err as Error).message) }, 'database lost; it is opened again on the next request');
+      this.db = undefined;
+      this.failure = { err, at: Date.now() };
+    }
+    return err;
+  }
+
+  /** Closes the database (after an opening in progress ends; a first-start initdb is stopped). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort();
+    await this.opening?.catch(() => {});
+    const db = this.db;
+    this.db = undefined;
+    await db?.close();
+  }
+}
+
+const CONNECTION_CODES = new Set([DATABASE_GONE, 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+
+/** Failures to reach the database become DatabaseUnavailableError; other errors pass unchanged. */
+function unavailable(err: unknown): never {
+  if (err instanceof AppError) throw err;
+  const e = err as { code?: string; message?: string } | null;
+  const code = e?.code ?? '';
+  const message = e?.message ?? String(err);
+  const isConnection =
+    CONNECTION_CODES.has(code) ||
+    // SQLSTATE classes 08 (connection), 53 (insufficient resources), 57P (shut down, cannot connect now), 57014 (statement timeout)
+    /^(08|53|57P)/.test(code) ||
+    code === '57014' ||
+    /timeout|terminated|Connection|closed|DirLocked|initdb/i.test(`${(err as Error)?.name ?? ''} ${message}`);
+  if (isConnection) throw new DatabaseUnavailableError(`database unavailable: ${reason(err)}`, { cause: err });
+  throw err;
+}
+
+function reason(err: unknown): string {
+  const e = err as { code?: string; message?: string } | null;
+  const message = (e?.message ?? String(err)).split('\n')[0]!;
+  return e?.code && !message.includes(e.code) ? `${message} (${e.code})` : message;
+}

@@ -1,0 +1,133 @@
+// Per-key usage: calls per API key, UTC day and route, counted in memory on the request path (a map
+// increment, no I/O) and written to the database every USAGE_FLUSH_MS in one statement: one row per
+// key, day and route, however many calls it counts. A flush that fails keeps its counts for the next
+// one (a flush whose fate is unknown — a timeout after the server committed — may count its calls
+// twice; calls are never dropped silently). The server's shutdown flushes what is left.
+import type { Queryable } from './database.ts';
+import type { DatabaseService, DbLog } from './service.ts';
+
+/** A key's calls today and this month (UTC), what is stored plus what this process has not flushed yet. */
+export interface KeyUsage {
+  today: number;
+  month: number;
+  /** Today's calls per route. */
+  today_by_route: Record<string, number>;
+}
+
+export interface UsageCounterOptions {
+  /** USAGE_FLUSH_MS. */
+  flushMs: number;
+  log: DbLog;
+  clock?: () => number;
+}
+
+/** Rows per INSERT (4 parameters each, well below PostgreSQL's 65535). */
+const ROWS_PER_STATEMENT = 1000;
+const SEP = '\u0000';
+
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+export class UsageCounter {
+  /** `key \0 day \0 route` → calls not written yet. */
+  private pending = new Map<string, number>();
+  private flushing: Promise<number> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly clock: () => number;
+
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly options: UsageCounterOptions,
+  ) {
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** One call by `keyId` on `route`, now. */
+  count(keyId: string, route: string): void {
+    const k = `${keyId}${SEP}${utcDay(this.clock())}${SEP}${route}`;
+    this.pending.set(k, (this.pending.get(k) ?? 0) + 1);
+  }
+
+  /** Calls counted and not written yet. */
+  get unflushed(): number {
+    let n = 0;
+    for (const v of this.pending.values()) n += v;
+    return n;
+  }
+
+  /** Flushes every USAGE_FLUSH_MS while the database has been started (an app nobody started keeps its counts in memory). */
+  start(): void {
+    this.timer ??= setInterval(() => {
+      if (this.db.state === 'idle' || this.pending.size === 0) return;
+      this.flush().catch((err) => this.options.log.warn({ err: String(err?.message ?? err), unflushed: this.unflushed }, 'usage counts not written yet; kept for the next flush'));
+    }, this.options.flushMs);
+    this.timer.unref();
+  }
+
+  /** Writes the pending counts (one row per key, day and route); resolves with the rows written. */
+  flush(): Promise<number> {
+    // One flush at a time: a second caller waits for the first, then writes what came since.
+    const run = async (): Promise<number> => {
+      await this.flushing?.catch(() => {});
+      if (this.pending.size === 0) return 0;
+      const batch = this.pending;
+      this.pending = new Map();
+      try {
+        await this.db.use((db) => db.transaction((tx) => writeBatch(tx, batch)));
+        return batch.size;
+      } catch (err) {
+        for (const [k, v] of batch) this.pending.set(k, (this.pending.get(k) ?? 0) + v);
+        throw err;
+      }
+    };
+    const p = run();
+    this.flushing = p;
+    return p;
+  }
+
+  /** A key's use today and this month: the stored rows plus this process's unflushed counts. */
+  async usageOf(keyId: string): Promise<KeyUsage> {
+    await this.flushing?.catch(() => {});
+    const now = this.clock();
+    const today = utcDay(now);
+    const monthStart = `${today.slice(0, 7)}-01`;
+    const rows = await this.db.use((db) =>
+      db.query<{ day: string; route: string; calls: number }>('SELECT day, route, calls FROM key_usage WHERE key_id = $1 AND day >= $2::date', [keyId, monthStart]),
+    );
+    for (const [k, calls] of this.pending) {
+      const [key, day, route] = k.split(SEP) as [string, string, string];
+      if (key === keyId && day >= monthStart) rows.push({ day, route, calls });
+    }
+    const usage: KeyUsage = { today: 0, month: 0, today_by_route: {} };
+    for (const r of rows) {
+      usage.month += r.calls;
+      if (r.day !== today) continue;
+      usage.today += r.calls;
+      usage.today_by_route[r.route] = (usage.today_by_route[r.route] ?? 0) + r.calls;
+    }
+    return usage;
+  }
+
+  /** Stops the timer and writes what is left (when the database was started); what cannot be written is logged. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return;
+    if (this.db.state === 'idle' || this.db.state === 'closed') {
+      this.options.log.warn({ unflushed: this.unflushed }, 'usage counts not written: the database was never opened');
+      return;
+    }
+    await this.flush().catch((err) => this.options.log.error({ err: String(err?.message ?? err), unflushed: this.unflushed }, 'usage counts lost at shutdown: the database did not take them'));
+  }
+}
+
+async function writeBatch(tx: Queryable, batch: Map<string, number>): Promise<void> {
+  const rows = [...batch].map(([k, calls]) => [...k.split(SEP), calls] as const);
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
+    await tx.query(
+      `INSERT INTO key_usage (key_id, day, route, calls) VALUES ${chunk.map((_, j) => `($${4 * j + 1}, $${4 * j + 2}::date, $${4 * j + 3}, $${4 * j + 4})`).join(', ')}
+       ON CONFLICT (key_id, day, route) DO UPDATE SET calls = key_usage.calls + EXCLUDED.calls`,
+      chunk.flat(),
+    );
+  }
+}
