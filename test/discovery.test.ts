@@ -150,6 +150,10 @@ describe('@agentcash/discovery (what x402scan reads first) against a listening s
       if (e.access === 'paid') {
         // Paid by x402, or with an API key instead (the operation's security lists the key).
         expect(route, e.url).toMatchObject({ authMode: 'apiKey+paid', price: '0.001 USD', pricingMode: 'fixed', currency: 'USD', protocols: ['x402'] });
+      } else if (e.access === 'key') {
+        // Key-only (/v1/usage): an API key, never a payment.
+        expect(route.authMode, e.url).toBe('apiKey');
+        expect(route.price, e.url).toBeUndefined();
       } else {
         expect(route.authMode, e.url).toBe('unprotected');
         expect(route.price, e.url).toBeUndefined();
