@@ -7,10 +7,14 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
 import { KeyStore } from './access/keys.ts';
+import type { BatchLedger } from './access/x402/batch-ledger.ts';
+import { createBatchSettlement, type BatchSettlement } from './access/x402/batch-settlement.ts';
+import { createChannelStorage, migrateChannelStorage } from './access/x402/channel-storage.ts';
 import { createFacilitatorClient } from './access/x402/facilitator.ts';
 import { createPaymentGate } from './access/x402/gate.ts';
 import { accessSummary } from './catalog/access-summary.ts';
 import type { RouteContext } from './catalog/context.ts';
+import type { Database } from './db/database.ts';
 import { registerOpenApi } from './catalog/openapi.ts';
 import { registerReferenceRoutes } from './catalog/reference-routes.ts';
 import { mountRoutes, RouteCatalog, type RouteDef } from './catalog/route.ts';
@@ -30,6 +34,17 @@ export interface BuildOptions {
   logStream?: DestinationStream;
   /** Extra interface-B routes, for tests that need a route with a controlled upstream. */
   extraMarketRoutes?: RouteDef[];
+  /** The ledger database: x402 batch-settlement channels are kept there. */
+  database?: Database;
+  /** Where x402 batch-settlement deposits, charges, claims, settlements and refunds are recorded. */
+  batchLedger?: BatchLedger;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** x402 batch settlement when X402_BATCH_SETTLEMENT is on (its claim-and-settle schedule, for operators and tests). */
+    x402Batch: BatchSettlement | undefined;
+  }
 }
 
 /** Headers that carry credentials: never logged. */
@@ -84,7 +99,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const keys = new KeyStore(config.keys, (err) => app.log.error({ err }, 'API key file could not be read; keeping the previous keys'));
   keys.watch();
   app.addHook('onClose', async () => keys.stop());
-  const payments = await paymentGate(app, config, catalog);
+  const payments = await paymentGate(app, config, catalog, options);
   const marketRoutes = [...MARKET_ROUTES, ...(options.extraMarketRoutes ?? [])];
   await app.register(async (market) => {
     await installAccessControl(market, {
@@ -99,8 +114,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 }
 
 /** x402 is on when enabled and a payee is set; otherwise paid routes need an API key. */
-async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteCatalog): Promise<PaymentGate | undefined> {
+async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteCatalog, options: BuildOptions): Promise<PaymentGate | undefined> {
   const x402 = config.x402;
+  app.decorate('x402Batch', undefined);
   if (!x402.active) {
     app.log.info(
       x402.enabled
@@ -109,18 +125,45 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
     );
     return undefined;
   }
+  const facilitator = await createFacilitatorClient(x402);
+  const batch = x402.batch.enabled ? await batchSettlement(app, x402, facilitator, options) : undefined;
   const gate = createPaymentGate({
     x402,
-    facilitator: await createFacilitatorClient(x402),
+    facilitator,
     paidRoutes: () => catalog.entries.filter((e) => e.access === 'paid'),
     publicBaseUrl: config.publicBaseUrl,
     log: app.log,
+    batch,
   });
   // Ask the facilitator what it supports once routes exist; a failure is retried on the first paid call.
   app.addHook('onReady', async () => {
     gate.initialize().catch((err) => app.log.warn({ err: String(err?.message ?? err) }, 'x402 facilitator not reachable yet'));
   });
   return gate;
+}
+
+/** x402 batch settlement: channels in the ledger database, claimed and settled on a schedule stopped on close. */
+async function batchSettlement(
+  app: FastifyInstance,
+  x402: Config['x402'],
+  facilitator: Awaited<ReturnType<typeof createFacilitatorClient>>,
+  options: BuildOptions,
+): Promise<BatchSettlement> {
+  let storage;
+  if (options.database) {
+    await migrateChannelStorage(options.database);
+    storage = createChannelStorage(options.database);
+  } else {
+    const { InMemoryChannelStorage } = await import('@x402/evm/batch-settlement/server');
+    storage = new InMemoryChannelStorage();
+    app.log.warn('x402 batch settlement without the ledger database: channels are kept in memory, and vouchers not yet claimed are lost on restart');
+  }
+  const ledger: BatchLedger = options.batchLedger ?? { record: (event) => app.log.info({ event }, 'x402 batch settlement ledger') };
+  const batch = createBatchSettlement({ x402, facilitator, storage, ledger, log: app.log });
+  app.x402Batch = batch;
+  app.addHook('onReady', async () => batch.start());
+  app.addHook('onClose', async () => batch.stop());
+  return batch;
 }
 
 /** On RISK_HOSTNAME, interface A also answers at the root: /v1/token-risk → /risk/v1/token-risk. */

@@ -23,6 +23,7 @@ import type { Config } from '../../config.ts';
 import type { CatalogEntry } from '../../catalog/route.ts';
 import type { ErrorBody } from '../../http/errors.ts';
 import type { PaymentGate } from '../access-control.ts';
+import type { BatchOffer } from './batch-settlement.ts';
 import { FacilitatorUnavailableError } from './facilitator.ts';
 import { atomicAmount } from './price.ts';
 
@@ -103,6 +104,8 @@ export interface GateOptions {
   paidRoutes: () => CatalogEntry[];
   publicBaseUrl: string;
   log: FastifyBaseLogger;
+  /** batch-settlement beside exact (X402_BATCH_SETTLEMENT), when the facilitator offers it. */
+  batch?: { offer(): Promise<BatchOffer | undefined> };
 }
 
 export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize(): Promise<void> } {
@@ -111,19 +114,20 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
   let server: x402HTTPResourceServer | undefined;
   let init: Promise<void> | undefined;
 
-  const build = () => {
+  const build = (batch: BatchOffer | undefined) => {
     const resourceServer = new x402ResourceServer(opts.facilitator).register(opts.x402.network, new ExactEvmScheme());
+    batch?.install(resourceServer);
     const routes: RoutesConfig = Object.fromEntries(
       opts.paidRoutes().map((e) => [
         `GET ${e.url}`,
         {
-          accepts: {
+          accepts: [{
             scheme: 'exact',
             network: opts.x402.network,
             payTo: terms.payTo,
             price: { amount: terms.amount, asset: asset.address, extra: { name: asset.name, version: asset.version } },
             maxTimeoutSeconds: opts.x402.maxTimeoutS,
-          },
+          }, ...(batch ? [batch.accepts] : [])],
           resource: `${opts.publicBaseUrl}${e.url}`,
           description: e.def.summary,
           mimeType: 'application/json',
@@ -135,7 +139,10 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
 
   /** Fetches the facilitator's supported kinds; retried on the next request if it failed. */
   const ready = async (): Promise<x402HTTPResourceServer> => {
-    server ??= build();
+    if (!server) {
+      const batch = await opts.batch?.offer(); // throws while the facilitator cannot be reached: asked again next time
+      server ??= build(batch);
+    }
     init ??= server.initialize();
     try {
       await init;
@@ -175,6 +182,8 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { initialize
       if (result.type === 'no-payment-required') return;
       if (result.type === 'payment-error') {
         const r = result.response;
+        // A payment operation answered without the handler (a batch-settlement refund): the SDK's own answer.
+        if (r.status < 400) return reply.code(r.status).headers(r.headers).send(typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
         return reply.code(r.status).headers(r.headers).send(paymentRequiredBody(r.headers, terms, malformed ? MALFORMED_PAYMENT : undefined));
       }
       req.x402Payment = { ...result, context };
