@@ -1,4 +1,4 @@
-// x402 batch-settlement through the real server (X402_BATCH_SETTLEMENT=true): the in-process EDR chain with
+// The batch-settlement channel storage over the ledger database, then x402 batch-settlement through the real server (X402_BATCH_SETTLEMENT=true): the in-process EDR chain with
 // the batch-settlement contracts at the SDK's addresses, a local facilitator offering exact and
 // batch-settlement (delegated receiver authorizer), channel state in a PGlite ledger database, the stock
 // @x402/fetch client paying with BatchSettlementEvmScheme. Deposit → vouchers → a failed call (cancelled) →
@@ -14,7 +14,9 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InMemoryChannelStorage, type Channel, type ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { buildApp } from '../src/app.ts';
+import { CHANNEL_STORAGE_MIGRATION, createChannelStorage, migrateChannelStorage } from '../src/access/x402/channel-storage.ts';
 import type { BatchLedgerEvent } from '../src/access/x402/batch-ledger.ts';
 import { loadConfig } from '../src/config.ts';
 import { memoryDatabase } from './db/pglite-database.ts';
@@ -86,6 +88,8 @@ beforeAll(async () => {
   bs = await deployBatchSettlement(chain);
   fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, batch: { authorizerIndex: 4 } });
   db = await memoryDatabase();
+  await migrateChannelStorage(db);
+  await migrateChannelStorage(db); // idempotent
 }, 60_000);
 
 afterAll(async () => {
@@ -97,6 +101,87 @@ afterAll(async () => {
 });
 
 const ofChannel = (channelId: string) => ledger.filter((e) => !('channelId' in e) || e.channelId === channelId).map(({ at: _at, ...e }) => e);
+
+const id = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+const channel = (n: number, charged = '0'): Channel => ({
+  channelId: id(n),
+  channelConfig: {
+    payer: '0x1111111111111111111111111111111111111111',
+    payerAuthorizer: '0x1111111111111111111111111111111111111111',
+    receiver: '0x2222222222222222222222222222222222222222',
+    receiverAuthorizer: '0x3333333333333333333333333333333333333333',
+    token: '0x4444444444444444444444444444444444444444',
+    withdrawDelay: 900,
+    salt: `0x${'00'.repeat(32)}`,
+  },
+  chargedCumulativeAmount: charged,
+  signedMaxClaimable: charged,
+  signature: '0xabcd',
+  balance: '100000',
+  totalClaimed: '0',
+  withdrawRequestedAt: 0,
+  refundNonce: 0,
+  onchainSyncedAt: 1_700_000_000_000,
+  lastRequestTimestamp: 1_700_000_000_000,
+  pendingRequest: { pendingId: 'p1', signedMaxClaimable: '1000', expiresAt: 1_700_000_060_000 },
+});
+
+/** The same script against a storage; returns everything observed. */
+async function script(s: ChannelStorage) {
+  const seen: unknown[] = [];
+  seen.push(await s.get(id(1)));
+  seen.push(await s.updateChannel(id(1), (c) => c)); // nothing there, nothing written
+  seen.push(await s.updateChannel(id(1), () => undefined)); // deleting nothing
+  seen.push(await s.updateChannel(id(1), () => channel(1)));
+  seen.push(await s.updateChannel(id(2), () => channel(2, '3000')));
+  seen.push(await s.updateChannel(id(1).toUpperCase().replace('0X', '0x'), (c) => ({ ...c!, chargedCumulativeAmount: '1000', pendingRequest: undefined })));
+  seen.push(await s.get(id(1)));
+  seen.push(await s.updateChannel(id(2), (c) => c)); // unchanged
+  seen.push((await s.list()).map((c) => c.channelId).sort());
+  seen.push(await s.updateChannel(id(2), () => undefined)); // deleted
+  seen.push(await s.get(id(2)));
+  seen.push((await s.list()).map((c) => c.channelId));
+  seen.push(await s.updateChannel(id(2), (c) => (c ? c : channel(2, '7000')))); // reopened
+  seen.push(await s.get(id(2)));
+  return JSON.parse(JSON.stringify(seen)); // as stored: undefined fields drop out
+}
+
+describe('channel storage over the ledger database', () => {
+  // Its own rows only: removed before the server tests use the same database.
+  afterAll(() => db.query('DELETE FROM x402_channels'));
+
+  it('answers like the SDK in-memory storage, call for call', async () => {
+    const ours = await script(createChannelStorage(db));
+    await db.query('DELETE FROM x402_channels');
+    const sdk = await script(new InMemoryChannelStorage());
+    expect(ours).toEqual(sdk);
+    expect(ours[6]).toMatchObject({ chargedCumulativeAmount: '1000' }); // the script did something
+    expect(ours.slice(1, 5).map((r: { status: string }) => r.status)).toEqual(['unchanged', 'unchanged', 'updated', 'updated']);
+  });
+
+  it('keeps read-modify-write atomic per channel under concurrent updates', async () => {
+    const s = createChannelStorage(db);
+    await s.updateChannel(id(9), () => channel(9, '0'));
+    const bump = (c: Channel | undefined) => ({ ...c!, chargedCumulativeAmount: String(BigInt(c!.chargedCumulativeAmount) + 1000n) });
+    await Promise.all(Array.from({ length: 40 }, () => s.updateChannel(id(9), bump)));
+    expect((await s.get(id(9)))?.chargedCumulativeAmount).toBe('40000');
+  });
+
+  it('a closed channel keeps its row (the lock) with no state', async () => {
+    const s = createChannelStorage(db);
+    await s.updateChannel(id(2), () => channel(2, '3000'));
+    await s.updateChannel(id(2), () => undefined);
+    expect(await db.query('SELECT state FROM x402_channels WHERE channel_id = $1', [id(2)])).toEqual([{ state: null }]);
+    expect(await s.get(id(2))).toBeUndefined();
+  });
+
+  it('refuses what is not a channel id, and the table refuses one written by hand', async () => {
+    const s = createChannelStorage(db);
+    await expect(s.get('0x1234')).rejects.toThrow('not a channel id: 0x1234');
+    await expect(db.query("INSERT INTO x402_channels (channel_id) VALUES ('0xABC')")).rejects.toThrow();
+    expect(CHANNEL_STORAGE_MIGRATION.sql).toContain('CREATE TABLE IF NOT EXISTS x402_channels');
+  });
+});
 
 describe('x402 batch settlement through the server', () => {
   let server: Awaited<ReturnType<typeof startApp>>;
