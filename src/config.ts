@@ -107,7 +107,7 @@ export const CORE_ENV_SECTIONS = {
     ),
     X402_BATCH_WITHDRAW_DELAY_S: env.int(900, 2_592_000, 900, "Seconds a payer's timed withdrawal of unclaimed deposit waits before it can complete (15 min to 30 days)."),
     X402_BATCH_CLAIM_INTERVAL_S: env.int(
-      10,
+      1,
       864_000,
       300,
       'Seconds between claim-and-settle runs; at most a third of X402_BATCH_WITHDRAW_DELAY_S, so vouchers are claimed before a withdrawal can complete.',

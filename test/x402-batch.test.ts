@@ -305,6 +305,36 @@ describe('x402 batch settlement through the server', () => {
     expect(run.claims[0]!.claims).toEqual([{ channelId: p.channelId, payer: p.account.address, totalClaimed: total, amount: total }]);
     expect(await bs.channel(p.channelId)).toEqual({ balance: DEPOSIT, totalClaimed: BigInt(total) });
   });
+
+  it('a reservation held by another instance is waited for; past X402_FACILITATOR_TIMEOUT_MS the answer is 402 channel busy', async () => {
+    const p = await payer(9);
+    expect((await p.pay(server.url)).status).toBe(200);
+    // Another server instance sharing the database holds the channel (no in-process wake-up: polled).
+    const other = createChannelStorage(db);
+    const hold = (ms: number) =>
+      other.updateChannel(p.channelId, (c) => ({ ...c!, pendingRequest: { pendingId: 'other-instance', signedMaxClaimable: '2000', expiresAt: Date.now() + ms } }));
+
+    await hold(800);
+    let t0 = performance.now();
+    const waited = await p.pay(server.url);
+    expect(waited.status).toBe(200);
+    expect(performance.now() - t0).toBeGreaterThan(600);
+
+    await hold(60_000);
+    t0 = performance.now();
+    const busy = await p.pay(server.url);
+    const elapsed = performance.now() - t0;
+    expect(busy.status).toBe(402);
+    expect(await busy.json()).toMatchObject({ error: 'payment rejected: invalid_batch_settlement_evm_channel_busy', reason: 'invalid_batch_settlement_evm_channel_busy' });
+    expect(elapsed).toBeGreaterThan(2900); // X402_FACILITATOR_TIMEOUT_MS=3000
+    expect(elapsed).toBeLessThan(8000);
+
+    await other.updateChannel(p.channelId, (c) => ({ ...c!, pendingRequest: undefined }));
+    const again = await p.pay(server.url); // nothing was charged for the refused call
+    expect(again.status).toBe(200);
+    expect(decodePaymentResponseHeader(again.headers.get('payment-response')!).extra).toMatchObject({ channelState: { chargedCumulativeAmount: '3000' } });
+    await server.app.x402Batch!.claimAndSettle();
+  });
 });
 
 describe('a facilitator that does not offer batch-settlement', () => {
@@ -349,5 +379,29 @@ describe('X402_BATCH_* settings', () => {
   });
   it('is off by default', () => {
     expect(loadConfig({ X402_PAY_TO: payTo, X402_FACILITATOR: 'http://127.0.0.1:9' }).x402.batch.enabled).toBe(false);
+  });
+});
+
+describe('the claim-and-settle schedule', () => {
+  it('claims and settles on its own every X402_BATCH_CLAIM_INTERVAL_S, and stops when the app closes', async () => {
+    const { app, url } = await startApp(fac.url, { X402_BATCH_CLAIM_INTERVAL_S: '1' });
+    const p = await payer(10);
+    for (let i = 0; i < 3; i++) expect((await p.pay(url)).status).toBe(200);
+    const settledBefore = await fx.balanceOf(payTo);
+    const deadline = Date.now() + 8000;
+    while ((await bs.channel(p.channelId)).totalClaimed !== 3000n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await bs.channel(p.channelId)).toEqual({ balance: DEPOSIT, totalClaimed: 3000n });
+    while ((await fx.balanceOf(payTo)) === settledBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect((await fx.balanceOf(payTo)) - settledBefore).toBe(3000n);
+    const claim = ledger.find((e) => e.type === 'claim' && e.claims.some((c) => c.channelId === p.channelId));
+    expect(claim).toMatchObject({ claims: [{ channelId: p.channelId, totalClaimed: '3000', amount: '3000' }] });
+
+    await app.close();
+    apps.splice(apps.indexOf(app), 1);
+    // The same channel, paid through another instance (whose schedule is 5 minutes): the closed app claims no more.
+    const other = await startApp(fac.url);
+    expect((await p.pay(other.url)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await bs.channel(p.channelId)).toEqual({ balance: DEPOSIT, totalClaimed: 3000n });
   });
 });

@@ -10,8 +10,9 @@
 // included.
 //
 // One payer's concurrent calls on one channel are serialised: the scheme admits one call per channel at a
-// time (it reserves the channel between verify and settle); a second call waits here, up to
-// CHANNEL_WAIT_MS, for the first to finish instead of being refused at once. It then meets the channel's
+// time (it reserves the channel between verify and settle); a second call waits here for the first to finish
+// instead of being refused at once, for as long as a call may wait for the facilitator
+// (X402_FACILITATOR_TIMEOUT_MS). It then meets the channel's
 // new cumulative charge, gets the corrective 402 the scheme defines, and the stock client re-signs and
 // retries once. Past the wait (a first call that takes longer, or a reservation held by another server
 // instance), the answer is a 402 with reason `invalid_batch_settlement_evm_channel_busy`: retry shortly.
@@ -26,9 +27,6 @@ import { startClaimScheduler, type ClaimRun, type ClaimScheduler } from './claim
 import { atomicAmount } from './price.ts';
 
 export const BATCH_SETTLEMENT = 'batch-settlement';
-
-/** How long a second call on a busy channel waits for the first before it is answered "channel busy". */
-export const CHANNEL_WAIT_MS = 10_000;
 
 type PaymentOption = Exclude<RouteConfig['accepts'], readonly unknown[]>;
 
@@ -95,7 +93,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
       resourceServer.onAfterVerify(async (ctx) => {
         if (ctx.requirements.scheme !== BATCH_SETTLEMENT || !ctx.result.isValid) return;
         const channelId = (ctx.paymentPayload.payload as { voucher?: { channelId?: unknown } }).voucher?.channelId;
-        if (typeof channelId === 'string') await channels.waitUntilFree(channelId, CHANNEL_WAIT_MS);
+        if (typeof channelId === 'string') await channels.waitUntilFree(channelId, x402.facilitatorTimeoutMs);
       });
       recordPayments(resourceServer, opts.ledger, (err) => opts.log.warn({ err: String(err) }, 'x402 batch settlement: ledger write failed'));
     },
