@@ -3,6 +3,7 @@
 // the plugins as one RouteContext.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
+import { InMemoryChannelStorage, type ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
@@ -36,6 +37,11 @@ export interface BuildOptions {
   extraMarketRoutes?: RouteDef[];
   /** The ledger database: x402 batch-settlement channels are kept there. */
   database?: Database;
+  /**
+   * Where x402 batch-settlement channels are kept instead of the ledger database, e.g. the SDK's
+   * RedisChannelStorage over a node-redis client when REDIS_URL is set (it needs node-redis's API, not ioredis's).
+   */
+  channelStorage?: ChannelStorage;
   /** Where x402 batch-settlement deposits, charges, claims, settlements and refunds are recorded. */
   batchLedger?: BatchLedger;
 }
@@ -149,21 +155,24 @@ async function batchSettlement(
   facilitator: Awaited<ReturnType<typeof createFacilitatorClient>>,
   options: BuildOptions,
 ): Promise<BatchSettlement> {
-  let storage;
-  if (options.database) {
-    await migrateChannelStorage(options.database);
-    storage = createChannelStorage(options.database);
-  } else {
-    const { InMemoryChannelStorage } = await import('@x402/evm/batch-settlement/server');
-    storage = new InMemoryChannelStorage();
-    app.log.warn('x402 batch settlement without the ledger database: channels are kept in memory, and vouchers not yet claimed are lost on restart');
-  }
+  const storage = await channelStorage(app, options);
   const ledger: BatchLedger = options.batchLedger ?? { record: (event) => app.log.info({ event }, 'x402 batch settlement ledger') };
   const batch = createBatchSettlement({ x402, facilitator, storage, ledger, log: app.log });
   app.x402Batch = batch;
   app.addHook('onReady', async () => batch.start());
   app.addHook('onClose', async () => batch.stop());
   return batch;
+}
+
+/** The caller's channel storage, else the ledger database's, else (with a warning) process memory. */
+async function channelStorage(app: FastifyInstance, options: BuildOptions): Promise<ChannelStorage> {
+  if (options.channelStorage) return options.channelStorage;
+  if (options.database) {
+    await migrateChannelStorage(options.database);
+    return createChannelStorage(options.database);
+  }
+  app.log.warn('x402 batch settlement without the ledger database: channels are kept in memory, and vouchers not yet claimed are lost on restart');
+  return new InMemoryChannelStorage();
 }
 
 /** On RISK_HOSTNAME, interface A also answers at the root: /v1/token-risk → /risk/v1/token-risk. */
