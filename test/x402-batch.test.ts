@@ -12,6 +12,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import { createWalletClient, http } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryChannelStorage, type Channel, type ChannelStorage } from '@x402/evm/batch-settlement/server';
@@ -73,11 +74,9 @@ async function payer(index: number, fund = 1_000_000n) {
   const scheme = new BatchClient(toClientEvmSigner(account, chain.publicClient));
   const client = new x402Client().register(chain.network, scheme);
   client.setSpendControls({ allowedAssets: [{ network: chain.network, asset: fx.usdc, maxAmountPerPayment: '100000' }] });
-  const channelId = computeChannelId(
-    { payer: account.address, payerAuthorizer: account.address, receiver: payTo, receiverAuthorizer: authorizer, token: fx.usdc, withdrawDelay: 900, salt: `0x${'00'.repeat(32)}` },
-    chain.network,
-  );
-  return { account, scheme, channelId, pay: wrapFetchWithPayment(fetch, client), start: fund };
+  const config = { payer: account.address, payerAuthorizer: account.address, receiver: payTo, receiverAuthorizer: authorizer, token: fx.usdc, withdrawDelay: 900, salt: `0x${'00'.repeat(32)}` as const };
+  const channelId = computeChannelId(config, chain.network);
+  return { account, scheme, config, channelId, pay: wrapFetchWithPayment(fetch, client), start: fund };
 }
 
 beforeAll(async () => {
@@ -403,5 +402,34 @@ describe('the claim-and-settle schedule', () => {
     expect((await p.pay(other.url)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 2000));
     expect(await bs.channel(p.channelId)).toEqual({ balance: DEPOSIT, totalClaimed: 3000n });
+  });
+});
+
+// Last: it moves the chain clock 15 minutes ahead, after which new EIP-3009 deposits would count as expired.
+describe('a channel the contract refuses to claim', () => {
+  it('does not hold up the others: the batch is retried channel by channel, and the refused one is logged', async () => {
+    const { app, logs, url } = await startApp(fac.url);
+    const [gone, fine] = [await payer(13), await payer(14)];
+    for (const p of [gone, fine]) for (let i = 0; i < 2; i++) expect((await p.pay(url)).status).toBe(200);
+    // The first payer withdraws its whole deposit before its vouchers are claimed (the server missed the delay).
+    const wallet = createWalletClient({ account: gone.account, chain: chain.chain, transport: http(chain.rpcUrl) });
+    const call = async (functionName: string, args: readonly unknown[]) =>
+      chain.publicClient.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: bs.address, abi: bs.abi, functionName, args, gas: 500_000n }) });
+    expect((await call('initiateWithdraw', [gone.config, DEPOSIT])).status).toBe('success');
+    await chain.publicClient.request({ method: 'evm_increaseTime' as never, params: [901] as never });
+    expect((await call('finalizeWithdraw', [gone.config])).status).toBe('success');
+
+    const settled = await fx.balanceOf(payTo);
+    const run = await app.x402Batch!.claimAndSettle();
+    // (Channels left owing by earlier tests are in the same batch; each is now claimed on its own.)
+    const claimed = run.claims.flatMap((c) => c.claims.map((x) => x.channelId));
+    expect(claimed).toContain(fine.channelId);
+    expect(claimed).not.toContain(gone.channelId);
+    expect(run.claims.every((c) => c.claims.length === 1)).toBe(true);
+    expect(await bs.channel(fine.channelId)).toEqual({ balance: DEPOSIT, totalClaimed: 2000n });
+    expect(await bs.channel(gone.channelId)).toEqual({ balance: 0n, totalClaimed: 0n });
+    expect((await fx.balanceOf(payTo)) - settled).toBe(BigInt(run.settle!.amount));
+    expect(BigInt(run.settle!.amount)).toBe(run.claims.reduce((n, c) => n + BigInt(c.claims[0]!.amount), 0n));
+    expect(logs.some((l) => l.includes('a channel could not be claimed') && l.includes(gone.channelId))).toBe(true);
   });
 });

@@ -9,11 +9,13 @@
 // two runs before it can complete, one of which may fail). Runs never overlap; a tick that finds one running
 // is skipped. Each claim and settlement is recorded in the ledger.
 import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentRequirements, SettleResponse } from '@x402/core/types';
+import { SettleError, type PaymentRequirements, type SettleResponse } from '@x402/core/types';
 import type { BatchSettlementEvmScheme, Channel } from '@x402/evm/batch-settlement/server';
 import type { BatchLedger, BatchLedgerEvent } from './batch-ledger.ts';
 
 type Hex = `0x${string}`;
+
+const NOTHING_TO_SETTLE = 'invalid_batch_settlement_evm_nothing_to_settle';
 
 /** Vouchers per claim transaction (the SDK's default batch size). */
 export const MAX_CLAIMS_PER_BATCH = 100;
@@ -46,7 +48,8 @@ export interface ClaimScheduler {
 export function startClaimScheduler(opts: ClaimSchedulerOptions): ClaimScheduler {
   const manager = opts.scheme.createChannelManager(opts.facilitator, opts.network, opts.token);
   const receiver = opts.scheme.getReceiverAddress();
-  let settlePending = false;
+  // True at start: funds claimed before a restart but not yet settled are settled by the first run.
+  let settlePending = true;
   let running: Promise<ClaimRun> | undefined;
 
   const record = async (event: BatchLedgerEvent) => {
@@ -57,19 +60,38 @@ export function startClaimScheduler(opts: ClaimSchedulerOptions): ClaimScheduler
     }
   };
 
+  /** Claims one batch in one transaction; the manager signs it (when this server holds the receiver-authorizer
+   * key), submits it through the facilitator, marks the channels claimed in storage, and throws on failure. */
+  const claimBatch = async (batch: Channel[]) => {
+    const [result] = await manager.claim({ selectClaimChannels: () => batch, maxClaimsPerBatch: batch.length });
+    if (!result) return undefined;
+    settlePending = true;
+    const event = { type: 'claim' as const, network: opts.network, transaction: result.transaction, claims: batch.map(claimed) };
+    await record(event);
+    return event;
+  };
+
   const claimAll = async (): Promise<ClaimRun['claims']> => {
     const owed = (await opts.scheme.getStorage().list()).filter((c) => BigInt(c.chargedCumulativeAmount) > BigInt(c.totalClaimed));
     const done: ClaimRun['claims'] = [];
     for (let i = 0; i < owed.length; i += MAX_CLAIMS_PER_BATCH) {
       const batch = owed.slice(i, i + MAX_CLAIMS_PER_BATCH);
-      // The manager signs the batch (when this server holds the receiver-authorizer key), submits it through
-      // the facilitator and marks the channels claimed in storage; it throws when the claim fails.
-      const [result] = await manager.claim({ selectClaimChannels: () => batch, maxClaimsPerBatch: batch.length });
-      if (!result) continue;
-      settlePending = true;
-      const event = { type: 'claim' as const, network: opts.network, transaction: result.transaction, claims: batch.map(claimed) };
-      await record(event);
-      done.push(event);
+      try {
+        const event = await claimBatch(batch);
+        if (event) done.push(event);
+      } catch (err) {
+        if (batch.length === 1) throw err;
+        // One channel the contract refuses (say, its payer withdrew before its vouchers were claimed) would
+        // fail the whole batch run after run: claim the batch's channels one by one, so the others are paid.
+        for (const channel of batch) {
+          try {
+            const event = await claimBatch([channel]);
+            if (event) done.push(event);
+          } catch (one) {
+            opts.log.warn({ err: String((one as Error)?.message ?? one), channelId: channel.channelId }, 'x402 batch settlement: a channel could not be claimed');
+          }
+        }
+      }
     }
     return done;
   };
@@ -85,8 +107,11 @@ export function startClaimScheduler(opts: ClaimSchedulerOptions): ClaimScheduler
       extra: {},
     };
     const payload = { x402Version: 2, accepted: requirements, payload: { type: 'settle', receiver, token: opts.token } };
-    const response: SettleResponse = await opts.facilitator.settle(payload, requirements);
-    if (!response.success && response.errorReason === 'invalid_batch_settlement_evm_nothing_to_settle') {
+    // A facilitator answers a failed settle either as a failing SettleResponse or with an HTTP error (SettleError).
+    const response: SettleResponse = await opts.facilitator
+      .settle(payload, requirements)
+      .catch((err) => (err instanceof SettleError ? { success: false, errorReason: err.errorReason, errorMessage: err.errorMessage, transaction: '', network: opts.network } : Promise.reject(err)));
+    if (!response.success && response.errorReason === NOTHING_TO_SETTLE) {
       settlePending = false;
       return undefined;
     }
