@@ -234,7 +234,7 @@ describe('x402 batch settlement through the server', () => {
     const t0 = performance.now();
     const after = await p.pay(server.url);
     expect(after.status).toBe(200);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(performance.now() - t0).toBeLessThan(2500); // a reserved channel would wait X402_FACILITATOR_TIMEOUT_MS (3000) first
     expect(decodePaymentResponseHeader(after.headers.get('payment-response')!).extra).toMatchObject({ channelState: { chargedCumulativeAmount: '5000' } });
     const charged = 5n * PRICE;
 
@@ -385,18 +385,21 @@ describe('the claim-and-settle schedule', () => {
   it('claims and settles on its own every X402_BATCH_CLAIM_INTERVAL_S, and stops when the app closes', async () => {
     const { app, url } = await startApp(fac.url, { X402_BATCH_CLAIM_INTERVAL_S: '1' });
     const p = await payer(10);
-    for (let i = 0; i < 3; i++) expect((await p.pay(url)).status).toBe(200);
     const settledBefore = await fx.balanceOf(payTo);
-    const deadline = Date.now() + 8000;
-    while ((await bs.channel(p.channelId)).totalClaimed !== 3000n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(await bs.channel(p.channelId)).toEqual({ balance: DEPOSIT, totalClaimed: 3000n });
-    while ((await fx.balanceOf(payTo)) === settledBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect((await fx.balanceOf(payTo)) - settledBefore).toBe(3000n);
-    const claim = ledger.find((e) => e.type === 'claim' && e.claims.some((c) => c.channelId === p.channelId));
-    expect(claim).toMatchObject({ claims: [{ channelId: p.channelId, totalClaimed: '3000', amount: '3000' }] });
-
-    await app.close();
-    apps.splice(apps.indexOf(app), 1);
+    try {
+      for (let i = 0; i < 3; i++) expect((await p.pay(url)).status).toBe(200);
+      const deadline = Date.now() + 8000;
+      while ((await fx.balanceOf(payTo)) - settledBefore !== 3000n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await bs.channel(p.channelId)).toEqual({ balance: DEPOSIT, totalClaimed: 3000n });
+      expect((await fx.balanceOf(payTo)) - settledBefore).toBe(3000n);
+      // One run or several (a slow machine may see a run between two calls): together they claimed 3000.
+      const claims = ledger.flatMap((e) => (e.type === 'claim' ? e.claims.filter((c) => c.channelId === p.channelId) : []));
+      expect(claims.at(-1)).toMatchObject({ totalClaimed: '3000' });
+      expect(claims.reduce((n, c) => n + BigInt(c.amount), 0n)).toBe(3000n);
+    } finally {
+      await app.close();
+      apps.splice(apps.indexOf(app), 1);
+    }
     // The same channel, paid through another instance (whose schedule is 5 minutes): the closed app claims no more.
     const other = await startApp(fac.url);
     expect((await p.pay(other.url)).status).toBe(200);
