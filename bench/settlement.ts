@@ -1,8 +1,9 @@
 // npm run bench:settlement — what a paid call costs with x402 `exact` and with `batch-settlement`, measured
 // end to end: marketgate (X402_BATCH_SETTLEMENT=true) in this process, a local EVM node (Hardhat EDR) that
 // mines a block every 2 seconds like Base, the batch-settlement test contracts at the SDK's addresses, a local
-// facilitator offering both schemes, and the stock @x402/fetch client paying N calls in a row with each scheme
-// (BENCH_CALLS, default 100) on the real /v1/price route (its exchange faked on 127.0.0.1). Prints per-call
+// facilitator offering both schemes, channel state in an (in-memory) PGlite ledger database, and the stock
+// @x402/fetch client paying N calls in a row with each scheme (BENCH_CALLS, default 100) on the real /v1/price
+// route (its exchange faked on 127.0.0.1). Prints per-call
 // latency (median, p90, max) and, per 100 paid calls, the facilitator calls and on-chain transactions; for
 // batch-settlement, the claim-and-settle run that follows (once per period, shared by every channel) apart.
 import { toClientEvmSigner } from '@x402/evm';
@@ -16,6 +17,7 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { FakeUpstream } from '../test/fakes/fake-upstream.ts';
 import { recorded } from '../test/fixtures.ts';
+import { memoryDatabase } from '../test/db/pglite-database.ts';
 import { OFFLINE_BASE_URLS } from '../test/helpers.ts';
 import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain } from '../test/x402/chain.ts';
 import { startFacilitator } from '../test/x402/facilitator.ts';
@@ -44,7 +46,8 @@ const config = loadConfig({
   COINBASE_BASE_URL: exchange.url,
   PAID_IP_RATE_LIMIT: '1000000',
 });
-const app = await buildApp(config, { logStream: new Writable({ write: (_c, _e, cb) => cb() }) as never });
+const database = await memoryDatabase();
+const app = await buildApp(config, { logStream: new Writable({ write: (_c, _e, cb) => cb() }) as never, database });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/price?symbol=BTC`;
 await fetch(url); // the gate asks the facilitator what it supports once
@@ -119,6 +122,7 @@ console.log(
 console.log(`batch-settlement first call (opens the channel with the deposit): ${batch.latencies[0]!.toFixed(0)} ms`);
 
 await app.close();
+await database.close();
 await fac.close();
 await exchange.stop();
 await chain.close();

@@ -12,7 +12,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { createWalletClient, http } from 'viem';
+import { createWalletClient, http, toHex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryChannelStorage, type Channel, type ChannelStorage } from '@x402/evm/batch-settlement/server';
@@ -358,6 +358,39 @@ describe('a facilitator that does not offer batch-settlement', () => {
       expect(await fx.balanceOf(account.address)).toBe(10_000n - PRICE);
     } finally {
       await plain.close();
+    }
+  });
+});
+
+describe('a facilitator that offers batch-settlement without a receiver authorizer', () => {
+  it('needs X402_BATCH_AUTHORIZER_KEY: without it exact only (logged); with it the server signs claims itself', async () => {
+    const bare = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, addressIndex: 7, batch: {} });
+    try {
+      const without = await startApp(bare.url);
+      const res = await fetch(without.url);
+      expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts.map((a) => a.scheme)).toEqual(['exact']);
+      expect(without.logs.filter((l) => l.includes('advertises no receiverAuthorizer, and X402_BATCH_AUTHORIZER_KEY is unset'))).toHaveLength(1);
+
+      const own = mnemonicToAccount(MNEMONIC, { addressIndex: 15 });
+      const withKey = await startApp(bare.url, { X402_BATCH_AUTHORIZER_KEY: toHex(own.getHdKey().privateKey!) });
+      const offered = decodePaymentRequiredHeader((await fetch(withKey.url)).headers.get('payment-required')!).accepts;
+      expect(offered[1]).toMatchObject({ scheme: 'batch-settlement', extra: { receiverAuthorizer: own.address } });
+
+      const account = mnemonicToAccount(MNEMONIC, { addressIndex: 16 });
+      await fx.mint(account.address, 1_000_000n);
+      const client = new x402Client().register(chain.network, new BatchClient(toClientEvmSigner(account, chain.publicClient)));
+      client.setSpendControls({ allowedAssets: [{ network: chain.network, asset: fx.usdc, maxAmountPerPayment: '100000' }] });
+      const pay = wrapFetchWithPayment(fetch, client);
+      for (let i = 0; i < 2; i++) expect((await pay(withKey.url)).status).toBe(200);
+      const channelId = computeChannelId(
+        { payer: account.address, payerAuthorizer: account.address, receiver: payTo, receiverAuthorizer: own.address, token: fx.usdc, withdrawDelay: 900, salt: `0x${'00'.repeat(32)}` },
+        chain.network,
+      );
+      const run = await withKey.app.x402Batch!.claimAndSettle();
+      expect(run.claims.flatMap((c) => c.claims.map((x) => x.channelId))).toContain(channelId);
+      expect(await bs.channel(channelId)).toEqual({ balance: DEPOSIT, totalClaimed: 2000n });
+    } finally {
+      await bare.close();
     }
   });
 });

@@ -23,7 +23,7 @@ import { getAddress, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Config } from '../../config.ts';
 import { recordPayments, type BatchLedger } from './batch-ledger.ts';
-import { startClaimScheduler, type ClaimRun, type ClaimScheduler } from './claim-scheduler.ts';
+import { createClaimScheduler, type ClaimRun } from './claim-scheduler.ts';
 import { atomicAmount } from './price.ts';
 
 export const BATCH_SETTLEMENT = 'batch-settlement';
@@ -121,8 +121,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
     return offered;
   };
 
-  let scheduler: ClaimScheduler | undefined;
-  const schedulerOptions = {
+  const scheduler = createClaimScheduler({
     scheme,
     facilitator: opts.facilitator,
     network: x402.network,
@@ -130,7 +129,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
     intervalMs: settings.claimIntervalS * 1000,
     ledger: opts.ledger,
     log: opts.log,
-  };
+  });
 
   return {
     scheme,
@@ -141,17 +140,9 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
       });
       return decided;
     },
-    start() {
-      scheduler ??= startClaimScheduler(schedulerOptions);
-    },
-    claimAndSettle() {
-      scheduler ??= startClaimScheduler(schedulerOptions);
-      return scheduler.runOnce();
-    },
-    async stop() {
-      await scheduler?.stop();
-      scheduler = undefined;
-    },
+    start: () => scheduler.start(),
+    claimAndSettle: () => scheduler.runOnce(),
+    stop: () => scheduler.stop(),
   };
 }
 

@@ -39,13 +39,15 @@ export interface ClaimRun {
 }
 
 export interface ClaimScheduler {
-  /** One claim-and-settle run now (waits for a run in progress first). */
+  /** Starts running every `intervalMs` (again after stop(); a no-op while started). */
+  start(): void;
+  /** One claim-and-settle run now (after a run in progress, never beside it). */
   runOnce(): Promise<ClaimRun>;
   /** Stops the timer and waits for a run in progress. */
   stop(): Promise<void>;
 }
 
-export function startClaimScheduler(opts: ClaimSchedulerOptions): ClaimScheduler {
+export function createClaimScheduler(opts: ClaimSchedulerOptions): ClaimScheduler {
   const manager = opts.scheme.createChannelManager(opts.facilitator, opts.network, opts.token);
   const receiver = opts.scheme.getReceiverAddress();
   // True at start: funds claimed before a restart but not yet settled are settled by the first run.
@@ -151,15 +153,17 @@ export function startClaimScheduler(opts: ClaimSchedulerOptions): ClaimScheduler
     return running;
   };
 
-  const timer = setInterval(() => {
-    if (!running) void runOnce();
-  }, opts.intervalMs);
-  timer.unref();
-
+  let timer: NodeJS.Timeout | undefined;
   return {
+    start() {
+      timer ??= setInterval(() => {
+        if (!running) void runOnce();
+      }, opts.intervalMs).unref();
+    },
     runOnce,
     async stop() {
       clearInterval(timer);
+      timer = undefined;
       await running?.catch(() => undefined);
     },
   };
