@@ -4,10 +4,14 @@
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
+import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { DestinationStream } from 'pino';
 import { configuredUrls, type Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
 import { KeyStore } from './access/keys.ts';
+import type { BatchLedger } from './access/x402/batch-ledger.ts';
+import { createBatchSettlement, type BatchSettlement } from './access/x402/batch-settlement.ts';
+import { createChannelStorage } from './access/x402/channel-storage.ts';
 import { createFacilitatorClient } from './access/x402/facilitator.ts';
 import { createPaymentGate } from './access/x402/gate.ts';
 import { AdminChannel } from './admin/channel.ts';
@@ -43,6 +47,20 @@ export interface BuildOptions {
   extraMarketRoutes?: RouteDef[];
   /** An open, migrated database to use instead of opening DATA_DIR's or DATABASE_URL's (tests share one); the app does not close it. */
   database?: Database;
+  /**
+   * Where x402 batch-settlement channels are kept instead of the ledger database, e.g. the SDK's
+   * RedisChannelStorage over a node-redis client (it needs node-redis's API, not ioredis's).
+   */
+  channelStorage?: ChannelStorage;
+  /** Where x402 batch-settlement deposits, charges, claims, settlements and refunds are recorded. */
+  batchLedger?: BatchLedger;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** x402 batch settlement when X402_BATCH_SETTLEMENT is on (its claim-and-settle schedule, for operators and tests). */
+    x402Batch: BatchSettlement | undefined;
+  }
 }
 
 /** Headers that carry credentials: never logged. */
@@ -112,7 +130,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const keys = new KeyStore(config.keys, (err) => app.log.error({ err }, 'API key file could not be read; keeping the previous keys'));
   keys.watch();
   app.addHook('onClose', async () => keys.stop());
-  const payments = await paymentGate(app, config, catalog);
+  const payments = await paymentGate(app, config, catalog, options);
   const marketRoutes = [...MARKET_ROUTES, ...(options.extraMarketRoutes ?? [])];
   await app.register(async (market) => {
     await installAccessControl(market, {
@@ -175,8 +193,9 @@ export async function startStorage(app: FastifyInstance): Promise<void> {
 }
 
 /** x402 is on when enabled and a payee is set; otherwise paid routes need an API key. */
-async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteCatalog): Promise<PaymentGate | undefined> {
+async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteCatalog, options: BuildOptions): Promise<PaymentGate | undefined> {
   const x402 = config.x402;
+  app.decorate('x402Batch', undefined);
   if (!x402.active) {
     app.log.info(
       x402.enabled
@@ -185,12 +204,15 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
     );
     return undefined;
   }
+  const facilitator = await createFacilitatorClient(x402);
+  const batch = x402.batch.enabled ? await batchSettlement(app, x402, facilitator, options) : undefined;
   const gate = createPaymentGate({
     x402,
-    facilitator: await createFacilitatorClient(x402),
+    facilitator,
     paidRoutes: () => catalog.entries.filter((e) => e.access === 'paid'),
     publicBaseUrl: config.publicBaseUrl,
     log: app.log,
+    batch,
   });
   // Once routes exist: build the payment table (an invalid Bazaar declaration stops start-up), then ask the
   // facilitator what it supports (a failure there is retried on the first paid call).
@@ -199,6 +221,34 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
     gate.initialize().catch((err) => app.log.warn({ err: String(err?.message ?? err) }, 'x402 facilitator not reachable yet'));
   });
   return gate;
+}
+
+/** x402 batch settlement: channels in the ledger database, claimed and settled on a schedule stopped on close. */
+async function batchSettlement(
+  app: FastifyInstance,
+  x402: Config['x402'],
+  facilitator: Awaited<ReturnType<typeof createFacilitatorClient>>,
+  options: BuildOptions,
+): Promise<BatchSettlement> {
+  const storage = channelStorage(app, options);
+  const ledger: BatchLedger = options.batchLedger ?? { record: (event) => app.log.info({ event }, 'x402 batch settlement ledger') };
+  const batch = createBatchSettlement({ x402, facilitator, storage, ledger, log: app.log });
+  app.x402Batch = batch;
+  app.addHook('onReady', async () => batch.start());
+  app.addHook('onClose', async () => batch.stop());
+  return batch;
+}
+
+/** The caller's channel storage, else the ledger database's (every use bounded by DB_TIMEOUT_MS like any other). */
+function channelStorage(app: FastifyInstance, options: BuildOptions): ChannelStorage {
+  if (options.channelStorage) return options.channelStorage;
+  const { db } = app.services;
+  return createChannelStorage({
+    kind: 'postgres',
+    query: (sql, params) => db.use((d) => d.query(sql, params)),
+    transaction: (fn) => db.use((d) => d.transaction(fn)),
+    close: async () => {},
+  });
 }
 
 /** On RISK_HOSTNAME, interface A also answers at the root: /v1/token-risk → /risk/v1/token-risk. */

@@ -7,6 +7,7 @@ import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalen
 import { X402_NETWORKS } from './access/x402/networks.ts';
 import { DATABASE_ENV } from './db/env.ts';
 import type { DatabaseSettings } from './db/open.ts';
+import { atomicAmount } from './access/x402/price.ts';
 import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './env.ts';
 import { SOURCES, type SourceSettings } from './sources/index.ts';
 
@@ -94,6 +95,28 @@ export const CORE_ENV_SECTIONS = {
       'coinbase-cdp',
       'coinbase-cdp (needs CDP_API_KEY_ID/CDP_API_KEY_SECRET) or the URL of any x402 facilitator.',
     ),
+    X402_BATCH_SETTLEMENT: env.bool(
+      false,
+      "Also offer x402 batch-settlement (one deposit, then a signed voucher per call, claimed and settled in batches) beside exact, when the facilitator's /supported lists it.",
+    ),
+    X402_BATCH_DEPOSIT: env.custom(
+      z.string().regex(/^\$\d+(\.\d+)?$/, 'a dollar amount such as $0.10'),
+      '$0.10',
+      'Deposit a batch-settlement channel is asked to hold when it opens or runs dry (at least X402_PRICE; clients may cap it lower).',
+    ),
+    X402_BATCH_WITHDRAW_DELAY_S: env.int(900, 2_592_000, 900, "Seconds a payer's timed withdrawal of unclaimed deposit waits before it can complete (15 min to 30 days)."),
+    X402_BATCH_CLAIM_INTERVAL_S: env.int(
+      1,
+      864_000,
+      300,
+      'Seconds between claim-and-settle runs; at most a third of X402_BATCH_WITHDRAW_DELAY_S, so vouchers are claimed before a withdrawal can complete.',
+    ),
+    X402_BATCH_AUTHORIZER_KEY: env.custom(
+      z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a private key, 0x + 64 hex'),
+      undefined,
+      "Private key of this server's batch-settlement receiver authorizer (signs claims and refunds; holds no funds). Unset: the facilitator's advertised receiverAuthorizer signs them.",
+      { secret: true },
+    ),
     CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
     CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
   },
@@ -150,6 +173,16 @@ export interface Config {
     facilitatorTimeoutMs: number;
     facilitator: 'coinbase-cdp' | string;
     cdp: { keyId: string | undefined; keySecret: string | undefined };
+    /** batch-settlement beside exact (see src/access/x402/batch-settlement.ts). */
+    batch: {
+      enabled: boolean;
+      /** Dollar amount a channel is asked to hold, e.g. "$0.10". */
+      deposit: string;
+      withdrawDelayS: number;
+      claimIntervalS: number;
+      /** This server's receiver-authorizer key; unset = delegate to the facilitator's. */
+      authorizerKey: `0x${string}` | undefined;
+    };
   };
   /** The ledger database: PGlite in DATA_DIR, or the PostgreSQL server at DATABASE_URL. */
   db: DatabaseSettings;
@@ -179,6 +212,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       'invalid configuration:\n  X402_FACILITATOR=coinbase-cdp needs CDP_API_KEY_ID and CDP_API_KEY_SECRET (or set X402_FACILITATOR to a facilitator URL)',
     );
   }
+  if (x402Active && e.X402_BATCH_SETTLEMENT) checkBatchSettlement(e);
   const shownHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return {
     port: e.PORT,
@@ -217,12 +251,43 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       facilitatorTimeoutMs: e.X402_FACILITATOR_TIMEOUT_MS,
       facilitator: e.X402_FACILITATOR,
       cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
+      batch: {
+        enabled: e.X402_BATCH_SETTLEMENT,
+        deposit: e.X402_BATCH_DEPOSIT,
+        withdrawDelayS: e.X402_BATCH_WITHDRAW_DELAY_S,
+        claimIntervalS: e.X402_BATCH_CLAIM_INTERVAL_S,
+        authorizerKey: e.X402_BATCH_AUTHORIZER_KEY as `0x${string}` | undefined,
+      },
     },
     db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
     usage: { flushMs: e.USAGE_FLUSH_MS },
     sources: Object.fromEntries(SOURCES.map((d) => [d.key, (d.settings as (v: unknown) => unknown)(values)])) as SourceSettings,
     macroCalendar: e.MACRO_CALENDAR_FILE ?? BUILT_IN_MACRO_CALENDAR,
   };
+}
+
+/**
+ * A voucher is only money once claimed, and a payer's timed withdrawal completes after the withdraw delay:
+ * claim runs at most a third of that delay apart meet any withdrawal at least twice before it completes.
+ */
+function checkBatchSettlement(e: CoreValues): void {
+  if (e.X402_BATCH_CLAIM_INTERVAL_S * 3 > e.X402_BATCH_WITHDRAW_DELAY_S) {
+    throw new ConfigError(
+      `invalid configuration:\n  X402_BATCH_CLAIM_INTERVAL_S=${e.X402_BATCH_CLAIM_INTERVAL_S} must be at most a third of X402_BATCH_WITHDRAW_DELAY_S=${e.X402_BATCH_WITHDRAW_DELAY_S} (vouchers must be claimed before a payer's withdrawal can complete)`,
+    );
+  }
+  const decimals = resolveAsset(e)?.decimals ?? 6;
+  let deposit: bigint;
+  let price: bigint;
+  try {
+    deposit = BigInt(atomicAmount(e.X402_BATCH_DEPOSIT, decimals));
+    price = BigInt(atomicAmount(e.X402_PRICE, decimals));
+  } catch (err) {
+    throw new ConfigError(`invalid configuration:\n  X402_BATCH_DEPOSIT=${e.X402_BATCH_DEPOSIT}: ${(err as Error).message}`);
+  }
+  if (deposit < price) {
+    throw new ConfigError(`invalid configuration:\n  X402_BATCH_DEPOSIT=${e.X402_BATCH_DEPOSIT} must be at least X402_PRICE=${e.X402_PRICE}`);
+  }
 }
 
 /** X402_ASSET when set; else the USDC of a known network (USDC: 6 decimals, EIP-712 version 2). */

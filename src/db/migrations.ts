@@ -82,6 +82,20 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    id: 4,
+    name: 'x402_channels',
+    statements: [
+      // x402 batch-settlement channels (src/access/x402/channel-storage.ts): one row per channel ever
+      // reserved; `state` is the SDK's Channel record, NULL once the channel is closed. Rows are never
+      // deleted: the row is the lock that serialises the updates of its channel across instances.
+      `CREATE TABLE x402_channels (
+        channel_id text PRIMARY KEY CHECK (channel_id ~ '^0x[0-9a-f]{64}$'),
+        state jsonb,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+    ],
+  },
 ];
 
 /** The advisory lock every instance takes before migrating (an arbitrary constant, ours alone). */

@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import solc from "solc";
 
 const root = dirname(fileURLToPath(import.meta.url));
-export const CONTRACTS = ["TestUSDC", "Multicall3"] as const;
+export const CONTRACTS = ["TestUSDC", "Multicall3", "BatchSettlement", "ERC3009DepositCollector"] as const;
 export type Artifact = { abi: any[]; bytecode: `0x${string}`; deployedBytecode: `0x${string}`; sourceHash: string; solc: string };
 
 export function artifactPath(name: string, dir = root): string {

@@ -1,9 +1,10 @@
-// A local x402 facilitator: x402Facilitator + exact EVM scheme, served over plain node:http with the
-// routes HTTPFacilitatorClient calls: GET /supported, POST /verify, POST /settle
+// A local x402 facilitator: x402Facilitator + exact EVM scheme (and, on request, the batch-settlement scheme),
+// served over plain node:http with the routes HTTPFacilitatorClient calls: GET /supported, POST /verify, POST /settle
 // (body {x402Version, paymentPayload, paymentRequirements}; answers are the VerifyResponse / SettleResponse JSON).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { x402Facilitator } from "@x402/core/facilitator";
+import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/facilitator";
 import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { toFacilitatorEvmSigner } from "@x402/evm";
 import { createWalletClient, http, nonceManager, publicActions, type Chain } from "viem";
@@ -12,7 +13,20 @@ import { MNEMONIC } from "./chain.ts";
 
 export type FacilitatorMode = "ok" | "drop-settle"; // drop-settle: destroy the socket on /settle (facilitator dies mid-call)
 
-export async function startFacilitator(opts: { chain: Chain; rpcUrl: string; network: `${string}:${string}`; addressIndex?: number }) {
+export interface FacilitatorOptions {
+  chain: Chain;
+  rpcUrl: string;
+  network: `${string}:${string}`;
+  addressIndex?: number;
+  /**
+   * Also offer `batch-settlement`. `authorizerIndex`: the mnemonic index of a receiver-authorizer key the
+   * facilitator advertises in /supported and signs claims and refunds with (servers may delegate to it);
+   * omitted, servers must bring their own receiver-authorizer signer.
+   */
+  batch?: { authorizerIndex?: number };
+}
+
+export async function startFacilitator(opts: FacilitatorOptions) {
   const account = mnemonicToAccount(MNEMONIC, { addressIndex: opts.addressIndex ?? 1, nonceManager });
   const client = createWalletClient({ account, chain: opts.chain, transport: http(opts.rpcUrl), pollingInterval: 50 }).extend(publicActions);
   const signer = toFacilitatorEvmSigner({
@@ -26,19 +40,28 @@ export async function startFacilitator(opts: { chain: Chain; rpcUrl: string; net
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: opts.network });
+  if (opts.batch) {
+    const authorizer = opts.batch.authorizerIndex === undefined ? undefined : mnemonicToAccount(MNEMONIC, { addressIndex: opts.batch.authorizerIndex });
+    facilitator.register(opts.network, new BatchSettlementEvmScheme(signer, authorizer));
+  }
 
-  const state = { mode: "ok" as FacilitatorMode, timings: [] as { op: string; ms: number; result: unknown }[] };
+  // calls: every request by route (GET /supported included), for counting facilitator round trips.
+  const state = { mode: "ok" as FacilitatorMode, timings: [] as { op: string; ms: number; result: unknown }[], calls: { supported: 0, verify: 0, settle: 0 } };
   const send = (res: any, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" });
     res.end(JSON.stringify(body, (_k, v) => (typeof v === "bigint" ? v.toString() : v)));
   };
   const server: Server = createServer(async (req, res) => {
     try {
-      if (req.method === "GET" && req.url === "/supported") return send(res, 200, facilitator.getSupported());
+      if (req.method === "GET" && req.url === "/supported") {
+        state.calls.supported++;
+        return send(res, 200, facilitator.getSupported());
+      }
       if (req.method === "POST" && (req.url === "/verify" || req.url === "/settle")) {
         const chunks: Buffer[] = [];
         for await (const c of req) chunks.push(c as Buffer);
         const { paymentPayload, paymentRequirements } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        state.calls[req.url === "/verify" ? "verify" : "settle"]++;
         if (req.url === "/settle" && state.mode === "drop-settle") return req.socket.destroy();
         const t0 = performance.now();
         const result =
@@ -58,6 +81,8 @@ export async function startFacilitator(opts: { chain: Chain; rpcUrl: string; net
   return {
     url,
     address: account.address,
+    /** What GET /supported answers. */
+    supported: () => facilitator.getSupported(),
     state,
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };

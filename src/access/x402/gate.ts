@@ -24,6 +24,7 @@ import type { CatalogEntry } from '../../catalog/route.ts';
 import { AppError, type ErrorBody } from '../../http/errors.ts';
 import type { PaymentGate } from '../access-control.ts';
 import { assertBazaarDeclarations, bazaarResourceServerExtension, discoveryConfig } from './bazaar.ts';
+import type { BatchOffer } from './batch-settlement.ts';
 import { FacilitatorUnavailableError } from './facilitator.ts';
 import { atomicAmount } from './price.ts';
 
@@ -114,6 +115,8 @@ export interface GateOptions {
   paidRoutes: () => CatalogEntry[];
   publicBaseUrl: string;
   log: FastifyBaseLogger;
+  /** batch-settlement beside exact (X402_BATCH_SETTLEMENT), when the facilitator offers it. */
+  batch?: { offer(): Promise<BatchOffer | undefined> };
 }
 
 export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare(): void; initialize(): Promise<void> } {
@@ -122,22 +125,23 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
   let server: x402HTTPResourceServer | undefined;
   let init: Promise<void> | undefined;
 
-  const build = () => {
+  const build = (batch: BatchOffer | undefined) => {
     const resourceServer = new x402ResourceServer(opts.facilitator)
       .register(opts.x402.network, new ExactEvmScheme())
       // Adds the request's method to each 402's Bazaar declaration, which fails validation without it (as @x402/express does).
       .registerExtension(bazaarResourceServerExtension);
+    batch?.install(resourceServer);
     const routes: RoutesConfig = Object.fromEntries(
       opts.paidRoutes().map((e) => [
         `GET ${e.url}`,
         {
-          accepts: {
+          accepts: [{
             scheme: 'exact',
             network: opts.x402.network,
             payTo: terms.payTo,
             price: { amount: terms.amount, asset: asset.address, extra: { name: asset.name, version: asset.version } },
             maxTimeoutSeconds: opts.x402.maxTimeoutS,
-          },
+          }, ...(batch ? [batch.accepts] : [])],
           resource: `${opts.publicBaseUrl}${e.url}`,
           description: e.def.summary,
           mimeType: 'application/json',
@@ -151,7 +155,10 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
 
   /** Fetches the facilitator's supported kinds; retried on the next request if it failed. */
   const ready = async (): Promise<x402HTTPResourceServer> => {
-    server ??= build();
+    if (!server) {
+      const batch = await opts.batch?.offer(); // throws while the facilitator cannot be reached: asked again next time
+      server ??= build(batch);
+    }
     init ??= server.initialize();
     try {
       await init;
@@ -165,7 +172,9 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
   return {
     /** Builds the payment table once routes exist; throws when a route's Bazaar declaration is invalid. */
     prepare() {
-      server ??= build();
+      const built = build(undefined);
+      // With batch settlement, the table that serves waits for the facilitator's offer (ready()).
+      if (!opts.batch) server ??= built;
     },
 
     async initialize() {
@@ -201,6 +210,8 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       }
       if (result.type === 'payment-error') {
         const r = result.response;
+        // A payment operation answered without the handler (a batch-settlement refund): the SDK's own answer.
+        if (r.status < 400) return reply.code(r.status).headers(r.headers).send(typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
         const reason = malformed ? MALFORMED_PAYMENT : headWithPayment ? HEAD_PAYMENT : undefined;
         return reply.code(r.status).headers(r.headers).send(paymentRequiredBody(r.headers, terms, reason));
       }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;
 
-// Minimal 6-decimal ERC-20 with EIP-3009 transferWithAuthorization, for local x402 tests only.
+// Minimal 6-decimal ERC-20 with EIP-3009 transferWithAuthorization (x402 `exact`) and
+// receiveWithAuthorization (batch-settlement deposits), for local x402 tests only.
 // Revert strings follow Circle's FiatTokenV2 so @x402/evm's parseEip3009TransferError maps them to reasons.
 contract TestUSDC {
     string public constant name = "Test USDC";
@@ -17,6 +18,8 @@ contract TestUSDC {
 
     bytes32 public constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH =
         keccak256("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)");
+    bytes32 public constant RECEIVE_WITH_AUTHORIZATION_TYPEHASH =
+        keccak256("ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)");
     bytes32 private constant EIP712_DOMAIN_TYPEHASH =
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
 
@@ -71,11 +74,31 @@ contract TestUSDC {
         _useAuthorization(from, to, value, nonce);
     }
 
+    // EIP-3009 receiveWithAuthorization: like transferWithAuthorization, but only the payee may submit it,
+    // so a deposit contract can pull exactly the signed amount and nobody can front-run it elsewhere.
+    function receiveWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s) external {
+        require(to == msg.sender, "FiatTokenV2: caller must be the payee");
+        bytes32 digest = _digest(RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce);
+        require(_recover(digest, v, r, s) == from, "FiatTokenV2: invalid signature");
+        _useAuthorization(from, to, value, nonce);
+    }
+
+    function receiveWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes memory signature) external {
+        require(to == msg.sender, "FiatTokenV2: caller must be the payee");
+        bytes32 digest = _digest(RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce);
+        require(_isValidSignature(from, digest, signature), "FiatTokenV2: invalid signature");
+        _useAuthorization(from, to, value, nonce);
+    }
+
     function _checkAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce) internal view returns (bytes32) {
+        return _digest(TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce);
+    }
+
+    function _digest(bytes32 typehash, address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce) internal view returns (bytes32) {
         require(block.timestamp > validAfter, "FiatTokenV2: authorization is not yet valid");
         require(block.timestamp < validBefore, "FiatTokenV2: authorization is expired");
         require(!_authorizationStates[from][nonce], "FiatTokenV2: authorization is used or canceled");
-        bytes32 structHash = keccak256(abi.encode(TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce));
+        bytes32 structHash = keccak256(abi.encode(typehash, from, to, value, validAfter, validBefore, nonce));
         return keccak256(abi.encodePacked("\x19\x01", DOMAIN_SEPARATOR(), structHash));
     }
 

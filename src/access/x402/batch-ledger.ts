@@ -1,0 +1,67 @@
+// What batch settlement tells the payments ledger: every step money takes, from the payer's deposit to the
+// receiver's settlement or the payer's refund. The ledger itself (tables, queries) is not here: whoever builds
+// the app passes a BatchLedger, and this module only turns the SDK's results into events for it.
+//
+//   deposit  the payer moved `amount` into the channel (on chain, `transaction`)
+//   charge   one paid call was served and charged `amount`; the channel's cumulative charge is `cumulative`
+//            (off chain: backed by the payer's signed voucher, claimable up to that cumulative amount)
+//   claim    the receiver side claimed vouchers (on chain, accounting only): per channel, the new claimed total
+//            and the `amount` it added
+//   settle   claimed funds moved to the receiver (on chain, one transfer for every claimed channel)
+//   refund   unused deposit went back to the payer (on chain)
+import type { x402ResourceServer } from '@x402/core/server';
+import type { SettleResultContext } from '@x402/core/types';
+import { isBatchSettlementDepositPayload, isBatchSettlementRefundPayload, isBatchSettlementVoucherPayload } from '@x402/evm';
+
+type Hex = `0x${string}`;
+
+export type BatchLedgerEvent =
+  | { type: 'deposit'; network: string; channelId: Hex; payer: Hex; amount: string; transaction: string }
+  | { type: 'charge'; network: string; channelId: Hex; payer: Hex; amount: string; cumulative: string }
+  | { type: 'claim'; network: string; transaction: string; claims: { channelId: Hex; payer: Hex; totalClaimed: string; amount: string }[] }
+  | { type: 'settle'; network: string; transaction: string; receiver: Hex; token: Hex; amount: string }
+  | { type: 'refund'; network: string; channelId: Hex; payer: Hex; amount: string; transaction: string };
+
+/** Where batch-settlement events are recorded (the payments ledger). Amounts are atomic token units. */
+export interface BatchLedger {
+  record(event: BatchLedgerEvent & { at: Date }): void | Promise<void>;
+}
+
+/** Records deposits, charges and refunds as the resource server settles batch-settlement payments. */
+export function recordPayments(resourceServer: x402ResourceServer, ledger: BatchLedger, onError: (err: unknown) => void): void {
+  resourceServer.onAfterSettle(async (ctx) => {
+    if (ctx.requirements.scheme !== 'batch-settlement') return;
+    try {
+      for (const event of paymentEvents(ctx)) await ledger.record({ ...event, at: new Date() });
+    } catch (err) {
+      onError(err);
+    }
+  });
+}
+
+/** The ledger events of one successful batch-settlement settle call (a paid call, or a refund). */
+export function paymentEvents(ctx: SettleResultContext): BatchLedgerEvent[] {
+  const raw = ctx.paymentPayload.payload as unknown;
+  const { network } = ctx.requirements;
+  const result = ctx.result;
+  if (isBatchSettlementRefundPayload(raw)) {
+    const { channelId } = raw.voucher;
+    return [{ type: 'refund', network, channelId, payer: raw.channelConfig.payer, amount: result.amount ?? '0', transaction: result.transaction }];
+  }
+  if (!isBatchSettlementDepositPayload(raw) && !isBatchSettlementVoucherPayload(raw)) return [];
+  const { channelId, maxClaimableAmount } = raw.voucher;
+  const payer = raw.channelConfig.payer;
+  // The server accepts a voucher only when it signs exactly (charged so far + price), and commits that charge:
+  // the voucher's ceiling is the channel's cumulative charge after this call.
+  const charged = (result.extra as { chargedAmount?: unknown } | undefined)?.chargedAmount;
+  const charge: BatchLedgerEvent = {
+    type: 'charge',
+    network,
+    channelId,
+    payer,
+    amount: typeof charged === 'string' ? charged : ctx.requirements.amount,
+    cumulative: maxClaimableAmount,
+  };
+  if (!isBatchSettlementDepositPayload(raw)) return [charge];
+  return [{ type: 'deposit', network, channelId, payer, amount: raw.deposit.amount, transaction: result.transaction }, charge];
+}
