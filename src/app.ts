@@ -22,6 +22,8 @@ import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
+import { createMetrics } from './metrics/metrics.ts';
+import { registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
 import { createSources, providerInfo, type Sources } from './sources/index.ts';
 import { VERSION } from './version.ts';
@@ -66,9 +68,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.setSerializerCompiler(() => serialize);
   app.setErrorHandler(errorHandler);
 
+  // Metrics first: their per-route hooks are attached as routes are registered (none when they are off).
+  const providers = providerInfo(config.sources);
+  const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION });
+  await registerMetrics(app, metrics, { ...config.metrics, requestTimeoutMs: config.requestTimeoutMs });
+
   const http = new HttpClient({ ...config.upstream, userAgent: `marketgate/${VERSION} (token risk and market data API)` });
-  const guard = new UpstreamGuard(config.upstream);
-  const cache = new ResponseCache(config.cache.maxEntries);
+  const guard = new UpstreamGuard(config.upstream, metrics.upstream);
+  const cache = new ResponseCache(config.cache.maxEntries, metrics.cache);
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
   app.decorate('services', { cache, catalog, config, sources, guard });
@@ -78,7 +85,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     config,
     sources,
     guard,
-    providers: providerInfo(config.sources),
+    metrics,
+    providers,
     catalog,
     access: accessSummary(config),
     startedAt: Date.now(),
@@ -100,6 +108,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       keys,
       limits: { keyPerMinute: config.keys.rateLimitPerMinute, paidIpPerMinute: config.limits.paidIpPerMinute, freePerMinute: config.limits.freePerMinute },
       payments,
+      metrics,
     });
     mountRoutes(market, ctx, 'market', marketRoutes);
   });
