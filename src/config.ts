@@ -105,10 +105,10 @@ export const CORE_ENV_SECTIONS = {
     METRICS_TOKEN: env.custom(
       z.string().regex(/^[\x21-\x7e]{16,}$/, 'at least 16 printable ASCII characters, no spaces'),
       undefined,
-      'Serves GET /metrics (Prometheus text) to requests with Authorization: Bearer <this token>; unset with METRICS_PORT unset, metrics are off.',
+      'Turns on Prometheus metrics: GET /metrics answers requests with Authorization: Bearer <this token> (16+ printable characters). With this and METRICS_PORT unset, metrics are off.',
       { secret: true },
     ),
-    METRICS_PORT: env.int(0, 65535, undefined, 'Serves GET /metrics on this port, a listener of its own (the public port does not serve it then); METRICS_TOKEN is required there too when set.'),
+    METRICS_PORT: env.int(0, 65535, undefined, 'Serves GET /metrics on a listener of its own on this port instead of the public port (no token needed there unless METRICS_TOKEN is set).'),
     METRICS_HOST: env.text('127.0.0.1', 'Interface of the METRICS_PORT listener (0.0.0.0 to let a scraper on another host or container reach it).', 'an interface address such as 127.0.0.1 or 0.0.0.0'),
   },
 } satisfies Record<string, EnvSpec>;
