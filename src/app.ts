@@ -35,6 +35,8 @@ import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
+import { createMetrics } from './metrics/metrics.ts';
+import { registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
 import { CryptoListings } from './market/crypto-listings.ts';
 import { createSources, providerInfo, type Sources } from './sources/index.ts';
@@ -96,9 +98,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.setSerializerCompiler(() => serialize);
   app.setErrorHandler(errorHandler);
 
+  // Metrics first: their per-route hooks are attached as routes are registered (none when they are off).
+  const providers = providerInfo(config.sources);
+  const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION });
+  await registerMetrics(app, metrics, { ...config.metrics, requestTimeoutMs: config.requestTimeoutMs });
+
   const http = new HttpClient({ ...config.upstream, userAgent: `marketgate/${VERSION} (token risk and market data API)` });
-  const guard = new UpstreamGuard(config.upstream);
-  const cache = new ResponseCache(config.cache.maxEntries);
+  const guard = new UpstreamGuard(config.upstream, metrics.upstream);
+  const cache = new ResponseCache(config.cache.maxEntries, metrics.cache);
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
   const storage = createStorage(app, config, options.database);
@@ -114,7 +121,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       hyperliquid: config.sources.hyperliquid.listingsTtlS,
     }),
     guard,
-    providers: providerInfo(config.sources),
+    metrics,
+    providers,
     catalog,
     access: accessSummary(config),
     usage: storage.usage,
@@ -138,6 +146,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       limits: { keyPerMinute: config.keys.rateLimitPerMinute, paidIpPerMinute: config.limits.paidIpPerMinute, freePerMinute: config.limits.freePerMinute },
       payments,
       usage: storage.usage,
+      metrics,
     });
     mountRoutes(market, ctx, 'market', marketRoutes);
   });

@@ -124,6 +124,16 @@ export const CORE_ENV_SECTIONS = {
   'data files': {
     MACRO_CALENDAR_FILE: MACRO_CALENDAR_FILE_ENV,
   },
+  'metrics (Prometheus)': {
+    METRICS_TOKEN: env.custom(
+      z.string().regex(/^[\x21-\x7e]{16,}$/, 'at least 16 printable ASCII characters, no spaces'),
+      undefined,
+      'Turns on Prometheus metrics: GET /metrics answers requests with Authorization: Bearer <this token> (16+ printable characters). With this and METRICS_PORT unset, metrics are off.',
+      { secret: true },
+    ),
+    METRICS_PORT: env.int(0, 65535, undefined, 'Serves GET /metrics on a listener of its own on this port instead of the public port (no token needed there unless METRICS_TOKEN is set).'),
+    METRICS_HOST: env.text('127.0.0.1', 'Interface of the METRICS_PORT listener (0.0.0.0 to let a scraper on another host or container reach it).', 'an interface address such as 127.0.0.1 or 0.0.0.0'),
+  },
 } satisfies Record<string, EnvSpec>;
 
 const CORE_ENV = mergeEnvSpecs(Object.values(CORE_ENV_SECTIONS)) as UnionOfSections;
@@ -191,6 +201,8 @@ export interface Config {
   sources: SourceSettings;
   /** The macro calendar's dates: MACRO_CALENDAR_FILE's, validated, or the shipped file's. */
   macroCalendar: LoadedMacroCalendar;
+  /** Prometheus metrics: on when a token or a port of their own is set. */
+  metrics: { enabled: boolean; token: string | undefined; port: number | undefined; host: string };
 }
 
 type CoreValues = EnvValues<typeof CORE_ENV>;
@@ -263,6 +275,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     usage: { flushMs: e.USAGE_FLUSH_MS },
     sources: Object.fromEntries(SOURCES.map((d) => [d.key, (d.settings as (v: unknown) => unknown)(values)])) as SourceSettings,
     macroCalendar: e.MACRO_CALENDAR_FILE ?? BUILT_IN_MACRO_CALENDAR,
+    metrics: { enabled: e.METRICS_TOKEN !== undefined || e.METRICS_PORT !== undefined, token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
   };
 }
 

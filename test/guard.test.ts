@@ -179,14 +179,26 @@ describe('hedge()', () => {
   const after = (ms: number, v: string | Error) => () => new Promise<string>((res, rej) => setTimeout(() => (v instanceof Error ? rej(v) : res(v)), ms));
   const fail = (source: string) => new UpstreamError(source, 'http', `${source} answered HTTP 500`);
 
+  // With what each case reports to the metrics (nothing when the fallback was not asked).
   it.each([
-    ['primary fast', after(10, 'p'), after(10, 'f'), { value: 'p' }],
-    ['primary fails fast', after(5, fail('p')), after(10, 'f'), { value: 'f', fallback: { from: 'p', to: 'f', reason: 'p answered HTTP 500' } }],
-    ['primary slow, fallback faster', after(200, 'p'), after(10, 'f'), { value: 'f', fallback: { from: 'p', to: 'f', reason: 'p had not answered after 50 ms' } }],
-    ['primary slow, fallback fails, primary answers', after(120, 'p'), after(10, fail('f')), { value: 'p' }],
-    ['primary slow then fails, fallback answers later', after(80, fail('p')), after(100, 'f'), { value: 'f', fallback: { from: 'p', to: 'f', reason: 'p answered HTTP 500' } }],
-  ] as const)('%s', async (_name, p, f, expected) => {
-    expect(await hedge({ source: 'p', run: p }, { source: 'f', run: f }, 50)).toEqual(expected);
+    ['primary fast', after(10, 'p'), after(10, 'f'), { value: 'p' }, []],
+    ['primary fails fast', after(5, fail('p')), after(10, 'f'), { value: 'f', fallback: { from: 'p', to: 'f', reason: 'p answered HTTP 500' } }, ['failover']],
+    ['primary slow, fallback faster', after(200, 'p'), after(10, 'f'), { value: 'f', fallback: { from: 'p', to: 'f', reason: 'p had not answered after 50 ms' } }, ['hedge_won']],
+    ['primary slow, fallback fails, primary answers', after(120, 'p'), after(10, fail('f')), { value: 'p' }, ['primary_won']],
+    ['primary slow then fails, fallback answers later', after(80, fail('p')), after(100, 'f'), { value: 'f', fallback: { from: 'p', to: 'f', reason: 'p answered HTTP 500' } }, ['hedge_won']],
+  ] as const)('%s', async (_name, p, f, expected, recorded) => {
+    const outcomes: string[] = [];
+    const recorder = { hedge: (primary: string, fallback: string, outcome: string) => outcomes.push(`${primary}>${fallback}:${outcome}`) };
+    expect(await hedge({ source: 'p', run: p }, { source: 'f', run: f }, 50, recorder)).toEqual(expected);
+    expect(outcomes).toEqual(recorded.map((o) => `p>f:${o}`));
+  });
+
+  it('both failing is reported as failed', async () => {
+    const outcomes: string[] = [];
+    await expect(hedge({ source: 'p', run: after(5, fail('p')) }, { source: 'f', run: after(5, fail('f')) }, 50, { hedge: (_p, _f, o) => outcomes.push(o) })).rejects.toThrow(
+      'p answered HTTP 500; fallback f answered HTTP 500',
+    );
+    expect(outcomes).toEqual(['failed']);
   });
 
   it('an answer of the primary that is not a failure (404) ends it without the fallback', async () => {

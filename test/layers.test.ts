@@ -42,12 +42,12 @@ describe('layers', () => {
   });
 
   it('sources import no route catalog, routes, access or app code', () => {
-    expect(crossings('sources', ['catalog', 'market', 'risk', 'access', 'app.ts', 'config.ts'])).toEqual([]);
+    expect(crossings('sources', ['catalog', 'market', 'risk', 'access', 'metrics', 'app.ts', 'config.ts'])).toEqual([]);
   });
 
   it('the pure layers (params, analytics, data) import nothing above them', () => {
     for (const layer of ['params', 'analytics', 'data']) {
-      expect(crossings(layer, ['sources', 'catalog', 'market', 'risk', 'access', 'app.ts', 'config.ts']), layer).toEqual([]);
+      expect(crossings(layer, ['sources', 'catalog', 'market', 'risk', 'access', 'metrics', 'app.ts', 'config.ts']), layer).toEqual([]);
     }
   });
 
@@ -56,7 +56,11 @@ describe('layers', () => {
   });
 
   it('the HTTP layer imports no catalog, routes, sources or access code', () => {
-    expect(crossings('http', ['catalog', 'market', 'risk', 'sources', 'access', 'app.ts', 'config.ts'])).toEqual([]);
+    expect(crossings('http', ['catalog', 'market', 'risk', 'sources', 'access', 'metrics', 'app.ts', 'config.ts'])).toEqual([]);
+  });
+
+  it('metrics implement the recorders the HTTP layer declares, and import nothing above it', () => {
+    expect(crossings('metrics', ['catalog', 'market', 'risk', 'sources', 'access', 'app.ts', 'config.ts'])).toEqual([]);
   });
 
   it('no import circle between files (value imports)', () => {

@@ -13,6 +13,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { clientBucket } from './client-bucket.ts';
 import { grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
@@ -33,6 +34,8 @@ export interface AccessControlOptions {
   payments: PaymentGate | undefined;
   /** Counts keyed calls per key, day and route (GET /v1/usage). */
   usage?: UsageCounter;
+  /** Counts the 429s by scope. */
+  metrics: Pick<Metrics, 'rateLimited'>;
 }
 
 /** Who is calling a paid route, as far as the request says. */
@@ -107,6 +110,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     timeWindow: 60_000,
     keyGenerator: bucketOf,
     max: (_req, bucket) => max[scopeOf(bucket)],
+    onExceeded: (_req, bucket) => opts.metrics.rateLimited(scopeOf(bucket)),
     errorResponseBuilder: (req, ctx) =>
       new AppError(429, `rate limit exceeded: ${ctx.max} requests per minute ${LIMIT_SCOPES[scopeOf(bucketOf(req))]}; retry in ${Math.ceil(ctx.ttl / 1000)} s`),
   });

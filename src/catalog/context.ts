@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import type { UpstreamGuard } from '../http/guard.ts';
 import type { CryptoListings } from '../market/crypto-listings.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { ProviderInfo, Sources } from '../sources/index.ts';
 import type { AccessSummary } from './access-summary.ts';
 import type { RouteCatalog } from './route.ts';
@@ -14,6 +15,8 @@ export interface RouteContext {
   cryptoListings: CryptoListings;
   /** Health and breaker state of every provider (/v1/status). */
   guard: UpstreamGuard;
+  /** The app's metrics (the no-op set when they are off): the hedged fallbacks report to it. */
+  metrics: Metrics;
   providers: ProviderInfo[];
   catalog: RouteCatalog;
   /** How to authenticate and pay, as the reference outputs describe it. */

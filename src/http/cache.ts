@@ -1,5 +1,18 @@
 // A bounded TTL cache with request coalescing: concurrent loads of one key share a single
-// upstream call, and a failed load is never stored (the next caller tries again).
+// upstream call, and a failed load is never stored (the next caller tries again). Each lookup is
+// counted by a recorder (the metrics, when on): a hit of this in-process layer, a join of a load in
+// flight, or a miss that starts a load.
+
+/** Where a lookup was answered: this process's cache (`l1`), a shared one (`l2`), or a load already in flight (`coalesced`). */
+export type CacheLayer = 'l1' | 'l2' | 'coalesced';
+
+export interface CacheRecorder {
+  hit(layer: CacheLayer): void;
+  /** A lookup that started a load. */
+  miss(): void;
+}
+
+export const NO_CACHE_RECORDER: CacheRecorder = { hit() {}, miss() {} };
 
 /** When a value was fetched: epoch ms, and the same as ISO-8601 (made once, shown on every hit). */
 export interface Stamp {
@@ -34,7 +47,10 @@ export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<{ value: unknown; fetchedAt: Stamp; sentAt: number }>>();
 
-  constructor(private readonly maxEntries: number) {}
+  constructor(
+    private readonly maxEntries: number,
+    private readonly recorder: CacheRecorder = NO_CACHE_RECORDER,
+  ) {}
 
   /**
    * The value of `key`: a stored one while it is younger than this caller's `ttlMs`, else a fresh load
@@ -49,6 +65,7 @@ export class ResponseCache {
         // Re-insert so Map order tracks recency (least recently used is first).
         this.entries.delete(key);
         this.entries.set(key, hit);
+        this.recorder.hit('l1');
         return { value: hit.value as T, fetchedAt: hit.fetchedAt, sentAt: hit.sentAt, cached: true };
       }
       // Too old for this caller: reloaded below. Kept while other callers may still use it.
@@ -56,7 +73,10 @@ export class ResponseCache {
     }
 
     let pending = this.inFlight.get(key);
-    if (!pending) {
+    if (pending) {
+      this.recorder.hit('coalesced');
+    } else {
+      this.recorder.miss();
       const sentAt = Date.now();
       const loading = load().then((value) => ({ value, fetchedAt: stampNow(), sentAt }));
       pending = loading;

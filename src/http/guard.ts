@@ -5,9 +5,11 @@
 //   - a circuit breaker per provider (cockatiel): after BREAKER_FAILURES consecutive failures calls
 //     fail fast with 503 + Retry-After for BREAKER_COOLDOWN_MS, then one probe is let through;
 //     an answer such as "unknown symbol" is not a failure;
-//   - health figures per provider (latency, last success, last error, breaker state) for /v1/status.
+//   - health figures per provider (latency, last success, last error, breaker state) for /v1/status;
+//   - every call's outcome, latency and breaker state handed to a recorder (the metrics, when on).
 import { CircuitBreakerPolicy, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError } from 'cockatiel';
-import { UpstreamError } from './errors.ts';
+import { NotFoundError, UpstreamError, type UpstreamFailure } from './errors.ts';
+import type { HttpOutcome } from './http-client.ts';
 import { ProviderHealth, type ProviderHealthReport } from './provider-health.ts';
 
 export interface GuardOptions {
@@ -25,6 +27,31 @@ export interface RunOptions {
 }
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
+
+/**
+ * How one guarded call ended: answered (`ok`), answered "no such item" (`not_found`), or failed with
+ * an upstream failure kind (`circuit_open`: refused by the breaker, no request made); `error` is
+ * anything else a call threw (a defect, not a provider's failure).
+ */
+export type UpstreamOutcome = 'ok' | 'not_found' | UpstreamFailure | 'error';
+
+/** Where the guard reports what it sees (metrics); the default records nothing. */
+export interface UpstreamRecorder {
+  /** One call of `provider` ended with `outcome` after `seconds` (null when no request was made: circuit open). */
+  call(provider: string, outcome: UpstreamOutcome, seconds: number | null): void;
+  /** `provider`'s breaker is now in `state` (also said once when the provider is first called). */
+  breaker(provider: string, state: BreakerState): void;
+}
+
+export const NO_UPSTREAM_RECORDER: UpstreamRecorder = { call() {}, breaker() {} };
+
+/** A source's HTTP answer "no such item" (HttpOutcome with found false) is an answer, counted apart. */
+const isNotFoundAnswer = (value: unknown) => typeof value === 'object' && value !== null && (value as Partial<HttpOutcome<unknown>>).found === false;
+
+function outcomeOf(err: unknown): UpstreamOutcome {
+  if (err instanceof UpstreamError) return err.failure;
+  return err instanceof NotFoundError ? 'not_found' : 'error';
+}
 
 export interface GuardReport extends ProviderHealthReport {
   breaker: {
@@ -56,23 +83,33 @@ class ProviderGuard {
   constructor(
     readonly source: string,
     private readonly options: GuardOptions,
+    private readonly recorder: UpstreamRecorder,
   ) {
     this.counter = new ConsecutiveBreaker(options.breakerFailures);
     this.breaker = circuitBreaker(handleWhen(isFailure), { halfOpenAfter: options.breakerCooldownMs, breaker: this.counter });
     this.breaker.onBreak(() => (this.openedAt = Date.now()));
     this.breaker.onReset(() => (this.openedAt = null));
+    this.breaker.onStateChange((state) => recorder.breaker(source, STATE_NAMES[state]));
+    recorder.breaker(source, 'closed');
   }
 
   async run<T>(call: (signal: AbortSignal) => Promise<T>, deadlineMs: number): Promise<T> {
     const started = performance.now();
     try {
       const value = await this.breaker.execute(() => withDeadline(this.source, deadlineMs, call));
-      this.health.recordSuccess(performance.now() - started);
+      const ms = performance.now() - started;
+      this.health.recordSuccess(ms);
+      this.recorder.call(this.source, isNotFoundAnswer(value) ? 'not_found' : 'ok', ms / 1000);
       return value;
     } catch (err) {
-      if (isBrokenCircuitError(err)) throw this.openError();
-      if (err instanceof Error && isFailure(err)) this.health.recordFailure(performance.now() - started, err.message);
-      else this.health.recordSuccess(performance.now() - started);
+      if (isBrokenCircuitError(err)) {
+        this.recorder.call(this.source, 'circuit_open', null);
+        throw this.openError();
+      }
+      const ms = performance.now() - started;
+      if (err instanceof Error && isFailure(err)) this.health.recordFailure(ms, err.message);
+      else this.health.recordSuccess(ms);
+      this.recorder.call(this.source, outcomeOf(err), ms / 1000);
       throw err;
     }
   }
@@ -137,7 +174,10 @@ export async function withDeadline<T>(source: string, deadlineMs: number, call: 
 export class UpstreamGuard {
   private readonly providers = new Map<string, ProviderGuard>();
 
-  constructor(readonly options: GuardOptions) {}
+  constructor(
+    readonly options: GuardOptions,
+    private readonly recorder: UpstreamRecorder = NO_UPSTREAM_RECORDER,
+  ) {}
 
   /** Runs one upstream call of `source` under its deadline and breaker. */
   run<T>(source: string, call: (signal: AbortSignal) => Promise<T>, options: RunOptions = {}): Promise<T> {
@@ -156,7 +196,7 @@ export class UpstreamGuard {
 
   private of(source: string): ProviderGuard {
     let p = this.providers.get(source);
-    if (!p) this.providers.set(source, (p = new ProviderGuard(source, this.options)));
+    if (!p) this.providers.set(source, (p = new ProviderGuard(source, this.options, this.recorder)));
     return p;
   }
 }

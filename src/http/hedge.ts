@@ -2,7 +2,23 @@
 // fails at once) the fallback is asked at once; when the primary is merely slow, the fallback is
 // started after `delayMs` and the first good answer wins. An answer that is not a failure ("unknown
 // symbol") ends it: a fallback is for a provider that broke, not for a question it answered.
+// When the fallback was asked, how it ended goes to a recorder (the metrics, when on); the quick path
+// of a primary that answered at once records nothing.
 import { UpstreamError } from './errors.ts';
+
+/**
+ * How a hedge that asked the fallback ended: `failover` (the primary failed or its circuit was open;
+ * the fallback served), `hedge_won` (the primary was slow; the fallback's answer was used),
+ * `primary_won` (the primary was slow but its answer was used), `failed` (it ended in an error: both
+ * legs failed, or the fallback's "no such item" was passed on).
+ */
+export type HedgeOutcome = 'failover' | 'hedge_won' | 'primary_won' | 'failed';
+
+export interface HedgeRecorder {
+  hedge(primary: string, fallback: string, outcome: HedgeOutcome): void;
+}
+
+export const NO_HEDGE_RECORDER: HedgeRecorder = { hedge() {} };
 
 export interface HedgeLeg<T> {
   /** Provider name, for the reason and the combined error. */
@@ -23,7 +39,7 @@ const settle = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((value) => ({ o
 const IMMEDIATE = Symbol('immediate');
 const nextTurn = () => new Promise<typeof IMMEDIATE>((resolve) => setImmediate(resolve, IMMEDIATE));
 
-export async function hedge<T>(primary: HedgeLeg<T>, fallback: HedgeLeg<T>, delayMs: number): Promise<Hedged<T>> {
+export async function hedge<T>(primary: HedgeLeg<T>, fallback: HedgeLeg<T>, delayMs: number, recorder: HedgeRecorder = NO_HEDGE_RECORDER): Promise<Hedged<T>> {
   const started = performance.now();
   const first = settle(primary.run());
   // A cached answer settles within this turn of the event loop: no timer for it (the hot path).
@@ -41,10 +57,27 @@ export async function hedge<T>(primary: HedgeLeg<T>, fallback: HedgeLeg<T>, dela
   if (early !== 'slow') {
     if (early.ok) return { value: early.value };
     if (!(early.error instanceof UpstreamError)) throw early.error;
-    return runFallback(primary, fallback, early.error);
+    return recorded(runFallback(primary, fallback, early.error), 'failover');
   }
+  return recorded(race(primary, fallback, first, delayMs), 'hedge_won');
 
-  // The primary is slow: race it against the fallback; the first success wins.
+  /** Records how a hedge that asked the fallback ended: `served` when the fallback's answer was used. */
+  function recorded(result: Promise<Hedged<T>>, served: HedgeOutcome): Promise<Hedged<T>> {
+    return result.then(
+      (got) => {
+        recorder.hedge(primary.source, fallback.source, got.fallback ? served : 'primary_won');
+        return got;
+      },
+      (err: unknown) => {
+        recorder.hedge(primary.source, fallback.source, 'failed');
+        throw err;
+      },
+    );
+  }
+}
+
+/** The primary is slow: race it against the fallback; the first success wins. */
+async function race<T>(primary: HedgeLeg<T>, fallback: HedgeLeg<T>, first: Promise<Settled<T>>, delayMs: number): Promise<Hedged<T>> {
   const reason = `${primary.source} had not answered after ${delayMs} ms`;
   const second = settle(fallback.run());
   const winner = await Promise.race([first.then((r) => ({ leg: 'primary' as const, r })), second.then((r) => ({ leg: 'fallback' as const, r }))]);

@@ -48,7 +48,7 @@ const COINBASE_PLAN: Record<Timeframe, { granularity: CoinbaseGranularity; offse
 };
 
 /** What loading candles needs from the route context: the sources, and the hedge delay. */
-export type CandleContext = Pick<RouteContext, 'sources' | 'config'>;
+export type CandleContext = Pick<RouteContext, 'sources' | 'config' | 'metrics'>;
 
 /** Equities: Yahoo has no 4-hour bars, and 4 h buckets of a 6.5 h session would not be real 4 h bars. */
 export const EQUITY_TIMEFRAMES = TIMEFRAMES.filter((t) => t !== '4h');
@@ -116,6 +116,7 @@ export async function loadCandles(ctx: CandleContext, sym: MarketSymbol, timefra
       { source: BINANCE, run: () => binanceCandles(ctx, sym, timeframe, limit) },
       { source: COINBASE, run: () => coinbaseCandles(ctx, sym, timeframe, limit, now) },
       ctx.config.upstream.hedgeDelayMs,
+      ctx.metrics.upstream,
     );
     return got.fallback ? { ...got.value, meta: { fallback: got.fallback } } : got.value;
   }

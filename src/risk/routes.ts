@@ -187,6 +187,7 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
     keyGenerator: freeBucketOf,
     max: ctx.config.risk.rateLimitPerMinute,
     timeWindow: 60_000,
+    onExceeded: () => ctx.metrics.rateLimited('risk'),
     errorResponseBuilder: (_req, rl) => new AppError(429, `rate limit exceeded: ${rl.max} requests per minute per client; retry in ${Math.ceil(rl.ttl / 1000)} s`),
   });
   mountRoutes(app, ctx, 'risk', RISK_ROUTES);

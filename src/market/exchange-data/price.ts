@@ -65,6 +65,7 @@ async function cryptoPrice(ctx: RouteContext, sym: CryptoSymbol): Promise<Priced
     { source: BINANCE, run: () => binancePrice(ctx, sym) },
     { source: COINBASE, run: () => coinbasePrice(ctx, sym) },
     ctx.config.upstream.hedgeDelayMs,
+    ctx.metrics.upstream,
   );
   return got.fallback ? { ...got.value, extra: { fallback: got.fallback } } : got.value;
 }
