@@ -9,10 +9,10 @@ import type { DestinationStream } from 'pino';
 import { configuredUrls, type Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
 import { KeyStore } from './access/keys.ts';
-import type { BatchLedger } from './access/x402/batch-ledger.ts';
+import { toLedgerRow, type BatchLedger } from './access/x402/batch-ledger.ts';
 import { createBatchSettlement, type BatchSettlement } from './access/x402/batch-settlement.ts';
 import { createChannelStorage } from './access/x402/channel-storage.ts';
-import { createFacilitatorClient } from './access/x402/facilitator.ts';
+import { createFacilitatorClient, facilitatorName } from './access/x402/facilitator.ts';
 import { createPaymentGate } from './access/x402/gate.ts';
 import { AdminChannel } from './admin/channel.ts';
 import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
@@ -24,6 +24,7 @@ import { mountRoutes, RouteCatalog, type RouteDef } from './catalog/route.ts';
 import type { Database, Queryable } from './db/database.ts';
 import { describeDatabase, openDatabase } from './db/open.ts';
 import { SqlPaymentIdStore, type PaymentIdStore } from './db/payment-ids.ts';
+import { BatchEventLedger } from './db/batch-events.ts';
 import { PaymentLedger } from './db/payments.ts';
 import { DatabaseService } from './db/service.ts';
 import { UsageCounter } from './db/usage.ts';
@@ -35,7 +36,7 @@ import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
-import { createMetrics } from './metrics/metrics.ts';
+import { createMetrics, type PaymentMetrics } from './metrics/metrics.ts';
 import { registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
 import { CryptoListings } from './market/crypto-listings.ts';
@@ -138,7 +139,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const keys = new KeyStore(config.keys, (err) => app.log.error({ err }, 'API key file could not be read; keeping the previous keys'));
   keys.watch();
   app.addHook('onClose', async () => keys.stop());
-  const payments = await paymentGate(app, config, catalog, options);
+  const payments = await paymentGate(app, config, catalog, options, metrics);
   const marketRoutes = [...MARKET_ROUTES, ...(options.extraMarketRoutes ?? [])];
   await app.register(async (market) => {
     await installAccessControl(market, {
@@ -163,19 +164,21 @@ function createStorage(app: FastifyInstance, config: Config, given: Database | u
     log: app.log,
   });
   const payments = new PaymentLedger(db, { log: app.log });
+  const batchEvents = new BatchEventLedger(db, app.log);
   const paymentIds: PaymentIdStore = new SqlPaymentIdStore(db);
   const usage = new UsageCounter(db, { flushMs: config.usage.flushMs, log: app.log });
   usage.start();
   const admin = new AdminChannel(join(config.db.dataDir, 'admin.sock'), app.log);
-  registerPaymentAdminRoutes(admin, { ledger: payments, db });
+  registerPaymentAdminRoutes(admin, { ledger: payments, batchEvents, db });
   // Last in, first out: the admin socket stops, usage is flushed, the ledger retries what is pending, then the database closes.
   app.addHook('onClose', async () => {
     await admin.close();
     await usage.close();
     await payments.close();
+    await batchEvents.close();
     await db.close();
   });
-  return { db, payments, paymentIds, usage, admin };
+  return { db, payments, batchEvents, paymentIds, usage, admin };
 }
 
 /** A database the app uses but does not own: closing the app leaves it open. */
@@ -202,7 +205,7 @@ export async function startStorage(app: FastifyInstance): Promise<void> {
 }
 
 /** x402 is on when enabled and a payee is set; otherwise paid routes need an API key. */
-async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteCatalog, options: BuildOptions): Promise<PaymentGate | undefined> {
+async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteCatalog, options: BuildOptions, metrics: PaymentMetrics): Promise<PaymentGate | undefined> {
   const x402 = config.x402;
   app.decorate('x402Batch', undefined);
   if (!x402.active) {
@@ -218,9 +221,15 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
   const gate = createPaymentGate({
     x402,
     facilitator,
+    facilitatorName: facilitatorName(x402),
     paidRoutes: () => catalog.entries.filter((e) => e.access === 'paid'),
     publicBaseUrl: config.publicBaseUrl,
     log: app.log,
+    ledger: app.services.payments,
+    paymentIds: app.services.paymentIds,
+    metrics,
+    // Verify and settle each within the facilitator's timeout; the handler within two upstream deadlines (a fallback venue).
+    paidCallMs: 2 * x402.facilitatorTimeoutMs + 2 * config.upstream.deadlineMs,
     batch,
   });
   // Once routes exist: build the payment table (an invalid Bazaar declaration stops start-up), then ask the
@@ -240,7 +249,8 @@ async function batchSettlement(
   options: BuildOptions,
 ): Promise<BatchSettlement> {
   const storage = channelStorage(app, options);
-  const ledger: BatchLedger = options.batchLedger ?? { record: (event) => app.log.info({ event }, 'x402 batch settlement ledger') };
+  const events = app.services.batchEvents;
+  const ledger: BatchLedger = options.batchLedger ?? { record: (event) => events.record(toLedgerRow(event)) };
   const batch = createBatchSettlement({ x402, facilitator, storage, ledger, log: app.log });
   app.x402Batch = batch;
   app.addHook('onReady', async () => batch.start());
@@ -283,6 +293,8 @@ declare module 'fastify' {
       db: DatabaseService;
       /** The payments ledger the x402 gate writes. */
       payments: PaymentLedger;
+      /** Batch settlement's deposits, charges, claims, settlements and refunds. */
+      batchEvents: BatchEventLedger;
       /** x402 payment-identifier idempotency. */
       paymentIds: PaymentIdStore;
       /** Per-key usage, flushed every USAGE_FLUSH_MS. */

@@ -88,7 +88,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     const tables = await db.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['key_usage', 'payment_identifiers', 'payments', 'schema_migrations', 'x402_channels']);
+    expect(tables.map((t) => t.table_name)).toEqual(['key_usage', 'payment_identifiers', 'payments', 'schema_migrations', 'x402_batch_events', 'x402_channels']);
   }, 120_000);
 
   it('a migration edited after it shipped is refused', async () => {

@@ -225,7 +225,18 @@ describe('the paywall invariant fails closed', () => {
     const log = { error: (...a: unknown[]) => logged.push(a), warn: () => {}, info: () => {} } as never;
     const { HTTPFacilitatorClient } = await import('@x402/core/server');
     // The SDK's table is built from no routes at all: every paid route is unknown to it.
-    const gate = createPaymentGate({ x402: config.x402, facilitator: new HTTPFacilitatorClient({ url: facilitator.url }), paidRoutes: () => [], publicBaseUrl: 'http://x', log });
+    const gate = createPaymentGate({
+      x402: config.x402,
+      facilitator: new HTTPFacilitatorClient({ url: facilitator.url }),
+      facilitatorName: facilitator.url,
+      paidRoutes: () => [],
+      publicBaseUrl: 'http://x',
+      log,
+      ledger: {} as never,
+      paymentIds: {} as never,
+      metrics: { payment: () => {}, settleLatency: () => {} },
+      paidCallMs: 1000,
+    });
     const sent: { status?: number; body?: unknown } = {};
     const reply = { code: (s: number) => ((sent.status = s), reply), headers: () => reply, send: (b: unknown) => ((sent.body = b), reply) };
     const req = { headers: {}, method: 'GET', query: {}, grant: null } as never;

@@ -1,6 +1,8 @@
 // x402 end to end with real parts: an in-process Hardhat EDR chain, a 6-decimal EIP-3009 token
 // compiled with solc-js, a local facilitator built from @x402/core + @x402/evm, the server pointed
-// at it, and the official @x402/fetch client paying with a viem local account.
+// at it, and the official @x402/fetch client paying with a viem local account. The same flows run
+// with the ledger in PGlite (DATA_DIR, the default) and in a PostgreSQL server (DATABASE_URL), and
+// each leaves its row: settled, cancelled, unknown.
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -8,17 +10,19 @@ import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PaymentRecord } from '../src/db/payments.ts';
+import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { recorded } from './fixtures.ts';
 import { makeApp } from './helpers.ts';
+import { startPostgres, type TestPostgres } from './servers/postgres.ts';
 import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
 import { startFacilitator } from './x402/facilitator.ts';
 
 let chain: LocalChain;
 let fx: Awaited<ReturnType<typeof deployFixtures>>;
 let fac: Awaited<ReturnType<typeof startFacilitator>>;
-let app: FastifyInstance;
-let base: string;
+let postgres: TestPostgres | undefined;
 const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 2 });
 const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 3 }).address;
 const signatures: string[] = [];
@@ -35,22 +39,6 @@ beforeAll(async () => {
   fx = await deployFixtures(chain);
   await fx.mint(payer.address, 5_000_000n); // 5 tokens, 6 decimals
   fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network });
-  ({ app } = await makeApp(
-    {
-      API_KEYS: 'test-key',
-      X402_NETWORK: chain.network,
-      X402_ASSET: fx.usdc,
-      X402_ASSET_NAME: 'Test USDC',
-      X402_PAY_TO: payTo,
-      X402_FACILITATOR: fac.url,
-      X402_FACILITATOR_TIMEOUT_MS: '3000',
-      BINANCE_SPOT_BASE_URL: exchange.url,
-      COINBASE_BASE_URL: exchange.url,
-      CACHE_TTL_PRICE_S: '0', // every handler run reaches the fake, so "handler not run" is observable
-    },
-  ));
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: payer, networks: [chain.network] });
@@ -65,15 +53,57 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await app?.close();
   await fac?.close().catch(() => {});
   await chain?.close();
   await exchange.stop();
+  await postgres?.stop();
+  removeTempDirs();
 });
+
+/** A paid app over the test chain and facilitator, its ledger where `env` says, open before the tests start. */
+async function paidApp(env: Record<string, string>): Promise<{ app: FastifyInstance; base: string }> {
+  const { app } = await makeApp({
+    API_KEYS: 'test-key',
+    X402_NETWORK: chain.network,
+    X402_ASSET: fx.usdc,
+    X402_ASSET_NAME: 'Test USDC',
+    X402_PAY_TO: payTo,
+    X402_FACILITATOR: fac.url,
+    X402_FACILITATOR_TIMEOUT_MS: '3000',
+    BINANCE_SPOT_BASE_URL: exchange.url,
+    COINBASE_BASE_URL: exchange.url,
+    CACHE_TTL_PRICE_S: '0', // every handler run reaches the fake, so "handler not run" is observable
+    ...env,
+  });
+  await app.services.db.ready();
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+}
+
+const BACKENDS = [
+  { name: 'ledger in PGlite (DATA_DIR, the default)', env: async () => ({ DATA_DIR: await pgliteDataDir() }) },
+  {
+    name: 'ledger in PostgreSQL (DATABASE_URL)',
+    env: async () => {
+      postgres ??= await startPostgres();
+      return { DATABASE_URL: await postgres.createDatabase(`x402_${Date.now()}`) };
+    },
+  },
+];
 
 const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await fx.balanceOf(payer.address) });
 
-describe('x402 on a paid route', () => {
+describe.each(BACKENDS)('x402 on a paid route, $name', ({ env }) => {
+  let app: FastifyInstance;
+  let base: string;
+  beforeAll(async () => {
+    ({ app, base } = await paidApp(await env()));
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+  });
+  const rows = (): Promise<PaymentRecord[]> => app.services.payments.list({});
+
   it('no credentials → 402 with PAYMENT-REQUIRED and a body that states the price', async () => {
     const res = await fetch(`${base}${PRICE}`);
     expect(res.status).toBe(402);
@@ -103,6 +133,24 @@ describe('x402 on a paid route', () => {
     expect(before.payer - after.payer).toBe(1000n);
     const tx = await chain.publicClient.getTransactionReceipt({ hash: receipt.transaction as `0x${string}` });
     expect(tx.status).toBe('success');
+    // One ledger row for the attempt, updated to settled with the transaction.
+    const [row, ...others] = await rows();
+    expect(others).toEqual([]);
+    expect(row).toMatchObject({
+      route: '/v1/price',
+      scheme: 'exact',
+      network: 'eip155:31337',
+      asset: fx.usdc,
+      amount_required: '1000',
+      pay_to: payTo,
+      payer: payer.address,
+      status: 'settled',
+      tx_hash: receipt.transaction,
+      settled_amount: '1000',
+      error_reason: null,
+    });
+    expect(row!.payload_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row!.authorization_nonce).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
   it('replaying the same payment → 402 with a reason, no balance change, handler not run', async () => {
@@ -116,6 +164,8 @@ describe('x402 on a paid route', () => {
     expect(body.price).toBe('$0.001');
     expect(await balances()).toEqual(before);
     expect(exchange.calls(TICKER)).toHaveLength(calls);
+    // A payment the facilitator refused to verify is not a ledger row: still the one settled attempt.
+    expect((await rows()).map((r) => r.status)).toEqual(['settled']);
   });
 
   it('a valid payment on a route whose upstream fails → 502 and no balance change', async () => {
@@ -128,6 +178,24 @@ describe('x402 on a paid route', () => {
     expect(res.headers.get('payment-response')).toBeNull();
     expect(await balances()).toEqual(before);
     exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
+    // Verified, then cancelled because the handler failed: its row says so.
+    const cancelled = (await rows()).find((r) => r.status === 'cancelled');
+    expect(cancelled).toMatchObject({ route: '/v1/price', payer: payer.address, tx_hash: null, error_reason: 'handler_failed: 502' });
+  });
+
+  it('a settlement the facilitator never answers → 503 and an `unknown` row (the transfer may still land)', async () => {
+    fac.state.mode = 'drop-settle';
+    try {
+      const res = await payFetch(`${base}${PRICE}`);
+      expect(res.status).toBe(503);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      fac.state.mode = 'ok';
+    }
+    const unknown = (await rows()).filter((r) => r.status === 'unknown');
+    expect(unknown).toHaveLength(1);
+    expect(unknown[0]).toMatchObject({ route: '/v1/price', payer: payer.address, tx_hash: null });
+    expect(unknown[0]!.error_reason).toBeTruthy();
   });
 
   it('a bad parameter → 400 before any payment is taken', async () => {
@@ -150,6 +218,18 @@ describe('x402 on a paid route', () => {
     const res = await payFetch(`${base}/v1/status`, { headers: { 'PAYMENT-SIGNATURE': signatures.at(-1)! } });
     expect(res.status).toBe(200);
     expect(await balances()).toEqual(before);
+  });
+
+});
+
+describe('x402 when the facilitator is gone', () => {
+  let app: FastifyInstance;
+  let base: string;
+  beforeAll(async () => {
+    ({ app, base } = await paidApp({ DATA_DIR: await pgliteDataDir() }));
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
   });
 
   it('facilitator stopped → 503 { error, source: "facilitator" }, never 500', async () => {

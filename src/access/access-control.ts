@@ -25,6 +25,8 @@ export interface PaymentGate {
   preHandler(req: FastifyRequest, reply: FastifyReply, entry: CatalogEntry): Promise<unknown>;
   /** Runs on send: settles on success, cancels on failure. */
   onSend(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
+  /** Runs once the answer is sent: whatever did not end in a stored success gives up its payment identifier. */
+  onResponse(req: FastifyRequest): Promise<void>;
 }
 
 export interface AccessControlOptions {
@@ -145,6 +147,9 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     app.addHook('onSend', async (req, reply, payload) => {
       if (req.credential?.kind !== 'x402') return payload;
       return payments.onSend(req, reply, payload);
+    });
+    app.addHook('onResponse', async (req) => {
+      if (req.credential?.kind === 'x402') await payments.onResponse(req);
     });
   }
 }

@@ -2,7 +2,9 @@
 //   GET  /payments?since&until&status&limit   ledger rows, newest first
 //   GET  /payments/summary?since&until        count and amounts by UTC day, route, status, asset; the ledger's write health
 //   POST /payments/resolve {id, status, ...}   reconciliation of an `unknown` attempt
+//   GET  /payments/batch-events?since&limit     batch settlement's deposits, charges, claims, settlements, refunds
 import { z } from 'zod';
+import type { BatchEventLedger } from '../db/batch-events.ts';
 import { PAYMENT_STATUSES, resolvePayment, type PaymentLedger } from '../db/payments.ts';
 import type { DatabaseService } from '../db/service.ts';
 import { AppError } from '../http/errors.ts';
@@ -32,7 +34,11 @@ function parse<T>(schema: z.ZodType<T>, value: unknown): T {
   return r.data;
 }
 
-export function registerPaymentAdminRoutes(admin: AdminChannel, deps: { ledger: PaymentLedger; db: DatabaseService }): void {
+export function registerPaymentAdminRoutes(admin: AdminChannel, deps: { ledger: PaymentLedger; batchEvents: BatchEventLedger; db: DatabaseService }): void {
+  admin.route('GET', '/payments/batch-events', async ({ query }) => {
+    const { since, limit } = parse(listQuery, Object.fromEntries(query));
+    return deps.batchEvents.list(since, limit);
+  });
   admin.route('GET', '/payments', async ({ query }) => deps.ledger.list(parse(listQuery, Object.fromEntries(query))));
   admin.route('GET', '/payments/summary', async ({ query }) => {
     const { since, until } = parse(listQuery, Object.fromEntries(query));

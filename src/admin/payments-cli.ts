@@ -1,6 +1,7 @@
 // npm run payments -- list [--since 24h|7d|2026-11-01] [--until …] [--status STATUS] [--limit N] [--json]
 //                    summary [--since 30d] [--until …] [--json]
 //                    resolve ID settled --tx 0xHASH [--amount UNITS] | resolve ID settle_failed --reason TEXT | resolve ID cancelled --reason TEXT
+//                    batch [--since 24h] [--limit N] [--json]   (batch settlement: deposits, charges, claims, settlements, refunds)
 // (compiled: node dist/admin/payments-cli.js …)
 //
 // Where it reads: with DATABASE_URL, the PostgreSQL server directly. Otherwise the ledger is the
@@ -10,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { X402_NETWORKS } from '../access/x402/networks.ts';
+import { listBatchEvents, type BatchEventRecord } from '../db/batch-events.ts';
 import type { Database } from '../db/database.ts';
 import { lockOwner } from '../db/dir-lock.ts';
 import { openDatabase, type DatabaseSettings } from '../db/open.ts';
@@ -23,7 +25,8 @@ const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--un
        npm run payments -- summary [--since 30d] [--until TIME] [--json]
        npm run payments -- resolve ID settled --tx 0xHASH [--amount UNITS]
        npm run payments -- resolve ID settle_failed --reason TEXT [--tx 0xHASH]
-       npm run payments -- resolve ID cancelled --reason TEXT`;
+       npm run payments -- resolve ID cancelled --reason TEXT
+       npm run payments -- batch [--since 24h|7d|2026-11-01] [--limit N] [--json]`;
 
 class UsageError extends Error {}
 /** A failure to report in one line, exit code 1. */
@@ -40,13 +43,15 @@ interface Ledger {
   list(f: PaymentFilter): Promise<PaymentRecord[]>;
   summary(f: PaymentFilter): Promise<Summary>;
   resolve(id: string, r: Resolution): Promise<{ id: string; previous: PaymentStatus; status: PaymentStatus }>;
+  batchEvents(f: PaymentFilter): Promise<BatchEventRecord[]>;
   close(): Promise<void>;
 }
 
 type Task =
   | { command: 'list'; filter: PaymentFilter }
   | { command: 'summary'; filter: PaymentFilter }
-  | { command: 'resolve'; id: string; resolution: Resolution };
+  | { command: 'resolve'; id: string; resolution: Resolution }
+  | { command: 'batch'; filter: PaymentFilter };
 
 async function main(argv: string[]): Promise<void> {
   const { command, positional, flags } = parseArgs(argv);
@@ -56,7 +61,9 @@ async function main(argv: string[]): Promise<void> {
       ? { command, filter: { since: time(flags.since, 'since'), until: time(flags.until, 'until'), status: status(flags.status), limit: limit(flags.limit) } }
       : command === 'summary'
         ? { command, filter: { since: time(flags.since ?? '30d', 'since'), until: time(flags.until, 'until') } }
-        : { command, id: positional[0] ?? usage('resolve needs the payment id'), resolution: resolution(positional[1], flags) };
+        : command === 'batch'
+          ? { command, filter: { since: time(flags.since, 'since'), limit: limit(flags.limit) } }
+          : { command, id: positional[0] ?? usage('resolve needs the payment id'), resolution: resolution(positional[1], flags) };
   const settings = databaseSettings();
   const ledger = await connect(settings, task.command === 'resolve');
   if (!ledger) {
@@ -82,6 +89,11 @@ async function main(argv: string[]): Promise<void> {
         console.log(`payment ${done.id}: ${done.previous} → ${done.status}`);
         break;
       }
+      case 'batch': {
+        const events = await ledger.batchEvents(task.filter);
+        console.log(flags.json ? JSON.stringify(events, null, 2) : batchTable(events));
+        break;
+      }
     }
   } finally {
     await ledger.close();
@@ -90,7 +102,7 @@ async function main(argv: string[]): Promise<void> {
 
 function parseArgs(argv: string[]): { command: Task['command']; positional: string[]; flags: Record<string, string | undefined> } {
   const [command, ...rest] = argv;
-  if (command !== 'list' && command !== 'summary' && command !== 'resolve') usage(command ? `unknown command ${command}` : 'no command');
+  if (command !== 'list' && command !== 'summary' && command !== 'resolve' && command !== 'batch') usage(command ? `unknown command ${command}` : 'no command');
   const flags: Record<string, string | undefined> & { json?: string } = {};
   const positional: string[] = [];
   for (let i = 0; i < rest.length; i++) {
@@ -102,7 +114,7 @@ function parseArgs(argv: string[]): { command: Task['command']; positional: stri
       flags[arg.slice(2)] = value;
     } else positional.push(arg);
   }
-  const known = { list: ['since', 'until', 'status', 'limit', 'json'], summary: ['since', 'until', 'json'], resolve: ['tx', 'amount', 'reason'] }[command];
+  const known = { list: ['since', 'until', 'status', 'limit', 'json'], summary: ['since', 'until', 'json'], resolve: ['tx', 'amount', 'reason'], batch: ['since', 'limit', 'json'] }[command];
   for (const name of Object.keys(flags)) if (!known.includes(name)) usage(`--${name} is not an option of ${command}`);
   return { command, positional, flags };
 }
@@ -157,6 +169,7 @@ function throughServer(socket: string): Ledger {
     list: (f) => adminRequest(socket, 'GET', `/payments${query(f)}`),
     summary: (f) => adminRequest(socket, 'GET', `/payments/summary${query(f)}`),
     resolve: (id, r) => adminRequest(socket, 'POST', '/payments/resolve', { id, ...r }),
+    batchEvents: (f) => adminRequest(socket, 'GET', `/payments/batch-events${query(f)}`),
     close: async () => {},
   };
 }
@@ -166,6 +179,7 @@ function direct(db: Database): Ledger {
     list: (f) => listPayments(db, f),
     summary: async (f) => ({ rows: await summarizePayments(db, f), ledger: null }),
     resolve: (id, r) => resolvePayment(db, id, r),
+    batchEvents: (f) => listBatchEvents(db, f.since, f.limit ?? 100),
     close: () => db.close(),
   };
 }
@@ -231,6 +245,14 @@ function listTable(rows: PaymentRecord[]): string {
   return table(
     ['verified_at', 'status', 'route', 'amount', 'payer', 'tx_hash', 'id', 'reason'],
     rows.map((r) => [r.verified_at.replace(/\.\d+Z$/, 'Z'), r.status, r.route, amount(r.settled_amount ?? r.amount_required, r.asset), r.payer ?? '', r.tx_hash ?? '', r.id, r.error_reason ?? '']),
+  );
+}
+
+function batchTable(events: BatchEventRecord[]): string {
+  if (events.length === 0) return 'no batch-settlement events';
+  return table(
+    ['at', 'type', 'amount', 'channel', 'payer', 'transaction'],
+    events.map((e) => [e.at.replace(/\.\d+Z$/, 'Z'), e.type, `${e.amount} units`, e.channelId ?? '', e.payer ?? '', e.transaction ?? '']),
   );
 }
 

@@ -15,6 +15,9 @@ export const accessSummarySchema = z.object({
     asset: z.string().nullable(),
     payTo: z.string().nullable(),
     facilitator: z.string().nullable(),
+    batch_settlement: z
+      .boolean()
+      .describe('X402_BATCH_SETTLEMENT: the "batch-settlement" scheme (one deposit, a signed voucher per call) is offered beside "exact" when the facilitator lists it; the 402 says which'),
   }),
 });
 
@@ -34,6 +37,7 @@ export function accessSummary(config: Config): AccessSummary {
       asset: x.asset?.address ?? null,
       payTo: x.payTo ?? null,
       facilitator: x.active ? facilitatorName(x) : null,
+      batch_settlement: x.active && x.batch.enabled,
     },
   };
 }

@@ -96,6 +96,25 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    id: 5,
+    name: 'x402_batch_events',
+    statements: [
+      // Batch settlement's steps (src/db/batch-events.ts): deposit, charge, claim, settle, refund; append-only.
+      `CREATE TABLE x402_batch_events (
+        id text PRIMARY KEY,
+        type text NOT NULL CHECK (type IN ('deposit', 'charge', 'claim', 'settle', 'refund')),
+        at timestamptz NOT NULL,
+        network text NOT NULL,
+        channel_id text,
+        payer text,
+        amount numeric(78, 0) NOT NULL,
+        tx_hash text,
+        detail jsonb
+      )`,
+      'CREATE INDEX x402_batch_events_at ON x402_batch_events (at)',
+    ],
+  },
 ];
 
 /** The advisory lock every instance takes before migrating (an arbitrary constant, ours alone). */

@@ -12,6 +12,7 @@
 import type { x402ResourceServer } from '@x402/core/server';
 import type { SettleResultContext } from '@x402/core/types';
 import { isBatchSettlementDepositPayload, isBatchSettlementRefundPayload, isBatchSettlementVoucherPayload } from '@x402/evm';
+import type { BatchEvent } from '../../db/batch-events.ts';
 
 type Hex = `0x${string}`;
 
@@ -64,4 +65,19 @@ export function paymentEvents(ctx: SettleResultContext): BatchLedgerEvent[] {
   };
   if (!isBatchSettlementDepositPayload(raw)) return [charge];
   return [{ type: 'deposit', network, channelId, payer, amount: raw.deposit.amount, transaction: result.transaction }, charge];
+}
+
+/** A batch-settlement event as the ledger's `x402_batch_events` row takes it (amount at the top, the rest as detail). */
+export function toLedgerRow(e: BatchLedgerEvent & { at: Date }): BatchEvent {
+  switch (e.type) {
+    case 'deposit':
+    case 'refund':
+      return { type: e.type, at: e.at, network: e.network, channelId: e.channelId, payer: e.payer, amount: e.amount, transaction: e.transaction };
+    case 'charge':
+      return { type: e.type, at: e.at, network: e.network, channelId: e.channelId, payer: e.payer, amount: e.amount, detail: { cumulative: e.cumulative } };
+    case 'claim':
+      return { type: e.type, at: e.at, network: e.network, amount: e.claims.reduce((sum, c) => sum + BigInt(c.amount), 0n).toString(), transaction: e.transaction, detail: { claims: e.claims } };
+    case 'settle':
+      return { type: e.type, at: e.at, network: e.network, amount: e.amount, transaction: e.transaction, detail: { receiver: e.receiver, token: e.token } };
+  }
 }

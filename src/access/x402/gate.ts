@@ -1,120 +1,64 @@
-// The x402 payment gate for Fastify: a thin adapter over the official x402HTTPResourceServer,
-// shaped after @x402/express. Before the handler: no payment → 402 with PAYMENT-REQUIRED and a
-// JSON body stating the price; a payment → verified by the facilitator. After the handler (onSend,
-// where status and body are known but nothing is written yet): success → settle, add
-// PAYMENT-RESPONSE; failure → cancel, so nobody pays for an error.
+// The x402 payment gate for Fastify: a thin adapter over the official x402HTTPResourceServer, shaped
+// after @x402/express. Before the handler: no payment → 402 with PAYMENT-REQUIRED and a JSON body
+// stating the price; a payment → its identifier looked up (a retry gets its first answer again), then
+// verified by the facilitator and recorded in the ledger. After the handler (onSend, where status and
+// body are known but nothing is written yet): success → settle, add PAYMENT-RESPONSE, keep the answer
+// under the payment's identifier; failure → cancel, so nobody pays for an error.
+import { decodePaymentSignatureHeader } from '@x402/core/http';
 import {
-  getFacilitatorResponseError,
   SETTLEMENT_OVERRIDES_HEADER,
   withPrivateCacheControl,
   x402HTTPResourceServer,
   x402ResourceServer,
   type FacilitatorClient,
-  type HTTPAdapter,
   type HTTPProcessResult,
   type HTTPRequestContext,
   type RoutesConfig,
 } from '@x402/core/server';
-import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
-import { FacilitatorTimeoutError } from '@x402/core/server';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { CatalogEntry } from '../../catalog/route.ts';
-import { AppError, type ErrorBody } from '../../http/errors.ts';
+import type { PaymentIdStore } from '../../db/payment-ids.ts';
+import type { PaymentLedger } from '../../db/payments.ts';
+import type { ErrorBody } from '../../http/errors.ts';
+import type { PaymentMetrics } from '../../metrics/metrics.ts';
 import type { PaymentGate } from '../access-control.ts';
+import { FastifyAdapter, type PaymentAttempt } from './adapter.ts';
 import { assertBazaarDeclarations, bazaarResourceServerExtension, discoveryConfig } from './bazaar.ts';
 import type { BatchOffer } from './batch-settlement.ts';
-import { FacilitatorUnavailableError } from './facilitator.ts';
-import { atomicAmount } from './price.ts';
+import { PAYMENT_IDENTIFIER_DECLARATION, PaymentIdempotency } from './idempotency.ts';
+import { recordPaymentsInLedger } from './ledger-hooks.ts';
+import { facilitatorFailure, HEAD_PAYMENT, MALFORMED_PAYMENT, paymentRequiredBody, paymentTerms } from './responses.ts';
+
+export { HEAD_PAYMENT, MALFORMED_PAYMENT, paymentTerms, type PaymentTerms } from './responses.ts';
 
 type Verified = Extract<HTTPProcessResult, { type: 'payment-verified' }> & { context: HTTPRequestContext };
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** The payment of a paid request without an API key, as far as it has got. */
+    x402Attempt?: PaymentAttempt;
     x402Payment?: Verified;
-  }
-}
-
-/** What a 402 body tells people and agents, besides the PAYMENT-REQUIRED header. */
-export interface PaymentTerms {
-  price: string;
-  network: string;
-  asset: string;
-  payTo: string;
-  amount: string;
-}
-
-export function paymentTerms(x402: Config['x402']): PaymentTerms {
-  return {
-    price: x402.price,
-    network: x402.network,
-    asset: x402.asset!.address,
-    payTo: x402.payTo!,
-    amount: atomicAmount(x402.price, x402.asset!.decimals),
-  };
-}
-
-/** The reason given for a payment header that cannot even be decoded. */
-export const MALFORMED_PAYMENT = 'malformed payment header: PAYMENT-SIGNATURE (or X-PAYMENT) must be a base64-encoded x402 payment payload';
-
-/** The reason given for a payment sent with HEAD, which has no body to deliver for it. */
-export const HEAD_PAYMENT = 'payments are taken on GET only: a HEAD answer has no body to deliver for the payment';
-
-const PAYMENT_HEADERS = new Set(['payment-signature', 'x-payment']);
-
-/**
- * The SDK's view of a request. Path and URL are the *matched route's* (its catalog URL under the
- * public base URL), never the raw request line: an absolute-form URI, a HEAD, or any other spelling
- * of the path that Fastify routes to a paid handler must meet that route's payment requirements.
- */
-class FastifyAdapter implements HTTPAdapter {
-  /** `hidePayment`: the payment header could not be decoded; the SDK sees none (and logs nothing). */
-  constructor(
-    private readonly req: FastifyRequest,
-    private readonly entry: CatalogEntry,
-    private readonly publicBaseUrl: string,
-    private readonly hidePayment = false,
-  ) {}
-  getHeader(name: string) {
-    const lower = name.toLowerCase();
-    if (this.hidePayment && PAYMENT_HEADERS.has(lower)) return undefined;
-    const v = this.req.headers[lower];
-    return Array.isArray(v) ? v[0] : v;
-  }
-  getMethod() {
-    return 'GET';
-  }
-  getPath() {
-    return this.entry.url;
-  }
-  getUrl() {
-    return `${this.publicBaseUrl}${this.entry.url}`;
-  }
-  getAcceptHeader() {
-    return this.getHeader('accept') ?? '';
-  }
-  getUserAgent() {
-    return this.getHeader('user-agent') ?? '';
-  }
-  getQueryParams() {
-    return (this.req.query ?? {}) as Record<string, string | string[]>;
-  }
-  getQueryParam(name: string) {
-    return this.getQueryParams()[name];
-  }
-  getBody() {
-    return this.req.body;
   }
 }
 
 export interface GateOptions {
   x402: Config['x402'];
   facilitator: FacilitatorClient;
+  /** How the ledger names the facilitator (never a URL with a key in it). */
+  facilitatorName: string;
   /** The paid routes; read when the gate first initialises (after all routes are mounted). */
   paidRoutes: () => CatalogEntry[];
   publicBaseUrl: string;
   log: FastifyBaseLogger;
+  /** Every payment attempt that reaches the facilitator, one row each. */
+  ledger: PaymentLedger;
+  /** Payment identifiers (idempotent retries). */
+  paymentIds: PaymentIdStore;
+  metrics: PaymentMetrics;
+  /** The longest a paid call can take (verify + handler + settle): how long a retry with its identifier waits for it. */
+  paidCallMs: number;
   /** batch-settlement beside exact (X402_BATCH_SETTLEMENT), when the facilitator offers it. */
   batch?: { offer(): Promise<BatchOffer | undefined> };
 }
@@ -122,6 +66,7 @@ export interface GateOptions {
 export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare(): void; initialize(): Promise<void> } {
   const terms = paymentTerms(opts.x402);
   const asset = opts.x402.asset!;
+  const idempotency = new PaymentIdempotency({ store: opts.paymentIds, waitMs: opts.paidCallMs, log: opts.log });
   let server: x402HTTPResourceServer | undefined;
   let init: Promise<void> | undefined;
 
@@ -131,23 +76,31 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       // Adds the request's method to each 402's Bazaar declaration, which fails validation without it (as @x402/express does).
       .registerExtension(bazaarResourceServerExtension);
     batch?.install(resourceServer);
+    recordPaymentsInLedger(resourceServer, { ledger: opts.ledger, metrics: opts.metrics, facilitator: opts.facilitatorName, log: opts.log });
     const routes: RoutesConfig = Object.fromEntries(
-      opts.paidRoutes().map((e) => [
-        `GET ${e.url}`,
-        {
-          accepts: [{
-            scheme: 'exact',
-            network: opts.x402.network,
-            payTo: terms.payTo,
-            price: { amount: terms.amount, asset: asset.address, extra: { name: asset.name, version: asset.version } },
-            maxTimeoutSeconds: opts.x402.maxTimeoutS,
-          }, ...(batch ? [batch.accepts] : [])],
-          resource: `${opts.publicBaseUrl}${e.url}`,
-          description: e.def.summary,
-          mimeType: 'application/json',
-          ...discoveryConfig(e),
-        },
-      ]),
+      opts.paidRoutes().map((e) => {
+        const discovery = discoveryConfig(e);
+        return [
+          `GET ${e.url}`,
+          {
+            accepts: [
+              {
+                scheme: 'exact',
+                network: opts.x402.network,
+                payTo: terms.payTo,
+                price: { amount: terms.amount, asset: asset.address, extra: { name: asset.name, version: asset.version } },
+                maxTimeoutSeconds: opts.x402.maxTimeoutS,
+              },
+              ...(batch ? [batch.accepts] : []),
+            ],
+            resource: `${opts.publicBaseUrl}${e.url}`,
+            description: e.def.summary,
+            mimeType: 'application/json',
+            ...discovery,
+            extensions: { ...discovery.extensions, ...PAYMENT_IDENTIFIER_DECLARATION },
+          },
+        ];
+      }),
     );
     assertBazaarDeclarations(routes);
     return new x402HTTPResourceServer(resourceServer, routes);
@@ -182,20 +135,27 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     },
 
     async preHandler(req, reply, entry) {
+      const attempt: PaymentAttempt = { req, entry, payloadHash: undefined, paymentId: undefined, ledgerId: undefined, ledgerFailure: undefined, answerStored: false };
+      req.x402Attempt = attempt;
       // Decode the payment header first: the SDK would print a stack trace for garbage; we answer 402 with the reason.
-      const plain = new FastifyAdapter(req, entry, opts.publicBaseUrl);
+      const plain = new FastifyAdapter(attempt, opts.publicBaseUrl);
       const given = plain.getHeader('payment-signature') ?? plain.getHeader('x-payment');
       const malformed = given !== undefined && !decodes(given);
       // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
       const headWithPayment = req.method === 'HEAD' && given !== undefined;
-      const adapter = malformed || headWithPayment ? new FastifyAdapter(req, entry, opts.publicBaseUrl, true) : plain;
-      const context: HTTPRequestContext = {
-        adapter,
-        path: entry.url,
-        decodedPath: entry.url,
-        method: 'GET',
-        paymentHeader: adapter.getHeader('payment-signature') ?? adapter.getHeader('x-payment'),
-      };
+      const hidden = malformed || headWithPayment;
+      const adapter = hidden ? new FastifyAdapter(attempt, opts.publicBaseUrl, true) : plain;
+
+      // A retry of a payment already answered gets that answer (before the facilitator sees it again).
+      if (given !== undefined && !hidden) {
+        const decision = await idempotency.decide(attempt, given);
+        if (decision.kind === 'replay') {
+          const { status, headers, body } = decision.response;
+          return reply.code(status).headers(headers).send(body);
+        }
+      }
+
+      const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') ?? adapter.getHeader('x-payment') };
       let result: HTTPProcessResult;
       try {
         const http = await ready();
@@ -203,6 +163,8 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       } catch (err) {
         throw facilitatorFailure(err, opts.log);
       }
+      // The facilitator verified it, but the ledger could not record it: refused before anything is settled.
+      if (attempt.ledgerFailure) throw attempt.ledgerFailure;
       if (result.type === 'no-payment-required') {
         // The catalog says paid; the SDK's table does not know the route. Fail closed.
         opts.log.error({ route: entry.url }, 'x402: the payment table has no entry for a paid route; answering 402');
@@ -237,6 +199,7 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
 
       const responseHeaders: Record<string, string> = {};
       for (const [k, v] of Object.entries(reply.getHeaders())) if (v != null) responseHeaders[k] = String(v);
+      const started = performance.now();
       try {
         const settled = await http.processSettlement(
           paid.paymentPayload,
@@ -246,6 +209,7 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
           undefined,
           paid.beforeHandlerSettlement,
         );
+        opts.metrics.settleLatency((performance.now() - started) / 1000);
         if (!settled.success) {
           const r = settled.response;
           reply.code(r.status).headers(r.headers).type('application/json; charset=utf-8');
@@ -253,51 +217,26 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
         }
         reply.headers(settled.headers);
         reply.header('cache-control', withPrivateCacheControl(cacheControl()));
+        // Kept under the payment's identifier before the answer leaves: a retry that crosses it gets the same.
+        const attempt = req.x402Attempt;
+        if (attempt) await idempotency.complete(attempt, reply.statusCode, reply.getHeaders(), typeof payload === 'string' ? payload : String(payload));
         return payload;
       } catch (err) {
+        opts.metrics.settleLatency((performance.now() - started) / 1000);
         const failure = facilitatorFailure(err, opts.log);
         reply.code(failure.statusCode).type('application/json; charset=utf-8');
         if (failure.retryAfterS !== undefined) reply.header('retry-after', String(failure.retryAfterS));
         return JSON.stringify({ error: failure.message, source: failure.source } satisfies ErrorBody);
       }
     },
+
+    async onResponse(req) {
+      // Whatever ended the request without a stored success (a refusal, a failed handler or settlement,
+      // an error thrown anywhere), its payment identifier is given up so that a retry may pay.
+      const attempt = req.x402Attempt;
+      if (attempt) await idempotency.abandon(attempt);
+    },
   };
-}
-
-/** 402 body: the price in words, the reason when a payment was rejected, and what is accepted. */
-function paymentRequiredBody(headers: Record<string, string>, terms: PaymentTerms, reason?: string) {
-  const encoded = headers['PAYMENT-REQUIRED'] ?? headers['payment-required'];
-  const required = encoded ? decodePaymentRequiredHeader(encoded) : undefined;
-  const why = reason ?? (required?.error && required.error !== 'Payment required' ? required.error : undefined);
-  return {
-    error: why ? `payment rejected: ${why}` : 'payment required',
-    ...(why ? { reason: why } : {}),
-    price: terms.price,
-    network: terms.network,
-    asset: terms.asset,
-    payTo: terms.payTo,
-    accepts: required?.accepts ?? [],
-  };
-}
-
-/** Seconds a client is told to wait when the facilitator is down. */
-const FACILITATOR_RETRY_AFTER_S = 10;
-
-/** The error a facilitator failure is answered with: 503 when it is down (with Retry-After), 502 when it answered nonsense. */
-function facilitatorFailure(err: unknown, log: FastifyBaseLogger): AppError {
-  const fe = getFacilitatorResponseError(err);
-  if (fe) {
-    const unavailable = fe instanceof FacilitatorUnavailableError || fe instanceof FacilitatorTimeoutError;
-    log.warn({ err: fe.message }, 'x402 facilitator failure');
-    return unavailable
-      ? new AppError(503, 'payment facilitator unavailable; try again later', 'facilitator', { retryAfterS: FACILITATOR_RETRY_AFTER_S })
-      : new AppError(502, 'payment facilitator gave an invalid answer', 'facilitator');
-  }
-  // Initialisation failures carry the facilitator error as their cause.
-  const cause = (err as { cause?: unknown } | null)?.cause;
-  if (cause && getFacilitatorResponseError(cause)) return facilitatorFailure(cause, log);
-  log.error({ err }, 'x402 payment processing failed');
-  return new AppError(503, 'payment processing unavailable; try again later', 'facilitator', { retryAfterS: FACILITATOR_RETRY_AFTER_S });
 }
 
 function decodes(header: string): boolean {

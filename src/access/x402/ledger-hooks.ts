@@ -1,0 +1,102 @@
+// Every x402 payment attempt that reaches the facilitator is one row of the payments ledger, written from
+// the SDK's own hooks, whatever the scheme:
+//   onAfterVerify            → `verified` (before the handler runs; a ledger that cannot take the row
+//                              aborts the payment: nothing is settled that is not recorded)
+//   onAfterSettle            → `settled` (transaction, amount)
+//   onSettleFailure          → `settle_failed` when the facilitator refused, `unknown` when it could not be
+//                              heard from (a timeout: the transfer may still land; reconcile it)
+//   onVerifiedPaymentCanceled → `cancelled` (the handler failed, or the verify hook aborted)
+// Each outcome is counted in the metrics too. The final-status writes never fail a paid answer: the ledger
+// retries them in the background (src/db/payments.ts).
+import { FacilitatorTimeoutError, getFacilitatorResponseError, type x402ResourceServer } from '@x402/core/server';
+import type { FastifyBaseLogger } from 'fastify';
+import type { PaymentLedger } from '../../db/payments.ts';
+import type { PaymentMetrics } from '../../metrics/metrics.ts';
+import { attemptOf, payloadHash } from './adapter.ts';
+import { FacilitatorUnavailableError } from './facilitator.ts';
+
+/** The reason the SDK is given when the ledger could not record a verified payment (the gate answers 503). */
+export const LEDGER_UNAVAILABLE = 'ledger_unavailable';
+
+export interface LedgerHookOptions {
+  ledger: PaymentLedger;
+  metrics: PaymentMetrics;
+  /** How the facilitator is named in the ledger (`coinbase-cdp`, or its URL's origin). */
+  facilitator: string;
+  log: FastifyBaseLogger;
+}
+
+/** The EIP-3009 authorization of an `exact` EVM payload, for reconciling an `unknown` row on chain. */
+function authorizationOf(payload: unknown): { nonce: string | null; validBefore: Date | null } {
+  const auth = (payload as { authorization?: { nonce?: unknown; validBefore?: unknown } } | null)?.authorization;
+  const before = Number(auth?.validBefore);
+  return { nonce: typeof auth?.nonce === 'string' ? auth.nonce : null, validBefore: Number.isFinite(before) && before > 0 ? new Date(before * 1000) : null };
+}
+
+export function recordPaymentsInLedger(resourceServer: x402ResourceServer, opts: LedgerHookOptions): void {
+  const { ledger, metrics, log } = opts;
+
+  resourceServer.onAfterVerify(async (ctx) => {
+    const attempt = attemptOf(ctx);
+    if (!ctx.result.isValid) {
+      metrics.payment('rejected');
+      return;
+    }
+    if (!attempt) return;
+    const { req, entry } = attempt;
+    const payload = ctx.paymentPayload;
+    attempt.payloadHash ??= payloadHash(payload);
+    const auth = authorizationOf(payload.payload);
+    try {
+      attempt.ledgerId = await ledger.recordVerified({
+        requestId: req.id,
+        route: entry.url,
+        resourceUrl: payload.resource?.url ?? entry.url,
+        scheme: ctx.requirements.scheme,
+        network: ctx.requirements.network,
+        asset: ctx.requirements.asset,
+        amountRequired: ctx.requirements.amount,
+        payTo: ctx.requirements.payTo,
+        payer: ctx.result.payer ?? null,
+        payloadHash: attempt.payloadHash,
+        paymentIdentifier: attempt.paymentId ?? null,
+        authorizationNonce: auth.nonce,
+        validBefore: auth.validBefore,
+        facilitator: opts.facilitator,
+      });
+      metrics.payment('verified');
+    } catch (err) {
+      // No payment is taken that cannot be recorded: abort (the SDK cancels it), and the gate answers 503.
+      attempt.ledgerFailure = err;
+      log.error({ err: String((err as Error)?.message ?? err), route: entry.url }, 'x402: the verified payment could not be recorded in the ledger; refused before settlement');
+      return { abort: true, reason: LEDGER_UNAVAILABLE, message: 'the payments ledger is unavailable' };
+    }
+  });
+
+  resourceServer.onAfterSettle(async (ctx) => {
+    metrics.payment('settled');
+    const id = attemptOf(ctx)?.ledgerId;
+    if (!id) return;
+    void ledger.recordSettled(id, { txHash: ctx.result.transaction, settledAmount: ctx.result.amount ?? ctx.requirements.amount, payer: ctx.result.payer ?? null });
+  });
+
+  resourceServer.onSettleFailure(async (ctx) => {
+    const id = attemptOf(ctx)?.ledgerId;
+    const fe = getFacilitatorResponseError(ctx.error);
+    // A facilitator that could not be heard from may still have sent the transfer: the outcome is unknown.
+    const unheard = fe instanceof FacilitatorUnavailableError || fe instanceof FacilitatorTimeoutError;
+    const reason = String((ctx.error as { errorReason?: unknown })?.errorReason ?? ctx.error?.message ?? 'settlement failed');
+    metrics.payment(unheard ? 'unknown' : 'settle_failed');
+    if (!id) return;
+    if (unheard) void ledger.recordUnknown(id, { errorReason: reason });
+    else void ledger.recordSettleFailed(id, { errorReason: reason });
+  });
+
+  resourceServer.onVerifiedPaymentCanceled(async (ctx) => {
+    const attempt = attemptOf(ctx);
+    metrics.payment('cancelled');
+    if (!attempt?.ledgerId) return;
+    const why = ctx.responseStatus ? `${ctx.reason}: ${ctx.responseStatus}` : ctx.reason;
+    void ledger.recordCancelled(attempt.ledgerId, why);
+  });
+}
