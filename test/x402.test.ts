@@ -93,7 +93,7 @@ const BACKENDS = [
 
 const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await fx.balanceOf(payer.address) });
 
-describe.each(BACKENDS)('x402 on a paid route, $name', ({ env }) => {
+describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
   let app: FastifyInstance;
   let base: string;
   beforeAll(async () => {
@@ -182,6 +182,25 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ env }) => {
     const cancelled = (await rows()).find((r) => r.status === 'cancelled');
     expect(cancelled).toMatchObject({ route: '/v1/price', payer: payer.address, tx_hash: null, error_reason: 'handler_failed: 502' });
   });
+
+  it.runIf(name.includes('PostgreSQL'))('a ledger that cannot record the verified payment → 503 { source: "database" } before the handler, nothing settled', async () => {
+    const before = await balances();
+    const settles = fac.state.calls.settle;
+    const handlerRuns = exchange.calls(TICKER).length;
+    postgres!.pause(); // accepts connections, never answers: DB_TIMEOUT_MS runs out
+    let res: Response;
+    try {
+      res = await payFetch(`${base}${PRICE}`);
+    } finally {
+      postgres!.resume();
+    }
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ source: 'database' });
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(fac.state.calls.settle).toBe(settles);
+    expect(exchange.calls(TICKER)).toHaveLength(handlerRuns);
+    expect(await balances()).toEqual(before);
+  }, 30_000);
 
   it('a settlement the facilitator never answers → 503 and an `unknown` row (the transfer may still land)', async () => {
     fac.state.mode = 'drop-settle';
