@@ -36,7 +36,9 @@ import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
-import { createMetrics, type PaymentMetrics } from './metrics/metrics.ts';
+import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
+import { connectRedis, type RedisConnections } from './redis/client.ts';
+import { BackendHealth, type BackendName } from './http/backend-health.ts';
 import { registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
 import { CryptoListings } from './market/crypto-listings.ts';
@@ -109,8 +111,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const cache = new ResponseCache(config.cache.maxEntries, metrics.cache);
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
-  const storage = createStorage(app, config, options.database);
-  app.decorate('services', { cache, catalog, config, sources, guard, ...storage });
+  const backends = createBackends(app, config, metrics);
+  const storage = createStorage(app, config, options.database, backends.database);
+  app.decorate('services', { cache, catalog, config, sources, guard, backends, ...storage });
   app.addHook('onClose', async () => http.close());
 
   const ctx: RouteContext = {
@@ -127,6 +130,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     catalog,
     access: accessSummary(config),
     usage: storage.usage,
+    backends: { database: backends.database, redis: backends.redis?.health },
     startedAt: Date.now(),
   };
 
@@ -156,12 +160,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 }
 
 /** The ledger database and what is built on it; nothing is opened here (see startStorage). */
-function createStorage(app: FastifyInstance, config: Config, given: Database | undefined) {
+function createStorage(app: FastifyInstance, config: Config, given: Database | undefined, health: BackendHealth) {
   const db = new DatabaseService({
     open: given ? async () => notClosing(given) : (signal) => openDatabase(config.db, { signal }),
     timeoutMs: config.db.timeoutMs,
     describe: given ? `the ${given.kind} database given to the app` : describeDatabase(config.db),
     log: app.log,
+    health,
   });
   const payments = new PaymentLedger(db, { log: app.log });
   const batchEvents = new BatchEventLedger(db, app.log);
@@ -179,6 +184,31 @@ function createStorage(app: FastifyInstance, config: Config, given: Database | u
     await db.close();
   });
   return { db, payments, batchEvents, paymentIds, usage, admin };
+}
+
+/**
+ * The backends an instance can serve without for a while: the database's health, and Redis (its
+ * connections and health) when REDIS_URL is set. Each change is logged once and shown in /v1/status.
+ */
+function createBackends(app: FastifyInstance, config: Config, metrics: Metrics) {
+  const onReport = (name: BackendName, up: boolean) => metrics.backend(name, up);
+  const database = new BackendHealth('database', {
+    log: app.log,
+    onReport,
+    effect: 'paid calls answer 503 (nothing is taken that cannot be recorded) and keyed calls are checked against the keys cached in this instance',
+  });
+  let redis: { health: BackendHealth; connections: RedisConnections } | undefined;
+  if (config.redis.url) {
+    const health = new BackendHealth('redis', {
+      log: app.log,
+      onReport,
+      effect: 'rate limits count per instance, the cache is this instance\'s own, revocations reach other instances within API_KEYS_RELOAD_MS',
+    });
+    const connections = connectRedis(config.redis.url, config.redis.timeoutMs, health);
+    app.addHook('onClose', async () => connections.close());
+    redis = { health, connections };
+  }
+  return { database, redis };
 }
 
 /** A database the app uses but does not own: closing the app leaves it open. */
@@ -291,6 +321,8 @@ declare module 'fastify' {
       guard: UpstreamGuard;
       /** The ledger database (opened in the background by startStorage, or on first use). */
       db: DatabaseService;
+      /** The database's health, and Redis's connections and health when REDIS_URL is set. */
+      backends: { database: BackendHealth; redis: { health: BackendHealth; connections: RedisConnections } | undefined };
       /** The payments ledger the x402 gate writes. */
       payments: PaymentLedger;
       /** Batch settlement's deposits, charges, claims, settlements and refunds. */

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalendar } from './data/macro-calendar.ts';
 import { X402_NETWORKS } from './access/x402/networks.ts';
 import { DATABASE_ENV } from './db/env.ts';
+import { REDIS_ENV } from './redis/env.ts';
 import type { DatabaseSettings } from './db/open.ts';
 import { atomicAmount } from './access/x402/price.ts';
 import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './env.ts';
@@ -121,6 +122,7 @@ export const CORE_ENV_SECTIONS = {
     CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
   },
   'database (payments ledger, per-key usage)': DATABASE_ENV,
+  'several instances (Redis)': REDIS_ENV,
   'data files': {
     MACRO_CALENDAR_FILE: MACRO_CALENDAR_FILE_ENV,
   },
@@ -196,6 +198,8 @@ export interface Config {
   };
   /** The ledger database: PGlite in DATA_DIR, or the PostgreSQL server at DATABASE_URL. */
   db: DatabaseSettings;
+  /** Redis shared by several instances; url undefined = this process alone. */
+  redis: { url: string | undefined; timeoutMs: number };
   usage: { flushMs: number };
   /** Each source's settings (base URLs, keys, TTLs), by source key; see src/sources/. */
   sources: SourceSettings;
@@ -272,6 +276,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       },
     },
     db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
+    redis: { url: e.REDIS_URL, timeoutMs: e.REDIS_TIMEOUT_MS },
     usage: { flushMs: e.USAGE_FLUSH_MS },
     sources: Object.fromEntries(SOURCES.map((d) => [d.key, (d.settings as (v: unknown) => unknown)(values)])) as SourceSettings,
     macroCalendar: e.MACRO_CALENDAR_FILE ?? BUILT_IN_MACRO_CALENDAR,

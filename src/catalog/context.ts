@@ -7,6 +7,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { ProviderInfo, Sources } from '../sources/index.ts';
 import type { AccessSummary } from './access-summary.ts';
 import type { RouteCatalog } from './route.ts';
+import type { BackendHealth } from '../http/backend-health.ts';
 
 export interface RouteContext {
   config: Config;
@@ -23,6 +24,8 @@ export interface RouteContext {
   access: AccessSummary;
   /** Per-key usage (/v1/usage reads it). */
   usage: UsageCounter;
+  /** Health of the database, and of Redis when REDIS_URL is set (/v1/status). */
+  backends: { database: BackendHealth; redis: BackendHealth | undefined };
   /** Epoch ms the app was built (uptime). */
   startedAt: number;
 }

@@ -50,6 +50,12 @@ const upstreamSchema = z.object({
   breaker: breakerSchema,
 });
 
+const backendSchema = z.object({
+  status: z.enum(['ok', 'degraded']).describe('degraded: unreachable or failing; the instance serves on its fallbacks (see the README, "When a backend fails")'),
+  since: z.string().nullable().describe('ISO-8601 time of the last change of status; null until first used'),
+  reason: z.string().nullable().describe('The last error, while degraded'),
+});
+
 /** An endpoint as the status routes list it. */
 export const endpointSchema = z.object({
   method: z.literal('GET'),
@@ -97,6 +103,12 @@ export const marketStatus = defineRoute({
           .describe("Date of the calendar's last event of each type (YYYY-MM-DD): /v1/macro-calendar knows nothing later"),
       })
       .describe('The dates behind /v1/macro-calendar'),
+    backends: z
+      .object({
+        database: backendSchema.extend({ kind: z.enum(['pglite', 'postgres']).describe('pglite: embedded in DATA_DIR; postgres: the server at DATABASE_URL') }),
+        redis: backendSchema.nullable().describe('null when REDIS_URL is unset (this process alone)'),
+      })
+      .describe('The backends this instance can serve without for a while: degraded since when, and why'),
   }),
   handler: async (_req, ctx) => {
     const health = ctx.guard.report();
@@ -115,6 +127,10 @@ export const marketStatus = defineRoute({
           ...(health[p.name] ?? unmeasured(ctx.config.upstream)),
         })),
         calendar: { file: ctx.config.macroCalendar.file ?? 'built-in', known_through: knownThrough(ctx.config.macroCalendar.calendar) },
+        backends: {
+          database: { kind: ctx.config.db.url ? ('postgres' as const) : ('pglite' as const), ...ctx.backends.database.report() },
+          redis: ctx.backends.redis?.report() ?? null,
+        },
       },
       [],
     );

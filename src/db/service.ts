@@ -35,6 +35,8 @@ export interface DatabaseServiceOptions {
   log: DbLog;
   /** After a failed opening, the next attempt waits at least this long (ms). */
   retryOpenMs?: number;
+  /** Told when a use reaches the database and when it cannot (/v1/status, metrics, one log line per change). */
+  health?: { ok(): void; failed(err: unknown): void };
 }
 
 export class DatabaseService {
@@ -105,7 +107,12 @@ export class DatabaseService {
     // Work whose caller has given up (the database opened too late) is not started at all.
     const run = (db: Database) => (late ? Promise.reject(new DatabaseUnavailableError('database opened too late for this request')) : fn(db));
     try {
-      return await Promise.race([this.ready(true).then(run).catch((err) => unavailable(this.forgetIfGone(err))), expired]);
+      const result = await Promise.race([this.ready(true).then(run).catch((err) => unavailable(this.forgetIfGone(err))), expired]);
+      this.options.health?.ok();
+      return result;
+    } catch (err) {
+      if (err instanceof DatabaseUnavailableError) this.options.health?.failed(err);
+      throw err;
     } finally {
       clearTimeout(timer);
     }
