@@ -38,6 +38,7 @@ import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
 import { connectRedis, type RedisConnections } from './redis/client.ts';
+import { FallbackPaymentIdStore, RedisPaymentIdStore } from './redis/payment-ids.ts';
 import { BackendHealth, type BackendName } from './http/backend-health.ts';
 import { registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
@@ -112,7 +113,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
   const backends = createBackends(app, config, metrics);
-  const storage = createStorage(app, config, options.database, backends.database);
+  const storage = createStorage(app, config, options.database, backends);
   app.decorate('services', { cache, catalog, config, sources, guard, backends, ...storage });
   app.addHook('onClose', async () => http.close());
 
@@ -160,23 +161,35 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 }
 
 /** The ledger database and what is built on it; nothing is opened here (see startStorage). */
-function createStorage(app: FastifyInstance, config: Config, given: Database | undefined, health: BackendHealth) {
+function createStorage(app: FastifyInstance, config: Config, given: Database | undefined, backends: ReturnType<typeof createBackends>) {
   const db = new DatabaseService({
     open: given ? async () => notClosing(given) : (signal) => openDatabase(config.db, { signal }),
     timeoutMs: config.db.timeoutMs,
     describe: given ? `the ${given.kind} database given to the app` : describeDatabase(config.db),
     log: app.log,
-    health,
+    health: backends.database,
   });
   const payments = new PaymentLedger(db, { log: app.log });
   const batchEvents = new BatchEventLedger(db, app.log);
-  const paymentIds: PaymentIdStore = new SqlPaymentIdStore(db);
+  // Payment identifiers: in Redis when instances share one (an id settles once across them), the ledger
+  // database's store answering whenever Redis cannot.
+  const sqlPaymentIds = new SqlPaymentIdStore(db);
+  const redis = backends.redis;
+  const paymentIds: PaymentIdStore = redis
+    ? new FallbackPaymentIdStore(new RedisPaymentIdStore(redis.connections.client), sqlPaymentIds, redis.health)
+    : sqlPaymentIds;
   const usage = new UsageCounter(db, { flushMs: config.usage.flushMs, log: app.log });
   usage.start();
   const admin = new AdminChannel(join(config.db.dataDir, 'admin.sock'), app.log);
   registerPaymentAdminRoutes(admin, { ledger: payments, batchEvents, db });
+  // The database's health is kept current between requests (a paid call checks it before anything is verified).
+  const probe = setInterval(() => {
+    if (db.state === 'open' || db.state === 'failed') db.use((d) => d.query('SELECT 1')).catch(() => {});
+  }, DATABASE_PROBE_MS);
+  probe.unref();
   // Last in, first out: the admin socket stops, usage is flushed, the ledger retries what is pending, then the database closes.
   app.addHook('onClose', async () => {
+    clearInterval(probe);
     await admin.close();
     await usage.close();
     await payments.close();
@@ -210,6 +223,9 @@ function createBackends(app: FastifyInstance, config: Config, metrics: Metrics) 
   }
   return { database, redis };
 }
+
+/** How often an open database is asked `SELECT 1`, so its health in /v1/status and for paid calls is current. */
+const DATABASE_PROBE_MS = 2000;
 
 /** A database the app uses but does not own: closing the app leaves it open. */
 const notClosing = (db: Database): Database => ({
@@ -257,6 +273,7 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
     log: app.log,
     ledger: app.services.payments,
     paymentIds: app.services.paymentIds,
+    database: app.services.backends.database,
     metrics,
     // Verify and settle each within the facilitator's timeout; the handler within two upstream deadlines (a fallback venue).
     paidCallMs: 2 * x402.facilitatorTimeoutMs + 2 * config.upstream.deadlineMs,

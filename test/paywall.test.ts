@@ -234,6 +234,7 @@ describe('the paywall invariant fails closed', () => {
       log,
       ledger: {} as never,
       paymentIds: {} as never,
+      database: { degraded: false },
       metrics: { payment: () => {}, settleLatency: () => {} },
       paidCallMs: 1000,
     });

@@ -189,11 +189,24 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     const handlerRuns = exchange.calls(TICKER).length;
     postgres!.pause(); // accepts connections, never answers: DB_TIMEOUT_MS runs out
     let res: Response;
+    let again: Response;
+    let verifiesBetween: number;
     try {
       res = await payFetch(`${base}${PRICE}`);
+      // Now known to be down (/v1/status says so): the next paid call is refused before the facilitator verifies anything.
+      const status = (await (await fetch(`${base}/v1/status`)).json()) as { data: { backends: { database: { status: string } } } };
+      expect(status.data.backends.database.status).toBe('degraded');
+      const verifies = fac.state.calls.verify;
+      again = await payFetch(`${base}${PRICE}`);
+      verifiesBetween = fac.state.calls.verify - verifies;
     } finally {
       postgres!.resume();
     }
+    expect(again.status).toBe(503);
+    expect(verifiesBetween).toBe(0);
+    // Back up: the probe (every 2 s) sees it, and paid calls are taken again.
+    for (let i = 0; i < 100 && app.services.backends.database.degraded; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(app.services.backends.database.degraded).toBe(false);
     expect(res.status).toBe(503);
     expect(await res.json()).toMatchObject({ source: 'database' });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -21,6 +21,7 @@ import type { Config } from '../../config.ts';
 import type { CatalogEntry } from '../../catalog/route.ts';
 import type { PaymentIdStore } from '../../db/payment-ids.ts';
 import type { PaymentLedger } from '../../db/payments.ts';
+import { DatabaseUnavailableError } from '../../db/service.ts';
 import type { ErrorBody } from '../../http/errors.ts';
 import type { PaymentMetrics } from '../../metrics/metrics.ts';
 import type { PaymentGate } from '../access-control.ts';
@@ -56,6 +57,8 @@ export interface GateOptions {
   ledger: PaymentLedger;
   /** Payment identifiers (idempotent retries). */
   paymentIds: PaymentIdStore;
+  /** The ledger database's health: while it is degraded, no payment is verified (it could not be recorded). */
+  database: { readonly degraded: boolean };
   metrics: PaymentMetrics;
   /** The longest a paid call can take (verify + handler + settle): how long a retry with its identifier waits for it. */
   paidCallMs: number;
@@ -146,8 +149,10 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       const hidden = malformed || headWithPayment;
       const adapter = hidden ? new FastifyAdapter(attempt, opts.publicBaseUrl, true) : plain;
 
-      // A retry of a payment already answered gets that answer (before the facilitator sees it again).
       if (given !== undefined && !hidden) {
+        // No payment is taken that cannot be recorded: with the ledger down, refuse before anything is verified.
+        if (opts.database.degraded) throw new DatabaseUnavailableError('the payments ledger is unavailable; no payment is taken that cannot be recorded: try again shortly');
+        // A retry of a payment already answered gets that answer (before the facilitator sees it again).
         const decision = await idempotency.decide(attempt, given);
         if (decision.kind === 'replay') {
           const { status, headers, body } = decision.response;
