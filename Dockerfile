@@ -1,4 +1,6 @@
-# Production image: compiled JavaScript on Node 22, no dev dependencies.
+# Production image: compiled JavaScript on Node 22, no dev dependencies. The operator CLIs ship compiled:
+#   docker exec CONTAINER node dist/access/keys-cli.js create --label alice
+#   docker exec CONTAINER node dist/admin/payments-cli.js summary
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -8,13 +10,14 @@ COPY src ./src
 RUN npm run build
 
 FROM node:22-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/app/data API_KEYS_FILE=/app/data/api-keys.json
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# DATA_DIR (./data): the embedded database and the admin socket, writable by the server's user.
-# Mount a volume here to keep the payments ledger across containers (or set DATABASE_URL).
+# DATA_DIR: the embedded database, the admin socket the CLIs use, and any key file, writable by the
+# server's user. Mount a volume here to keep the payments ledger and keys across containers (or set
+# DATABASE_URL to a PostgreSQL server, as compose.yaml does).
 RUN mkdir -p /app/data && chown node:node /app/data
 VOLUME /app/data
 USER node

@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { DestinationStream } from 'pino';
-import { configuredUrls, type Config } from './config.ts';
+import { configuredUrls, publicBaseUrlWarning, type Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
 import { KeyStore } from './access/keys.ts';
 import { toLedgerRow, type BatchLedger } from './access/x402/batch-ledger.ts';
@@ -96,6 +96,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     requestTimeout: config.requestTimeoutMs,
     ...registerEdge.serverOptions(config.requestTimeoutMs),
   });
+
+  const unreachable = publicBaseUrlWarning(config);
+  if (unreachable) app.log.warn(unreachable);
 
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by our own code from validated data; an envelope's data is serialised once.

@@ -337,3 +337,18 @@ export function configuredUrls(config: Config): string[] {
   walk(config, 0);
   return found;
 }
+
+/** Hosts that only this machine can reach: advertising http://HOST:PORT is then right. */
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/**
+ * The start-up warning for a server reachable from other machines whose public URL is unknown: the agent
+ * card, llms.txt, OpenAPI's examples and every 402's resource URL then advertise a loopback address.
+ */
+export function publicBaseUrlWarning(config: Config): string | undefined {
+  if (config.publicBaseUrlGiven || LOOPBACK.test(config.host)) return undefined;
+  return (
+    `PUBLIC_BASE_URL is unset while listening on ${config.host}: the agent card, llms.txt and the x402 resource URLs advertise ` +
+    `${config.publicBaseUrl}, which other machines cannot reach. Set PUBLIC_BASE_URL to the URL clients use (https://api.example.com).`
+  );
+}
