@@ -1,0 +1,156 @@
+// The cached path against its real floor. marketgate runs as `npm start` runs it (compiled, `node
+// dist/server.js`) against the recorded fake world; each target's answer (status, headers, bytes) is
+// captured once and served by bench/floor.mjs, bare Fastify sending those same bytes with the same
+// headers. Per round, each target and its floor get the same fixed number of requests over the same
+// connections, one right after the other (which goes first alternates by round), and the figure is the
+// server's CPU per request from /proc: steadier on a shared machine than req/s. The ratio is floor CPU /
+// marketgate CPU (1.00: marketgate costs nothing beyond sending the bytes), paired per round; the bench
+// prints the median over the rounds and each round's.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startRecordedWorld } from '../test/fakes/recorded-world.ts';
+import { load, machine, median, startServer, type LoadResult } from './lib.ts';
+
+const EVM = '0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c';
+/** A cold burst: this many identical requests at once on a key nobody asked for yet. */
+const BURST = 100;
+
+export interface CachedPathOptions {
+  requests: number;
+  connections: number;
+  rounds: number;
+  logLevel: string;
+}
+
+interface Target {
+  name: string;
+  path: string;
+  headers?: Record<string, string>;
+  /** The upstream request that answers it, to count calls per cold burst: [fake, path]. */
+  upstream: [string, string];
+  /** The floor ratio and p99 it must reach. */
+  goal: number;
+}
+
+const TARGETS: Target[] = [
+  { name: 'GET /v1/sentiment (cached, free)', path: '/v1/sentiment', upstream: ['alternative.me', '/fng/'], goal: 0.8 },
+  { name: 'GET /v1/price (cached, API key)', path: '/v1/price?symbol=BTC', headers: { 'x-api-key': 'bench-key' }, upstream: ['binance', '/api/v3/ticker/24hr'], goal: 0.8 },
+  { name: 'GET /risk/v1/token-risk (cached, free)', path: `/risk/v1/token-risk?chain=base&address=${EVM}`, upstream: ['goplus', '/api/v1/token_security/8453'], goal: 0.8 },
+];
+const P99_GOAL_MS = 5;
+
+async function databaseOpen(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const status = (await (await fetch(`${url}/v1/status`)).json()) as { data?: { backends?: { database?: { status: string; since: string | null } } } };
+    const db = status.data?.backends?.database;
+    if (db?.status === 'ok' && db.since !== null) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the database did not open within 60 s');
+}
+
+export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
+  const world = await startRecordedWorld();
+  const dataDir = mkdtempSync(join(tmpdir(), 'mg-bench-data-'));
+  const app = await startServer(
+    ['dist/server.js'],
+    {
+      ...world.env,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: opts.logLevel,
+      RISK_RATE_LIMIT: '1000000',
+      FREE_RATE_LIMIT: '1000000',
+      KEY_RATE_LIMIT: '1000000',
+      API_KEYS: 'bench-key',
+      CACHE_TTL_TOKEN_RISK_S: '3600',
+      CACHE_TTL_PRICE_S: '3600',
+      CACHE_TTL_SENTIMENT_S: '3600',
+    },
+    '/health',
+  );
+  let floor: Awaited<ReturnType<typeof startServer>> | undefined;
+  try {
+    // The embedded database opens in the background (initdb on a first start takes seconds of CPU):
+    // measured only once it is open, so its start-up does not count against the first target.
+    await databaseOpen(app.url);
+    // One cold burst per target: identical requests at once, then the upstream calls they made.
+    const bursts: string[] = [];
+    const captured = [];
+    for (const t of TARGETS) {
+      const [fake, upstreamPath] = t.upstream;
+      const before = world.fakes[fake]!.calls(upstreamPath).length;
+      const answers = await Promise.all(Array.from({ length: BURST }, () => fetch(app.url + t.path, { headers: t.headers })));
+      const statuses = new Set(answers.map((r) => r.status));
+      const last = answers.at(-1)!;
+      const body = Buffer.from(await last.arrayBuffer());
+      await Promise.all(answers.slice(0, -1).map((r) => r.arrayBuffer()));
+      bursts.push(`${fake} ${world.fakes[fake]!.calls(upstreamPath).length - before} (statuses ${[...statuses].join(',')})`);
+      captured.push({ path: t.path, status: last.status, headers: Object.fromEntries(last.headers), body: body.toString('base64') });
+    }
+    const floorFile = join(mkdtempSync(join(tmpdir(), 'mg-bench-')), 'floor.json');
+    writeFileSync(floorFile, JSON.stringify(captured));
+    floor = await startServer(['bench/floor.mjs'], { BENCH_FLOOR_FILE: floorFile });
+
+    const rounds: { target: Target; app: LoadResult; floor: LoadResult }[][] = [];
+    for (let round = 0; round < opts.rounds; round++) {
+      const results = [];
+      for (const t of TARGETS) {
+        const run = (server: typeof app) => load(server, t.path, { requests: opts.requests, connections: opts.connections, headers: t.headers });
+        // Alternate which goes first, so a drift of the machine's speed within a round favours neither.
+        let a: LoadResult, f: LoadResult;
+        if (round % 2 === 0) {
+          f = await run(floor);
+          a = await run(app);
+        } else {
+          a = await run(app);
+          f = await run(floor);
+        }
+        results.push({ target: t, app: a, floor: f });
+        process.stdout.write('.');
+      }
+      rounds.push(results);
+    }
+    process.stdout.write('\n');
+
+    console.log(`\nCached path: ${machine()}; ${opts.requests} requests per target per round at ${opts.connections} connections, ${opts.rounds} rounds, log level ${opts.logLevel}`);
+    console.log('ratio = floor CPU µs/req ÷ marketgate CPU µs/req, paired per round (1.00 = nothing beyond the floor)\n');
+    console.log(
+      'target'.padEnd(40) +
+        'CPU µs/req'.padStart(11) +
+        'floor µs'.padStart(10) +
+        'ratio (median; rounds)'.padStart(30) +
+        'req/s'.padStart(8) +
+        'p99 ms'.padStart(8) +
+        'floor p99'.padStart(10) +
+        'bytes'.padStart(7) +
+        'errors'.padStart(7) +
+        '  goal',
+    );
+    for (let i = 0; i < TARGETS.length; i++) {
+      const t = TARGETS[i]!;
+      const per = rounds.map((r) => r[i]!);
+      const ratios = per.map((p) => (p.floor.cpuPerRequest ?? NaN) / (p.app.cpuPerRequest ?? NaN));
+      const ratio = median(ratios);
+      const p99 = median(per.map((p) => p.app.p99));
+      const met = ratio >= t.goal && p99 <= P99_GOAL_MS;
+      console.log(
+        t.name.padEnd(40) +
+          median(per.map((p) => p.app.cpuPerRequest ?? NaN)).toFixed(1).padStart(11) +
+          median(per.map((p) => p.floor.cpuPerRequest ?? NaN)).toFixed(1).padStart(10) +
+          `${ratio.toFixed(2)}; ${ratios.map((r) => r.toFixed(2)).join(' ')}`.padStart(30) +
+          median(per.map((p) => p.app.rps)).toFixed(0).padStart(8) +
+          p99.toFixed(2).padStart(8) +
+          median(per.map((p) => p.floor.p99)).toFixed(2).padStart(10) +
+          String(per[0]!.app.bytes).padStart(7) +
+          String(per.reduce((n, p) => n + p.app.errors, 0)).padStart(7) +
+          `  ≥ ${t.goal.toFixed(2)}, p99 ≤ ${P99_GOAL_MS} ms: ${met ? 'met' : 'NOT met'}`,
+      );
+    }
+    console.log(`\nupstream calls per cold burst of ${BURST} identical requests (target 1 each): ${bursts.join('; ')}`);
+  } finally {
+    await floor?.stop();
+    await app.stop();
+    await world.stop();
+  }
+}

@@ -1,0 +1,32 @@
+// The floor each cached answer is measured against: bare Fastify (no logger, no plugins, no hooks)
+// sending exactly the bytes marketgate sent for that URL, with the same response headers (the security
+// headers, CORS and a fresh x-request-id per request, as every answer must carry them). Whatever
+// marketgate costs beyond this is its own work per request: its hooks, validation, limits, the key
+// check, the cache lookup, the envelope.
+//
+// BENCH_FLOOR_FILE names a JSON file: [{ path, status, headers, body (base64) }, …], captured from the
+// running marketgate by bench/cached-path.ts. Each path answers its captured answer.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import Fastify from 'fastify';
+
+/** Headers Node or Fastify write themselves, or that differ per request. */
+const OWN = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'x-request-id']);
+
+const app = Fastify({ logger: false });
+app.get('/', async () => ({ hello: 'world' }));
+
+const answers = JSON.parse(readFileSync(process.env.BENCH_FLOOR_FILE, 'utf8'));
+const boot = randomBytes(4).toString('hex');
+let n = 0;
+for (const answer of answers) {
+  const body = Buffer.from(answer.body, 'base64');
+  const headers = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !OWN.has(name)));
+  app.get(new URL(answer.path, 'http://x').pathname, (_req, reply) => {
+    // A request id made the way marketgate makes its own: boot id and a counter.
+    reply.code(answer.status).headers(headers).header('x-request-id', `${boot}-${(++n).toString(36)}`).send(body);
+  });
+}
+
+await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
+process.stdout.write('ready\n');
