@@ -7,6 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/db/open.ts';
+import type { Database } from '../src/db/database.ts';
+import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { recorded } from './fixtures.ts';
 import { makeApp } from './helpers.ts';
@@ -16,7 +19,7 @@ const LIMIT = 5;
 const REDIS_TIMEOUT_MS = 250;
 /** Any request, whatever Redis is doing: far above REDIS_TIMEOUT_MS, far below a hang. */
 const PROMPT_MS = 1000;
-const KEYS = ['key-shared', 'key-down', 'key-back', 'key-hung', 'key-unhung'] as const;
+const KEYS = ['key-shared', 'key-down', 'key-back', 'key-hung', 'key-unhung', 'key-usage'] as const;
 const METRICS_TOKEN = 'metrics-token-for-limits';
 const EVM = '0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c';
 const PRICE = '/v1/price?symbol=BTC';
@@ -25,6 +28,7 @@ const RISK = `/risk/v1/token-risk?chain=base&address=${EVM}`;
 
 let redis: TestRedis;
 let inspect: Redis;
+let database: Database;
 const fake = new FakeUpstream();
 const apps: FastifyInstance[] = [];
 const logs: string[][] = [];
@@ -36,6 +40,8 @@ beforeAll(async () => {
   fake.route('GET /fng/', { body: recorded('alternativeme__fng.json') });
   fake.route('GET /api/v1/token_security/8453', { body: recorded('goplus__token_security_evm.json') });
   redis = await startRedis();
+  // One ledger database for both (as on one DATABASE_URL), opened once: GET /v1/usage reads it.
+  database = await openDatabase({ dataDir: await pgliteDataDir(), url: undefined, timeoutMs: 5000 });
   inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   inspect.on('error', () => {});
   for (let i = 0; i < 2; i++) {
@@ -54,7 +60,7 @@ beforeAll(async () => {
       METRICS_TOKEN,
       REDIS_URL: redis.url,
       REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS),
-    });
+    }, undefined, undefined, database);
     await made.app.listen({ host: '127.0.0.1', port: 0 });
     apps.push(made.app);
     logs.push(made.logs);
@@ -66,15 +72,22 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const app of apps) await app.close();
   inspect?.disconnect();
+  await database?.close();
   await fake.stop();
   await redis?.stop();
+  removeTempDirs();
 });
 
 interface Answer {
   status: number;
   ms: number;
   body: { error?: string; data?: unknown };
+  data: unknown;
   retryAfter: string | null;
+}
+
+interface UsageData {
+  usage: { current_minute: { requests_made: number; requests_left: number } };
 }
 
 /** One request to instance `i` as client `ip` (with API key `key` when given), timed. */
@@ -82,7 +95,7 @@ async function call(i: number, path: string, ip: string, key?: string): Promise<
   const started = performance.now();
   const res = await fetch(`${bases[i]}${path}`, { headers: { 'x-forwarded-for': ip, ...(key ? { 'x-api-key': key } : {}) } });
   const body = (await res.json()) as Answer['body'];
-  return { status: res.status, ms: performance.now() - started, body, retryAfter: res.headers.get('retry-after') };
+  return { status: res.status, ms: performance.now() - started, body, data: body.data, retryAfter: res.headers.get('retry-after') };
 }
 
 /** `n` requests alternating between the instances, starting with `first`. */
@@ -137,6 +150,15 @@ describe('limits counted across two instances on one Redis', () => {
     expect((await call(1, PRICE, '10.0.1.1', 'key-back')).status).toBe(200);
   });
 
+  it("GET /v1/usage reads the shared minute on either instance", async () => {
+    expect(statuses(await alternate(3, PRICE, '10.0.5.1', 'key-usage'))).toEqual([200, 200, 200]);
+    for (const i of [0, 1]) {
+      const usage = await call(i, '/v1/usage', '10.0.5.1', 'key-usage');
+      expect(usage.status).toBe(200);
+      expect((usage.data as UsageData).usage.current_minute).toMatchObject({ requests_made: 3, requests_left: 2 });
+    }
+  });
+
   it('per client IP on a free route', async () => {
     const calls = await alternate(LIMIT, SENTIMENT, '10.0.2.1', undefined, 1);
     expect(statuses(calls)).toEqual([200, 200, 200, 200, 200]);
@@ -185,10 +207,14 @@ describe('when Redis fails', () => {
       expect(statuses(second)).toEqual([200, 200, 200, 200, 200, 429]);
       expect(second[LIMIT]!.body.error).toMatch(/^rate limit exceeded: 5 requests per minute per API key; retry in \d+ s$/);
       expect(Number(second[LIMIT]!.retryAfter)).toBeGreaterThan(0);
+      // GET /v1/usage still answers, with this instance's own count of the minute.
+      const usage = await call(1, '/v1/usage', '10.1.1.9', 'key-down');
+      expect(usage.status).toBe(200);
+      expect((usage.data as UsageData).usage.current_minute).toMatchObject({ requests_made: 5, requests_left: 0 });
       const risk = await alternate(2 * LIMIT + 1, RISK, '10.1.2.1');
       expect(statuses(risk).filter((s) => s === 429)).toEqual([429]); // 5 + 5 allowed, then the 11th (instance 0's sixth)
       expect(risk[2 * LIMIT]!.status).toBe(429);
-      expect(slowest([...first, ...second, ...risk])).toBeLessThan(PROMPT_MS);
+      expect(slowest([...first, ...second, usage, ...risk])).toBeLessThan(PROMPT_MS);
 
       expect(await redisStatuses()).toEqual(['degraded', 'degraded']);
       expect([await redisUp(0), await redisUp(1)]).toEqual([0, 0]);

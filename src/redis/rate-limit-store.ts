@@ -51,22 +51,38 @@ class RedisGate {
   }
 }
 
+type Counter = Pick<LocalStore, 'incr' | 'read'>;
+
 /** Redis first; this instance's LocalStore for a request whose Redis count failed or was not tried. */
 class FallbackLimitStore implements FastifyRateLimitStore {
   constructor(
-    private readonly shared: FastifyRateLimitStore,
-    private readonly local: FastifyRateLimitStore,
+    private readonly shared: RedisStore,
+    private readonly local: LocalStore,
     private readonly gate: RedisGate,
   ) {}
 
   incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
-    if (!this.gate.shouldTry()) return this.local.incr(key, cb, timeWindow, max);
-    this.shared.incr(
+    this.count('incr', key, cb, timeWindow, max);
+  }
+
+  /** The count without counting: GET /v1/usage's current minute (`createRateLimit()(req, { increment: false })`). */
+  read(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
+    this.count('read', key, cb, timeWindow, max);
+  }
+
+  /** A route with its own limiter config (key-only routes): its own count in both stores. */
+  child(routeOptions: Parameters<FastifyRateLimitStore['child']>[0]): FastifyRateLimitStore {
+    return new FallbackLimitStore(this.shared.child(routeOptions), this.local.child(routeOptions), this.gate);
+  }
+
+  private count(method: keyof Counter, key: string, cb: IncrCallback, timeWindow: number, max: number): void {
+    if (!this.gate.shouldTry()) return this.local[method](key, cb, timeWindow, max);
+    this.shared[method](
       key,
       (err, result) => {
         if (err || !result) {
-          this.gate.failed(err ?? new Error('Redis rate-limit script returned nothing'));
-          this.local.incr(key, cb, timeWindow, max);
+          this.gate.failed(err ?? new Error('the Redis rate-limit script returned nothing'));
+          this.local[method](key, cb, timeWindow, max);
           return;
         }
         this.gate.succeeded();
@@ -75,11 +91,6 @@ class FallbackLimitStore implements FastifyRateLimitStore {
       timeWindow,
       max,
     );
-  }
-
-  /** A route with its own limiter config (key-only routes): its own count in both stores. */
-  child(routeOptions: Parameters<FastifyRateLimitStore['child']>[0]): FastifyRateLimitStore {
-    return new FallbackLimitStore(this.shared.child(routeOptions), this.local.child(routeOptions), this.gate);
   }
 }
 
