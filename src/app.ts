@@ -39,6 +39,7 @@ import { MARKET_ROUTES } from './market/index.ts';
 import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
 import { connectRedis, type RedisConnections } from './redis/client.ts';
 import { FallbackPaymentIdStore, RedisPaymentIdStore } from './redis/payment-ids.ts';
+import { sharedLimitStore } from './redis/rate-limit-store.ts';
 import { BackendHealth, type BackendName } from './http/backend-health.ts';
 import { registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
@@ -142,7 +143,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerOpenApi(app, config);
   registerReferenceRoutes(app, ctx);
 
-  await app.register(riskPlugin, { prefix: '/risk', ctx });
+  // Rate limits count in Redis when instances share one; without REDIS_URL each limiter keeps the plugin's own store.
+  const limitStore = (namespace: 'risk' | 'market') =>
+    backends.redis ? sharedLimitStore({ client: backends.redis.connections.client, health: backends.redis.health }, namespace) : undefined;
+  await app.register(riskPlugin, { prefix: '/risk', ctx, limitStore: limitStore('risk') });
 
   const keys = new KeyStore(config.keys, (err) => app.log.error({ err }, 'API key file could not be read; keeping the previous keys'));
   keys.watch();
@@ -153,6 +157,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await installAccessControl(market, {
       keys,
       limits: { keyPerMinute: config.keys.rateLimitPerMinute, paidIpPerMinute: config.limits.paidIpPerMinute, freePerMinute: config.limits.freePerMinute },
+      limitStore: limitStore('market'),
       payments,
       usage: storage.usage,
       metrics,

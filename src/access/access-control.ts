@@ -9,7 +9,7 @@
 // A paid handler itself runs only with a grant for its route (grant.ts): that check is the invariant.
 // Routes declared `rateLimited: false` (/health) are never limited; status pages (`reference: true`)
 // count in a bucket of their own. Payment headers on free routes are ignored.
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';
@@ -32,6 +32,8 @@ export interface PaymentGate {
 export interface AccessControlOptions {
   keys: KeyStore;
   limits: { keyPerMinute: number; paidIpPerMinute: number; freePerMinute: number };
+  /** Where the limits count: Redis shared by the instances (REDIS_URL), else unset (the plugin's own per-instance store). */
+  limitStore?: FastifyRateLimitStoreCtor;
   /** undefined when x402 is off (X402_ENABLED=false or X402_PAY_TO unset). */
   payments: PaymentGate | undefined;
   /** Counts keyed calls per key, day and route (GET /v1/usage). */
@@ -103,7 +105,8 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
 
   // 2. Rate limits: one bucket per key, per paid-route client IP, per free-route client IP, and per
   // client IP on the status pages. The plugin adds its check to each route registered after it
-  // (route-level onRequest, so after step 1).
+  // (route-level onRequest, so after step 1). Counted across instances in Redis when REDIS_URL is set
+  // (per instance while Redis fails: src/redis/rate-limit-store.ts).
   const { limits } = opts;
   const max = { key: limits.keyPerMinute, paid: limits.paidIpPerMinute, free: limits.freePerMinute, ref: limits.freePerMinute };
   await app.register(rateLimit, {
@@ -115,6 +118,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     onExceeded: (_req, bucket) => opts.metrics.rateLimited(scopeOf(bucket)),
     errorResponseBuilder: (req, ctx) =>
       new AppError(429, `rate limit exceeded: ${ctx.max} requests per minute ${LIMIT_SCOPES[scopeOf(bucketOf(req))]}; retry in ${Math.ceil(ctx.ttl / 1000)} s`),
+    ...(opts.limitStore ? { store: opts.limitStore } : {}),
   });
 
   // 3. Reject what the credential does not allow; a valid key is a grant for the matched route (and

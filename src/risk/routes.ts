@@ -1,5 +1,5 @@
 // Interface A: the free token risk check, mounted under /risk (and at the root of RISK_HOSTNAME).
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { freeBucketOf, WITHOUT_QUOTA_HEADERS } from '../access/access-control.ts';
@@ -175,9 +175,11 @@ export const RISK_ROUTES: readonly RouteDef[] = [healthRoute('token risk', 'Toke
 
 export interface RiskPluginOptions {
   ctx: RouteContext;
+  /** Where the limiter counts: Redis shared by the instances (REDIS_URL), else unset (the plugin's own per-instance store). */
+  limitStore?: FastifyRateLimitStoreCtor;
 }
 
-export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { ctx }) => {
+export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { ctx, limitStore }) => {
   // Interface A's published contract lists 400, 429 and 502: a provider that is limiting us or paused
   // by its breaker is a 502 here too (with Retry-After), where interface B answers 503.
   app.setErrorHandler(createErrorHandler({ unavailableStatus: 502 }));
@@ -189,6 +191,7 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
     timeWindow: 60_000,
     onExceeded: () => ctx.metrics.rateLimited('risk'),
     errorResponseBuilder: (_req, rl) => new AppError(429, `rate limit exceeded: ${rl.max} requests per minute per client; retry in ${Math.ceil(rl.ttl / 1000)} s`),
+    ...(limitStore ? { store: limitStore } : {}),
   });
   mountRoutes(app, ctx, 'risk', RISK_ROUTES);
 };
