@@ -163,6 +163,12 @@ async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> 
     if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
       return void reply.code(400).send({ error: 'the Host header is required (HTTP/1.1)' });
     }
+    // Node passes any target starting with `*` (only OPTIONS may use the asterisk form, RFC 9112 §3.2.4),
+    // and the router reads what follows it as a path from / (`GET *health` served /health). Refused like
+    // the other malformed targets Node itself refuses (`GET health`).
+    if (req.raw.url?.startsWith('*') && req.method !== 'OPTIONS') {
+      return void reply.code(400).send({ error: "malformed request target: '*' is for OPTIONS only; a path starts with /" });
+    }
     done();
   });
   // Preflight: any path, answered here; the browser then makes the real request.
