@@ -12,7 +12,7 @@ import { createPaymentGate } from '../src/access/x402/gate.ts';
 import { examplePath, type CatalogEntry } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
 import { AppError } from '../src/http/errors.ts';
-import { pathOf } from '../src/http/edge.ts';
+import { originForm, pathOf } from '../src/http/edge.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { probeCalls, probeRoute } from './fakes/probe-route.ts';
 import { makeApp, TEST_KEY, TEST_KEY_ENV, type TestApp } from './helpers.ts';
@@ -259,5 +259,13 @@ describe('pathOf', () => {
     expect(pathOf('HTTP://X')).toBe('/');
     expect(pathOf('*://x/v1/market-clock')).toBe('/v1/market-clock');
     expect(pathOf('*')).toBe('*');
+  });
+
+  it('originForm keeps the query of an absolute-form target and leaves other forms alone', () => {
+    expect(originForm('http://risk.example/v1/status?x=1')).toBe('/v1/status?x=1');
+    expect(originForm('HTTP://X')).toBe('/');
+    expect(originForm('http://x?y=1')).toBe('/?y=1');
+    expect(originForm('/v1/price?symbol=BTC')).toBe('/v1/price?symbol=BTC');
+    expect(originForm('*')).toBe('*');
   });
 });

@@ -220,6 +220,15 @@ export function pathOf(url: string): string {
   return afterScheme ? (afterScheme[1] ?? '/') : path;
 }
 
+/** A request target in origin form: absolute-form (`http://host/path?q`) as `/path?q`; any other form as it is. */
+export function originForm(url: string): string {
+  if (url.startsWith('/')) return url;
+  const path = pathOf(url);
+  if (!path.startsWith('/')) return url;
+  const query = url.indexOf('?');
+  return query < 0 ? path : `${path}${url.slice(query)}`;
+}
+
 /** Whether a GET route serves `path`; false for a path the router cannot even look up. */
 function hasGetRoute(app: FastifyInstance, path: string): boolean {
   try {
