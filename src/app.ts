@@ -29,7 +29,7 @@ import { PaymentLedger } from './db/payments.ts';
 import { DatabaseService } from './db/service.ts';
 import { UsageCounter } from './db/usage.ts';
 import { ResponseCache } from './http/cache.ts';
-import { registerEdge } from './http/edge.ts';
+import { originForm, registerEdge } from './http/edge.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { serialize } from './http/envelope.ts';
 import { UpstreamGuard } from './http/guard.ts';
@@ -325,13 +325,19 @@ function channelStorage(app: FastifyInstance, options: BuildOptions): ChannelSto
   });
 }
 
-/** On RISK_HOSTNAME, interface A also answers at the root: /v1/token-risk → /risk/v1/token-risk. */
+/**
+ * On RISK_HOSTNAME, interface A also answers at the root: /v1/token-risk → /risk/v1/token-risk. An
+ * absolute-form target (`http://risk.example.com/v1/token-risk`, which HTTP/1.1 servers must accept) is
+ * read by its path, or it would become /riskhttp://….
+ */
 function riskHostRewrite(hostname: string | undefined) {
   return (req: { url?: string; headers: { host?: string } }): string => {
-    const url = req.url ?? '/';
-    if (!hostname) return url;
+    const given = req.url ?? '/';
+    if (!hostname) return given;
     const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
-    if (host !== hostname || url === '/risk' || url.startsWith('/risk/') || url.startsWith('/risk?')) return url;
+    if (host !== hostname) return given;
+    const url = originForm(given);
+    if (!url.startsWith('/') || url === '/risk' || url.startsWith('/risk/') || url.startsWith('/risk?')) return url;
     return `/risk${url}`;
   };
 }

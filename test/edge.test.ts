@@ -102,6 +102,21 @@ describe('framework and protocol errors answer { error } JSON', () => {
     expectEdgeHeaders(res);
   });
 
+  it.each(['GET *', 'GET *health', 'HEAD *health', 'GET *v1/status', 'GET *?x=1'])(
+    'the asterisk form outside OPTIONS (%s, which the router would read as a path from /) → 400 JSON',
+    async (line) => {
+      const res = await raw(port, `${line} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(statusOf(res)).toBe(400);
+      if (!line.startsWith('HEAD')) expect(bodyOf(res)).toEqual({ error: "malformed request target: '*' is for OPTIONS only; a path starts with /" });
+      expectEdgeHeaders(res);
+    },
+  );
+
+  it('OPTIONS * is still a preflight', async () => {
+    const res = await raw(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nOrigin: https://a.example\r\nAccess-Control-Request-Method: GET\r\nConnection: close\r\n\r\n');
+    expect(statusOf(res)).toBe(204);
+  });
+
   it('garbage instead of HTTP → 400 JSON', async () => {
     const res = await raw(port, 'HELLO THERE\r\n\r\n');
     expect(statusOf(res)).toBe(400);

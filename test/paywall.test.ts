@@ -1,6 +1,6 @@
 // The paywall holds for every request shape. Every paid route of the catalog is asked with raw request
 // lines over a socket (no client normalises them): origin-form, absolute-form in any case, `*://`,
-// bad ports, HEAD, encoded line terminators and separators, dot segments, doubled slashes, over-long
+// `*` then a path, bad ports, HEAD, encoded line terminators and separators, dot segments, doubled slashes, over-long
 // paths. None may get data (or reach its handler) without a key or a verified payment, none a 500 —
 // with x402 on (402) and off (401).
 import { connect, type AddressInfo } from 'node:net';
@@ -12,7 +12,7 @@ import { createPaymentGate } from '../src/access/x402/gate.ts';
 import { examplePath, type CatalogEntry } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
 import { AppError } from '../src/http/errors.ts';
-import { pathOf } from '../src/http/edge.ts';
+import { originForm, pathOf } from '../src/http/edge.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { probeCalls, probeRoute } from './fakes/probe-route.ts';
 import { makeApp, TEST_KEY, TEST_KEY_ENV, type TestApp } from './helpers.ts';
@@ -53,6 +53,9 @@ function shapes(e: CatalogEntry): Array<{ method: string; target: string }> {
     get(`HTTP://X${path}${query}`),
     get(`https://127.0.0.1:1${path}${query}`),
     get(`*://x${path}${query}`),
+    // `*` then a path without its slash: the router reads it from / (the paid route itself).
+    get(`*${path.slice(1)}${query}`),
+    { method: 'HEAD', target: `*${path.slice(1)}${query}` },
     get(`http://x:99999${path}${query}`),
     get(`http://x:abc${path}${query}`),
     get(`http://user:pass@x${path}${query}`),
@@ -256,5 +259,13 @@ describe('pathOf', () => {
     expect(pathOf('HTTP://X')).toBe('/');
     expect(pathOf('*://x/v1/market-clock')).toBe('/v1/market-clock');
     expect(pathOf('*')).toBe('*');
+  });
+
+  it('originForm keeps the query of an absolute-form target and leaves other forms alone', () => {
+    expect(originForm('http://risk.example/v1/status?x=1')).toBe('/v1/status?x=1');
+    expect(originForm('HTTP://X')).toBe('/');
+    expect(originForm('http://x?y=1')).toBe('/?y=1');
+    expect(originForm('/v1/price?symbol=BTC')).toBe('/v1/price?symbol=BTC');
+    expect(originForm('*')).toBe('*');
   });
 });

@@ -1,3 +1,4 @@
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { recorded } from './fixtures.ts';
@@ -48,6 +49,33 @@ describe('RISK_HOSTNAME', () => {
     expect(other.statusCode).toBe(404);
     expect((await app.inject({ url: '/risk/health', headers: { host: 'api.example.com' } })).statusCode).toBe(200);
     await app.close();
+  });
+
+  it('an absolute-form request line on that host reaches interface A too (it was rewritten to /riskhttp://…, a 404)', async () => {
+    const { app } = await makeApp({ GOPLUS_BASE_URL: fake.url, RISK_HOSTNAME: 'risk.example.com' });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as AddressInfo).port;
+    const ask = (target: string, host: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(port, '127.0.0.1');
+        let got = '';
+        socket.on('data', (d) => (got += d));
+        socket.on('close', () => resolve(got));
+        socket.on('error', () => resolve(got));
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      });
+    const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    try {
+      const root = await ask(`http://risk.example.com/v1/token-risk?chain=base&address=${EVM}`, 'risk.example.com');
+      expect(root.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+      expect(bodyOf(root).data.score).toBe(80);
+      expect(bodyOf(await ask('HTTP://RISK.EXAMPLE.COM:8080/v1/status', 'risk.example.com:8080')).data.name).toBe('marketgate token risk');
+      expect(bodyOf(await ask('http://risk.example.com/risk/health', 'risk.example.com')).data.service).toBe('marketgate token risk');
+      // Another host's absolute form is left as it is: interface B at the root.
+      expect(bodyOf(await ask('http://api.example.com/v1/status', 'api.example.com')).data.name).toBe('marketgate market data');
+    } finally {
+      await app.close();
+    }
   });
 });
 

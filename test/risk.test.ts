@@ -145,6 +145,26 @@ describe('upstream failures answer 502 naming the provider', () => {
     expect(fake.calls('/api/v1/token_security/1')).toHaveLength(2);
   });
 
+  it('an open circuit (GoPlus paused after repeated failures) is a 502 naming goplus (interface A has no 503), with the breaker\'s Retry-After, and no call', async () => {
+    const paused = await makeApp({ GOPLUS_BASE_URL: fake.url, RISK_RATE_LIMIT: '100000', BREAKER_FAILURES: '2', BREAKER_COOLDOWN_MS: '60000' });
+    try {
+      fake.route('GET /api/v1/token_security/1', { status: 500, body: 'oops' });
+      const failing = [await paused.app.inject({ url }), await paused.app.inject({ url })];
+      expect(failing.map((r) => r.statusCode)).toEqual([502, 502]);
+      expect(fake.calls('/api/v1/token_security/1')).toHaveLength(2);
+      const res = await paused.app.inject({ url });
+      expect(res.statusCode).toBe(502);
+      const retryAfter = Number(res.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThan(50);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(res.json()).toEqual({ error: `goplus is failing (2 failures in a row, last: goplus answered HTTP 500); calls are paused, retry in ${retryAfter} s`, source: 'goplus' });
+      // Failed fast: the paused provider was not called again.
+      expect(fake.calls('/api/v1/token_security/1')).toHaveLength(2);
+    } finally {
+      await paused.app.close();
+    }
+  });
+
   it.each(upstreamFailures('goplus', { malformed: '{"code":1,"result":{', timeoutBody: evmSample() }))('%s', async (_name, reply, error) => {
     fake.route('GET /api/v1/token_security/1', reply);
     const res = await get(url);

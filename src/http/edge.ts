@@ -163,6 +163,12 @@ async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> 
     if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
       return void reply.code(400).send({ error: 'the Host header is required (HTTP/1.1)' });
     }
+    // Node passes any target starting with `*` (only OPTIONS may use the asterisk form, RFC 9112 §3.2.4),
+    // and the router reads what follows it as a path from / (`GET *health` served /health). Refused like
+    // the other malformed targets Node itself refuses (`GET health`).
+    if (req.raw.url?.startsWith('*') && req.method !== 'OPTIONS') {
+      return void reply.code(400).send({ error: "malformed request target: '*' is for OPTIONS only; a path starts with /" });
+    }
     done();
   });
   // Preflight: any path, answered here; the browser then makes the real request.
@@ -212,6 +218,15 @@ export function pathOf(url: string): string {
   if (path.startsWith('/')) return path;
   const afterScheme = /^[^/]*:\/\/[^/]*(\/.*)?$/.exec(path);
   return afterScheme ? (afterScheme[1] ?? '/') : path;
+}
+
+/** A request target in origin form: absolute-form (`http://host/path?q`) as `/path?q`; any other form as it is. */
+export function originForm(url: string): string {
+  if (url.startsWith('/')) return url;
+  const path = pathOf(url);
+  if (!path.startsWith('/')) return url;
+  const query = url.indexOf('?');
+  return query < 0 ? path : `${path}${url.slice(query)}`;
 }
 
 /** Whether a GET route serves `path`; false for a path the router cannot even look up. */
