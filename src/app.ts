@@ -34,6 +34,7 @@ import { errorHandler } from './http/error-handler.ts';
 import { serialize } from './http/envelope.ts';
 import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
+import { lazyChildLogger } from './http/lazy-logger.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
@@ -89,6 +90,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
+    // A request's child logger is made only when the request writes a line (lazy-logger.ts).
+    childLoggerFactory: lazyChildLogger as never,
     // Fastify accepts a hop count at run time; its types omit the number form.
     trustProxy: config.trustProxy as boolean | string[],
     rewriteUrl: riskHostRewrite(config.risk.hostname),

@@ -1,0 +1,81 @@
+// Fastify gives every request a child logger (bound to its request id) before any hook runs. pino's
+// child() costs several µs (its bindings are serialised, its prototype chain and redaction set up),
+// measured as a fifth of a cached answer's own cost, and most requests never log anything at the
+// configured level. The child made here becomes pino's child on the first call that would write a
+// line; a call below the level costs one comparison. Log lines keep their request id as before.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
+
+type Bindings = Record<string, unknown>;
+type ChildOptions = Parameters<Logger['child']>[1];
+type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+class LazyChildLogger {
+  private made: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly own: Bindings,
+    private readonly options: ChildOptions,
+  ) {}
+
+  private real(): Logger {
+    return (this.made ??= this.parent.child(this.own, this.options) as unknown as Logger);
+  }
+
+  get level(): string {
+    return (this.made ?? this.parent).level;
+  }
+
+  set level(level: string) {
+    this.real().level = level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return (this.made ?? this.parent).isLevelEnabled(level);
+  }
+
+  bindings(): Bindings {
+    return this.made ? this.made.bindings() : { ...this.parent.bindings(), ...this.own };
+  }
+
+  child(bindings: Bindings, options?: ChildOptions): Logger {
+    return this.real().child(bindings, options) as unknown as Logger;
+  }
+
+  silent(): void {}
+
+  private write(level: Level, args: unknown[]): void {
+    if (!(this.made ?? this.parent).isLevelEnabled(level)) return;
+    (this.real()[level] as (...a: unknown[]) => void)(...args);
+  }
+
+  trace(...args: unknown[]): void {
+    this.write('trace', args);
+  }
+  debug(...args: unknown[]): void {
+    this.write('debug', args);
+  }
+  info(...args: unknown[]): void {
+    this.write('info', args);
+  }
+  warn(...args: unknown[]): void {
+    this.write('warn', args);
+  }
+  error(...args: unknown[]): void {
+    this.write('error', args);
+  }
+  fatal(...args: unknown[]): void {
+    this.write('fatal', args);
+  }
+}
+
+/**
+ * Fastify's `childLoggerFactory`: a request's logger that becomes pino's child on first use. A child
+ * with a level of its own (a route's `logLevel`) is made at once, as that level must hold from the start.
+ */
+export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger {
+  const parent = logger as unknown as Logger;
+  if (options?.level !== undefined) return parent.child(bindings, options) as unknown as FastifyBaseLogger;
+  return new LazyChildLogger(parent, bindings, options) as unknown as FastifyBaseLogger;
+}
