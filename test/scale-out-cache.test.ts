@@ -39,6 +39,7 @@ beforeAll(async () => {
   rpc.route('POST /', recordedJsonRpc);
   redis = await startRedis();
   probe = new Redis(redis.url);
+  probe.on('error', () => {}); // while the test stops Redis
   for (let i = 0; i < 2; i++) {
     const { app } = await makeApp({
       ...TEST_KEY_ENV,
@@ -224,15 +225,18 @@ describe('when Redis fails', () => {
     replies.set('LTCUSDT', { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') }); // no upstream delay
     redis.pause();
     try {
-      let started = performance.now();
+      const started = performance.now();
       const cold = await get(bases[1]!, '/v1/price?symbol=LTC');
       expect(cold.status).toBe(200);
-      expect(performance.now() - started).toBeLessThan(REDIS_TIMEOUT_MS + 1000);
-      started = performance.now();
-      const hit = await get(bases[0]!, '/v1/price?symbol=ADA');
-      expect(hit.status).toBe(200);
-      expect((await body(hit)).meta.sources[0]!.cached).toBe(true);
-      expect(performance.now() - started).toBeLessThan(REDIS_TIMEOUT_MS); // never asked Redis
+      expect(performance.now() - started).toBeLessThan(REDIS_TIMEOUT_MS + 1500);
+      // An L1 hit: never asks Redis, so it does not wait for it.
+      let hit: Response | undefined;
+      const moved = await countsMoved(async () => {
+        hit = await get(bases[0]!, '/v1/price?symbol=ADA');
+      });
+      expect(hit!.status).toBe(200);
+      expect((await body(hit!)).meta.sources[0]!.cached).toBe(true);
+      expect(moved[0]).toEqual({ l1: 1, l2: 0, coalesced: 0, misses: 0 });
       expect(await redisStatus(bases[1]!)).toBe('degraded');
     } finally {
       redis.resume();
@@ -255,12 +259,12 @@ describe('when Redis fails', () => {
       const hit = await get(bases[0]!, '/v1/price?symbol=AVAX');
       expect(hit.status).toBe(200);
       expect((await body(hit)).meta.sources[0]!.cached).toBe(true);
-      expect(performance.now() - started).toBeLessThan(1000);
+      expect(performance.now() - started).toBeLessThan(2000);
       // Cold on both instances: each loads itself (no lock to take, nothing waits for a connection).
       started = performance.now();
       const cold = await Promise.all(bases.map((base) => get(base, '/v1/price?symbol=DOT')));
       expect(cold.map((r) => r.status)).toEqual([200, 200]);
-      expect(performance.now() - started).toBeLessThan(1000);
+      expect(performance.now() - started).toBeLessThan(2000);
       expect(callsFor('DOTUSDT')).toBe(2);
       // Each instance's own cache still serves.
       const cached = await Promise.all(bases.map(async (base) => (await body(get(base, '/v1/price?symbol=DOT'))).meta.sources[0]!.cached));
