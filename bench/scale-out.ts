@@ -9,13 +9,17 @@
 //   - cached traffic across TTLs: a steady round-robin load on one key cached BENCH_TTL_S seconds for
 //     several TTLs: upstream calls per key per TTL (target 1);
 //   - the cached path's cost: req/s, p50/p99 and server CPU µs per request (the three processes' utime +
-//     stime from /proc/<pid>/stat) on an answer cached for an hour. An L1 hit never asks Redis, so the two
-//     setups should cost the same; this measures that they do.
+//     stime from /proc/<pid>/stat) on an answer cached for an hour, measured in the order A B B A so that a
+//     machine getting busier or quieter weighs on both alike. An L1 hit never asks Redis, so the two setups
+//     should cost the same; this measures that they do.
+// Both setups run at once (six processes, each with its own DATA_DIR), each started only once its ledger
+// database is open and, with Redis, its connection is up. BENCH_INSTANCES, BENCH_DURATION_MS,
+// BENCH_CONNECTIONS, BENCH_TTL_S, BENCH_TTLS, BENCH_COLD_KEYS, BENCH_COLD_BURST and BENCH_LOG_LEVEL tune it.
 // `runScaleOutBench()` is exported so that `npm run bench` can run it too.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
@@ -78,12 +82,16 @@ async function startInstance(env: Record<string, string>, connections: number): 
   const port = await freePort();
   const proc = spawn(process.execPath, ['dist/server.js'], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
+  // Ready once its ledger database is open (PGlite's start-up takes seconds of CPU: not measured as requests')
+  // and, with REDIS_URL, Redis is connected (before that a lookup goes on without it, as it should).
+  for (let i = 0; i < 600; i++) {
     try {
-      if ((await fetch(url + '/health')).status > 0) return { url, proc, pool: new Pool(url, { connections, pipelining: 1 }) };
+      const { backends } = ((await (await fetch(url + '/v1/status')).json()) as { data: { backends: Record<string, { since: string | null } | null> } }).data;
+      if (backends.database?.since && (!env.REDIS_URL || backends.redis?.since)) return { url, proc, pool: new Pool(url, { connections, pipelining: 1 }) };
     } catch {
-      await new Promise((r) => setTimeout(r, 100));
+      // not listening yet
     }
+    await new Promise((r) => setTimeout(r, 100));
   }
   proc.kill();
   throw new Error('dist/server.js did not start');
@@ -153,7 +161,15 @@ async function measureCached(client: RoundRobin, path: string, headers: Record<s
   };
 }
 
-async function runSetup(setup: SetupResult['setup'], world: RecordedWorld, redisUrl: string | undefined, o: Required<Omit<ScaleOutOptions, 'print' | 'build'>>, salt: number): Promise<SetupResult> {
+interface Setup {
+  setup: SetupResult['setup'];
+  instances: Instance[];
+  client: RoundRobin;
+}
+
+type Settings = Required<Omit<ScaleOutOptions, 'print' | 'build'>>;
+
+async function startSetup(setup: Setup['setup'], world: RecordedWorld, redisUrl: string | undefined, o: Settings): Promise<Setup> {
   const base = {
     ...world.env,
     LOG_LEVEL: o.logLevel,
@@ -167,48 +183,58 @@ async function runSetup(setup: SetupResult['setup'], world: RecordedWorld, redis
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
   };
   const instances: Instance[] = [];
-  try {
-    for (let i = 0; i < o.instances; i++) instances.push(await startInstance({ ...base, DATA_DIR: mkdtempSync(join(tmpdir(), 'mg-scale-out-')) }, o.connections));
-    const client = new RoundRobin(instances);
-    const goplus = world.fakes.goplus!;
-    const binance = world.fakes.binance!;
+  for (let i = 0; i < o.instances; i++) instances.push(await startInstance({ ...base, DATA_DIR: mkdtempSync(join(tmpdir(), 'mg-scale-out-')) }, o.connections));
+  return { setup, instances, client: new RoundRobin(instances) };
+}
 
-    // Cold: each key asked `coldBurst` times at once, spread over the instances; never asked before.
-    const goplusBefore = goplus.calls(GOPLUS_PATH).length;
-    let coldErrors = 0;
-    for (let k = 0; k < o.coldKeys; k++) {
-      const address = `${EVM_PREFIX}${(salt * 100_000 + k).toString(16).padStart(6, '0')}`;
-      const statuses = await Promise.all(Array.from({ length: o.coldBurst }, () => client.get(`/risk/v1/token-risk?chain=base&address=${address}`).catch(() => 0)));
-      coldErrors += statuses.filter((s) => s !== 200).length;
-    }
-    const coldCalls = goplus.calls(GOPLUS_PATH).length - goplusBefore;
-
-    // Cached across TTLs: a steady load on one key for `ttls` TTLs.
-    const tickerBefore = binance.calls(TICKER_PATH).length;
-    const ttlStart = performance.now();
-    const ttlRun = await steady(client, '/v1/price?symbol=BTC', { 'x-api-key': 'bench-key' }, Math.min(o.connections, 8), ttlStart + o.ttls * o.ttlS * 1000);
-    const seconds = (performance.now() - ttlStart) / 1000;
-    const ttlCalls = binance.calls(TICKER_PATH).length - tickerBefore;
-
-    // The cached path's cost.
-    const cached = await measureCached(client, '/v1/sentiment', {}, o.connections, o.durationMs);
-    return {
-      setup,
-      cold: { keys: o.coldKeys, burst: o.coldBurst, calls: coldCalls, callsPerKey: coldCalls / o.coldKeys, errors: coldErrors },
-      ttl: { ttlS: o.ttlS, seconds, calls: ttlCalls, callsPerTtl: ttlCalls / (seconds / o.ttlS), errors: ttlRun.errors },
-      cached,
-    };
-  } finally {
-    for (const i of instances) {
-      await i.pool.close().catch(() => {});
-      i.proc.kill();
-    }
+async function stopSetup(s: Setup): Promise<void> {
+  for (const i of s.instances) {
+    await i.pool.close().catch(() => {});
+    i.proc.kill();
   }
 }
 
+/** Cold keys, then one key across several TTLs: the upstream calls they cause. */
+async function upstreamCalls(s: Setup, world: RecordedWorld, o: Settings, salt: number): Promise<Pick<SetupResult, 'cold' | 'ttl'>> {
+  const goplus = world.fakes.goplus!;
+  const binance = world.fakes.binance!;
+
+  // Cold: each key asked `coldBurst` times at once, spread over the instances; never asked before.
+  const goplusBefore = goplus.calls(GOPLUS_PATH).length;
+  let coldErrors = 0;
+  for (let k = 0; k < o.coldKeys; k++) {
+    const address = `${EVM_PREFIX}${(salt * 100_000 + k).toString(16).padStart(6, '0')}`;
+    const statuses = await Promise.all(Array.from({ length: o.coldBurst }, () => s.client.get(`/risk/v1/token-risk?chain=base&address=${address}`).catch(() => 0)));
+    coldErrors += statuses.filter((st) => st !== 200).length;
+  }
+  const coldCalls = goplus.calls(GOPLUS_PATH).length - goplusBefore;
+
+  // Cached across TTLs: a steady load on one key for `ttls` TTLs.
+  const tickerBefore = binance.calls(TICKER_PATH).length;
+  const ttlStart = performance.now();
+  const ttlRun = await steady(s.client, '/v1/price?symbol=BTC', { 'x-api-key': 'bench-key' }, Math.min(o.connections, 8), ttlStart + o.ttls * o.ttlS * 1000);
+  const seconds = (performance.now() - ttlStart) / 1000;
+  const ttlCalls = binance.calls(TICKER_PATH).length - tickerBefore;
+  return {
+    cold: { keys: o.coldKeys, burst: o.coldBurst, calls: coldCalls, callsPerKey: coldCalls / o.coldKeys, errors: coldErrors },
+    ttl: { ttlS: o.ttlS, seconds, calls: ttlCalls, callsPerTtl: ttlCalls / (seconds / o.ttlS), errors: ttlRun.errors },
+  };
+}
+
+const mean = (runs: LoadResult[]): LoadResult => {
+  const avg = (f: (r: LoadResult) => number) => runs.reduce((sum, r) => sum + f(r), 0) / runs.length;
+  return {
+    rps: avg((r) => r.rps),
+    p50: avg((r) => r.p50),
+    p99: avg((r) => r.p99),
+    cpuPerRequest: runs.some((r) => r.cpuPerRequest === null) ? null : avg((r) => r.cpuPerRequest!),
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+  };
+};
+
 export async function runScaleOutBench(options: ScaleOutOptions = {}): Promise<SetupResult[]> {
   const print = options.print ?? ((line: string) => console.log(line));
-  const o = {
+  const o: Settings = {
     instances: options.instances ?? Number(process.env.BENCH_INSTANCES ?? 3),
     durationMs: options.durationMs ?? Number(process.env.BENCH_DURATION_MS ?? 4000),
     connections: options.connections ?? Number(process.env.BENCH_CONNECTIONS ?? 32),
@@ -224,23 +250,31 @@ export async function runScaleOutBench(options: ScaleOutOptions = {}): Promise<S
   }
   const world = await startRecordedWorld();
   const redis = await startRedis();
+  const setups: Setup[] = [];
   const results: SetupResult[] = [];
   try {
-    results.push(await runSetup('redis', world, redis.url, o, 1));
-    results.push(await runSetup('l1-only', world, undefined, o, 2));
+    setups.push(await startSetup('redis', world, redis.url, o));
+    setups.push(await startSetup('l1-only', world, undefined, o));
+    const calls = [await upstreamCalls(setups[0]!, world, o, 1), await upstreamCalls(setups[1]!, world, o, 2)];
+    // The cached path in the order A B B A, so that a machine that gets busier or quieter during the run
+    // weighs on both setups alike; each figure is the mean of its two runs.
+    const runs: LoadResult[][] = [[], []];
+    for (const which of [0, 1, 1, 0]) runs[which]!.push(await measureCached(setups[which]!.client, '/v1/sentiment', {}, o.connections, o.durationMs));
+    for (const i of [0, 1]) results.push({ setup: setups[i]!.setup, ...calls[i]!, cached: mean(runs[i]!) });
   } finally {
+    for (const s of setups) await stopSetup(s);
     await redis.stop();
     await world.stop();
   }
 
-  print(`\n${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; ${o.instances} instances, round-robin client, ${o.connections} connections`);
+  print(`\n${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}; ${o.instances} instances per setup, round-robin client, ${o.connections} connections; load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   print(`\ncold traffic: ${o.coldKeys} keys never asked before (token-risk of a fresh address), each asked ${o.coldBurst} times at once over the instances`);
   print('setup'.padEnd(36) + 'upstream calls'.padStart(16) + 'per key'.padStart(10) + '  (target 1)' + 'errors'.padStart(8));
   for (const r of results) print(label(r).padEnd(36) + String(r.cold.calls).padStart(16) + r.cold.callsPerKey.toFixed(2).padStart(10) + ''.padEnd(12) + String(r.cold.errors).padStart(8));
   print(`\ncached traffic across TTLs: /v1/price?symbol=BTC cached ${o.ttlS} s, a steady round-robin load for ${o.ttls} TTLs`);
   print('setup'.padEnd(36) + 'upstream calls'.padStart(16) + 'per TTL'.padStart(10) + '  (target 1)' + 'errors'.padStart(8));
   for (const r of results) print(label(r).padEnd(36) + String(r.ttl.calls).padStart(16) + r.ttl.callsPerTtl.toFixed(2).padStart(10) + ''.padEnd(12) + String(r.ttl.errors).padStart(8));
-  print(`\nthe cached path (L1 hits): GET /v1/sentiment, ${o.durationMs / 1000} s; CPU is the ${o.instances} servers' together`);
+  print(`\nthe cached path (L1 hits): GET /v1/sentiment, 2 × ${o.durationMs / 1000} s per setup (order A B B A, means); CPU: the servers' together, per request`);
   print('setup'.padEnd(36) + 'req/s'.padStart(10) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'CPU µs/req'.padStart(12) + 'errors'.padStart(8));
   for (const r of results) {
     const c = r.cached;
