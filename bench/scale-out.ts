@@ -1,7 +1,7 @@
 // npm run bench:scale-out — several instances as one service, for the response cache. Three instances of
 // the compiled server (`node dist/server.js`, as `npm start` runs it) against the recorded fake world, a
-// round-robin client in this process, and two setups in turn: the three on one redis-server (REDIS_URL: L1
-// in each process, L2 and single-flight in Redis), then the same three without Redis (L1 alone, each its own).
+// round-robin client in this process, and two setups: three on one redis-server (REDIS_URL: L1 in each
+// process, L2 and single-flight in Redis), and three without Redis (L1 alone, each its own).
 // Prints, for each setup:
 //   - cold traffic: bursts of concurrent identical requests for keys never asked before (token-risk checks of
 //     fresh addresses, GoPlus being the keyless provider limited to ~30 calls a minute), spread over the
@@ -51,6 +51,8 @@ export interface LoadResult {
   /** CPU of all instances per request, µs; null where /proc is missing. */
   cpuPerRequest: number | null;
   errors: number;
+  /** The runs a mean was made of. */
+  runs?: LoadResult[];
 }
 
 export interface SetupResult {
@@ -229,6 +231,7 @@ const mean = (runs: LoadResult[]): LoadResult => {
     p99: avg((r) => r.p99),
     cpuPerRequest: runs.some((r) => r.cpuPerRequest === null) ? null : avg((r) => r.cpuPerRequest!),
     errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    runs,
   };
 };
 
@@ -275,10 +278,12 @@ export async function runScaleOutBench(options: ScaleOutOptions = {}): Promise<S
   print('setup'.padEnd(36) + 'upstream calls'.padStart(16) + 'per TTL'.padStart(10) + '  (target 1)' + 'errors'.padStart(8));
   for (const r of results) print(label(r).padEnd(36) + String(r.ttl.calls).padStart(16) + r.ttl.callsPerTtl.toFixed(2).padStart(10) + ''.padEnd(12) + String(r.ttl.errors).padStart(8));
   print(`\nthe cached path (L1 hits): GET /v1/sentiment, 2 × ${o.durationMs / 1000} s per setup (order A B B A, means); CPU: the servers' together, per request`);
-  print('setup'.padEnd(36) + 'req/s'.padStart(10) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'CPU µs/req'.padStart(12) + 'errors'.padStart(8));
+  print('setup'.padEnd(36) + 'req/s'.padStart(10) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'CPU µs/req'.padStart(12) + 'errors'.padStart(8) + '   each run: req/s, CPU µs/req');
+  const cpu = (c: LoadResult) => (c.cpuPerRequest === null ? '-' : c.cpuPerRequest.toFixed(1));
   for (const r of results) {
     const c = r.cached;
-    print(label(r).padEnd(36) + c.rps.toFixed(0).padStart(10) + c.p50.toFixed(2).padStart(9) + c.p99.toFixed(2).padStart(9) + (c.cpuPerRequest === null ? '-' : c.cpuPerRequest.toFixed(1)).padStart(12) + String(c.errors).padStart(8));
+    const each = (c.runs ?? []).map((run) => `${run.rps.toFixed(0)}, ${cpu(run)}`).join(' | ');
+    print(label(r).padEnd(36) + c.rps.toFixed(0).padStart(10) + c.p50.toFixed(2).padStart(9) + c.p99.toFixed(2).padStart(9) + cpu(c).padStart(12) + String(c.errors).padStart(8) + `   ${each}`);
   }
   const [withRedis, alone] = results;
   if (withRedis?.cached.cpuPerRequest && alone?.cached.cpuPerRequest) {
