@@ -41,7 +41,12 @@ export type Encoded = { ok: true; bytes: Buffer } | { ok: false; why: 'type' | '
 export function encodeEntry(entry: L2Entry, maxBytes: number): Encoded {
   const unfit = notRoundTripping(entry.value);
   if (unfit) return { ok: false, why: 'type', reason: `holds ${unfit}, which would not read back the same` };
-  const body = serialize(entry.value);
+  let body: Buffer;
+  try {
+    body = serialize(entry.value);
+  } catch (err) {
+    return { ok: false, why: 'type', reason: `could not be serialized (${(err as Error).message})` };
+  }
   if (HEADER + body.length > maxBytes) return { ok: false, why: 'size', reason: `is ${HEADER + body.length} bytes, over the ${maxBytes}-byte cap` };
   const bytes = Buffer.allocUnsafe(HEADER + body.length);
   bytes.writeDoubleBE(entry.fetchedAt, 0);

@@ -10,6 +10,9 @@
 // command that fails makes this lookup load here alone, reports to the Redis BackendHealth (logged once,
 // /v1/status), and the next lookup tries Redis again, so recovery needs nothing.
 //
+// Ages are measured against the fetchedAt of the instance that loaded the value: the instances' clocks are
+// assumed in step (NTP); a skew of s seconds makes an entry look s seconds younger or older to the others.
+//
 // What is not put in Redis: the cache key in clear (it holds the URL, which may carry a provider's key:
 // only its SHA-256 is used), values over the size cap, values that would not read back the same (see
 // cache-codec.ts), failures, and anything cached for 0 s (the L1 caller never asks then).
