@@ -41,6 +41,7 @@ import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metr
 import { connectRedis, type RedisConnections } from './redis/client.ts';
 import { FallbackPaymentIdStore, RedisPaymentIdStore } from './redis/payment-ids.ts';
 import { sharedLimitStore } from './redis/rate-limit-store.ts';
+import { RedisSharedCache } from './redis/shared-cache.ts';
 import { BackendHealth, type BackendName } from './http/backend-health.ts';
 import { registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
@@ -116,10 +117,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const http = new HttpClient({ ...config.upstream, userAgent: `marketgate/${VERSION} (token risk and market data API)` });
   const guard = new UpstreamGuard(config.upstream, metrics.upstream);
-  const cache = new ResponseCache(config.cache.maxEntries, metrics.cache);
+  const backends = createBackends(app, config, metrics);
+  const cache = new ResponseCache(config.cache.maxEntries, metrics.cache, sharedCache(app, config, backends.redis));
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
-  const backends = createBackends(app, config, metrics);
   const storage = createStorage(app, config, options.database, backends);
   app.decorate('services', { cache, catalog, config, sources, guard, backends, ...storage });
   app.addHook('onClose', async () => http.close());
@@ -233,6 +234,15 @@ function createBackends(app: FastifyInstance, config: Config, metrics: Metrics) 
     redis = { health, connections };
   }
   return { database, redis };
+}
+
+/**
+ * The response cache's second level in Redis when instances share one: entries every instance reads, and
+ * one upstream call per cold key across them (the others wait for it up to the upstream deadline).
+ */
+function sharedCache(app: FastifyInstance, config: Config, redis: ReturnType<typeof createBackends>['redis']): RedisSharedCache | undefined {
+  if (!redis) return undefined;
+  return new RedisSharedCache({ connections: redis.connections, health: redis.health, waitMs: config.upstream.deadlineMs, log: app.log });
 }
 
 /** How often an open database is asked `SELECT 1`, so its health in /v1/status and for paid calls is current. */

@@ -154,7 +154,7 @@ class PrometheusMetrics implements Metrics {
     const counts = this.cache;
     new Counter({
       name: `${METRIC_PREFIX}cache_hits_total`,
-      help: 'Lookups answered without a new upstream call: by the in-process cache (l1), the shared cache (l2), or by joining a load already in flight (coalesced).',
+      help: 'Lookups answered without a new upstream call: by the in-process cache (l1), the shared cache in Redis (l2), or by joining a load already in flight in this instance or, through Redis, in another (coalesced).',
       labelNames: ['layer'],
       registers,
       collect() {
@@ -164,7 +164,7 @@ class PrometheusMetrics implements Metrics {
     });
     new Counter({
       name: `${METRIC_PREFIX}cache_misses_total`,
-      help: 'Lookups that started an upstream call (not cached, expired, or too old for the caller).',
+      help: 'Lookups that made an upstream call (not cached, expired, or too old for the caller; with Redis, counted once the shared cache could not answer).',
       registers,
       collect() {
         this.reset();

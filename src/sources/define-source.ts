@@ -91,8 +91,12 @@ export function sourceContext<Settings>(name: string, settings: Settings, deps: 
     async fetch(req) {
       const { ttlS, deadlineMs, ...rest } = req;
       const key = `${name} ${req.method ?? 'GET'} ${req.url} ${req.body ?? ''}`;
-      const got = await cache.getOrLoad<HttpOutcome<unknown>>(key, ttlS * 1000, () =>
-        guard.run(name, (signal) => http.request({ ...rest, source: name }, signal), { deadlineMs }),
+      // Another instance's load of the same key is waited for as long as this call's own may take.
+      const got = await cache.getOrLoad<HttpOutcome<unknown>>(
+        key,
+        ttlS * 1000,
+        () => guard.run(name, (signal) => http.request({ ...rest, source: name }, signal), { deadlineMs }),
+        deadlineMs,
       );
       if (!got.value.found) throw new NotFoundError(got.value.message, name);
       return { data: got.value.value as never, meta: sourceMeta(name, got.fetchedAt, got.cached), sentAt: got.sentAt };
