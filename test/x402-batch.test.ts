@@ -272,6 +272,24 @@ describe('x402 batch settlement through the server', () => {
     expect(await db.query('SELECT state FROM x402_channels WHERE channel_id = $1', [p.channelId.toLowerCase()])).toEqual([{ state: null }]);
     // Nothing left to claim.
     expect(await server.app.x402Batch!.claimAndSettle()).toEqual({ claims: [] });
+
+    // The payments ledger: one row per paid call, each charged the price (the deposit's call too, not its
+    // deposit), a voucher with no transaction of its own, the failed call cancelled; the refund is no payment.
+    const paidCalls = async () =>
+      (await server.app.services.payments.list({}))
+        .filter((r) => r.payer?.toLowerCase() === p.account.address.toLowerCase())
+        .reverse()
+        .map((r) => ({ scheme: r.scheme, status: r.status, amount_required: r.amount_required, settled_amount: r.settled_amount, tx_hash: r.tx_hash, error_reason: r.error_reason, payer: r.payer }));
+    const settled = (tx: string | null) => ({ scheme: 'batch-settlement', status: 'settled', amount_required: '1000', settled_amount: '1000', tx_hash: tx, error_reason: null, payer: p.account.address });
+    await expect.poll(paidCalls, { timeout: 5000 }).toEqual([
+      settled(deposit.transaction),
+      settled(null),
+      settled(null),
+      settled(null),
+      { scheme: 'batch-settlement', status: 'cancelled', amount_required: '1000', settled_amount: null, tx_hash: null, error_reason: 'handler_failed: 502', payer: p.account.address },
+      settled(null),
+    ]);
+    expect(server.app.services.payments.stats()).toEqual({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
   });
 
   it("one payer's concurrent calls on one channel are serialised: two at once both succeed, each charged once", async () => {
