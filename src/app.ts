@@ -117,6 +117,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const sources = createSources(config.sources, { http, guard, cache });
   const backends = createBackends(app, config, metrics);
   const storage = createStorage(app, config, options.database, backends);
+  metrics.paymentLedger(() => storage.payments.stats());
   app.decorate('services', { cache, catalog, config, sources, guard, backends, ...storage });
   app.addHook('onClose', async () => http.close());
 
