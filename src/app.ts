@@ -122,6 +122,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
   const storage = createStorage(app, config, options.database, backends);
+  metrics.paymentLedger(() => storage.payments.stats());
   app.decorate('services', { cache, catalog, config, sources, guard, backends, ...storage });
   app.addHook('onClose', async () => http.close());
 

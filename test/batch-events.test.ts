@@ -59,4 +59,19 @@ describe('the batch-settlement ledger', () => {
     await ledger.close(); // the last attempt at shutdown writes it
     expect(await new BatchEventLedger(serviceOver(db), memoryLog()).list()).toHaveLength(before + 1);
   });
+
+  it('events of one instant read back in the order money takes (the call that opens a channel records its deposit and its charge at once); a limit keeps the newest', async () => {
+    const ledger = new BatchEventLedger(serviceOver(db), memoryLog());
+    const when = at(50);
+    const channel = `0x${'c2'.repeat(32)}`;
+    // Ids are random: here the charge's id sorts before the deposit's, and the settle's before the claim's.
+    const rows: [string, string][] = [['00000000-charge', 'charge'], ['ffffffff-deposit', 'deposit'], ['00000000-settle', 'settle'], ['ffffffff-claim', 'claim']];
+    for (const [id, type] of rows) {
+      await db.query('INSERT INTO x402_batch_events (id, type, at, network, channel_id, amount) VALUES ($1, $2, $3, $4, $5, 1)', [id, type, when, 'eip155:8453', channel]);
+    }
+    expect((await ledger.list(when)).filter((r) => r.at === when.toISOString()).map((r) => r.type)).toEqual(['deposit', 'charge', 'claim', 'settle']);
+    // A limit keeps the newest events (what an operator looks at), still oldest first.
+    expect((await ledger.list(undefined, 2)).map((r) => r.type)).toEqual(['claim', 'settle']);
+    await ledger.close();
+  });
 });

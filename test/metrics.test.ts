@@ -239,6 +239,31 @@ describe('GET /metrics with METRICS_TOKEN', () => {
   });
 });
 
+describe("the payments ledger's final-status writes", () => {
+  it('failed attempts, writes pending a retry and writes given up show in /metrics (the CLI cannot show them with DATABASE_URL)', async () => {
+    // A PostgreSQL that refuses connections: every write fails at once.
+    const { app } = await makeApp({ METRICS_TOKEN: TOKEN, DATABASE_URL: 'postgres://marketgate:x@127.0.0.1:1/marketgate' });
+    try {
+      const ledger = app.services.payments;
+      const before = await scrape(app);
+      expect(before.value('marketgate_payment_ledger_write_failures_total')).toBe(0);
+      expect(before.value('marketgate_payment_ledger_writes_pending')).toBe(0);
+      expect(await ledger.recordSettled('a-settled-payment', { txHash: `0x${'ab'.repeat(32)}`, settledAmount: '1000' })).toBe('queued');
+      const failing = await scrape(app);
+      expect(failing.value('marketgate_payment_ledger_write_failures_total')).toBe(1);
+      expect(failing.value('marketgate_payment_ledger_writes_pending')).toBe(1);
+      expect(failing.value('marketgate_payment_ledger_writes_lost_total')).toBe(0);
+      await ledger.close(50); // one last attempt, then given up
+      const lost = await scrape(app);
+      expect(lost.value('marketgate_payment_ledger_write_failures_total')).toBe(ledger.stats().final_write_failures);
+      expect(lost.value('marketgate_payment_ledger_writes_pending')).toBe(0);
+      expect(lost.value('marketgate_payment_ledger_writes_lost_total')).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('rate-limited requests by scope', () => {
   let app: FastifyInstance;
   beforeAll(async () => {

@@ -70,6 +70,19 @@ describe('/openapi.json', () => {
     expect(doc.components.securitySchemes.X402Payment.description).toMatch(/\$0\.001 per call in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453/);
   });
 
+  it('takes the price in x-payment-info and x-guidance from X402_PRICE', async () => {
+    const other = await makeApp({ X402_NETWORK: 'base', X402_PAY_TO: PAY_TO, X402_FACILITATOR: `${fake.url}/facilitator`, X402_PRICE: '$0.0025' });
+    try {
+      const doc = (await other.app.inject({ url: '/openapi.json' })).json();
+      const paid = other.app.services.catalog.entries.filter((e) => e.access === 'paid');
+      expect(paid.length).toBeGreaterThan(0);
+      for (const e of paid) expect(doc.paths[e.url].get['x-payment-info'], e.url).toEqual({ price: { mode: 'fixed', amount: '0.0025', currency: 'USD' }, protocols: [{ x402: {} }] });
+      expect(doc.info['x-guidance']).toMatch(/\$0\.0025 in USD Coin/);
+    } finally {
+      await other.app.close();
+    }
+  });
+
   it('names every operation with a stable, readable operationId: get + the path in camel case', async () => {
     const doc = (await get('/openapi.json')).json();
     const ids = Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path, (item as { get: { operationId: string } }).get.operationId]));

@@ -44,7 +44,8 @@ const exchange = new FakeUpstream();
 const ledger: (BatchLedgerEvent & { at: Date })[] = [];
 const apps: FastifyInstance[] = [];
 
-async function startApp(facilitatorUrl: string, extraEnv: Record<string, string> = {}) {
+/** A server over the test chain; batch-settlement events go to `ledger` (an array), or with `recordIn: 'database'` where the app itself puts them (x402_batch_events). */
+async function startApp(facilitatorUrl: string, extraEnv: Record<string, string> = {}, recordIn: 'array' | 'database' = 'array') {
   const logs: string[] = [];
   const config = loadConfig({
     LOG_LEVEL: 'info',
@@ -62,7 +63,8 @@ async function startApp(facilitatorUrl: string, extraEnv: Record<string, string>
     ...extraEnv,
   });
   const logStream = new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) });
-  const app = await buildApp(config, { logStream: logStream as never, database: db, batchLedger: { record: (e) => void ledger.push(e) } });
+  const batchLedger = recordIn === 'array' ? { record: (e: BatchLedgerEvent & { at: Date }) => void ledger.push(e) } : undefined;
+  const app = await buildApp(config, { logStream: logStream as never, database: db, ...(batchLedger ? { batchLedger } : {}) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   apps.push(app);
   return { app, logs, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}${PATH}` };
@@ -272,6 +274,24 @@ describe('x402 batch settlement through the server', () => {
     expect(await db.query('SELECT state FROM x402_channels WHERE channel_id = $1', [p.channelId.toLowerCase()])).toEqual([{ state: null }]);
     // Nothing left to claim.
     expect(await server.app.x402Batch!.claimAndSettle()).toEqual({ claims: [] });
+
+    // The payments ledger: one row per paid call, each charged the price (the deposit's call too, not its
+    // deposit), a voucher with no transaction of its own, the failed call cancelled; the refund is no payment.
+    const paidCalls = async () =>
+      (await server.app.services.payments.list({}))
+        .filter((r) => r.payer?.toLowerCase() === p.account.address.toLowerCase())
+        .reverse()
+        .map((r) => ({ scheme: r.scheme, status: r.status, amount_required: r.amount_required, settled_amount: r.settled_amount, tx_hash: r.tx_hash, error_reason: r.error_reason, payer: r.payer }));
+    const settled = (tx: string | null) => ({ scheme: 'batch-settlement', status: 'settled', amount_required: '1000', settled_amount: '1000', tx_hash: tx, error_reason: null, payer: p.account.address });
+    await expect.poll(paidCalls, { timeout: 5000 }).toEqual([
+      settled(deposit.transaction),
+      settled(null),
+      settled(null),
+      settled(null),
+      { scheme: 'batch-settlement', status: 'cancelled', amount_required: '1000', settled_amount: null, tx_hash: null, error_reason: 'handler_failed: 502', payer: p.account.address },
+      settled(null),
+    ]);
+    expect(server.app.services.payments.stats()).toEqual({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
   });
 
   it("one payer's concurrent calls on one channel are serialised: two at once both succeed, each charged once", async () => {
@@ -333,6 +353,32 @@ describe('x402 batch settlement through the server', () => {
     expect(again.status).toBe(200);
     expect(decodePaymentResponseHeader(again.headers.get('payment-response')!).extra).toMatchObject({ channelState: { chargedCumulativeAmount: '3000' } });
     await server.app.x402Batch!.claimAndSettle();
+  });
+});
+
+describe("batch settlement in the ledger database (the app's own wiring, what npm run payments -- batch reads)", () => {
+  it('x402_batch_events gets the deposit, each charge, the claim and the settlement; payments one settled row per call', async () => {
+    const own = await startApp(fac.url, {}, 'database');
+    const p = await payer(11);
+    for (let i = 0; i < 2; i++) expect((await p.pay(own.url)).status).toBe(200);
+    const run = await own.app.x402Batch!.claimAndSettle();
+    const channel = p.channelId.toLowerCase();
+    const events = await own.app.services.batchEvents.list();
+    const mine = events.filter((e) => e.channelId?.toLowerCase() === channel || e.transaction === run.claims[0]?.transaction || e.transaction === run.settle?.transaction);
+    const cumulative = (e: { detail?: unknown }) => (e.detail as { cumulative?: string } | undefined)?.cumulative ?? null;
+    expect(mine.map((e) => [e.type, e.amount, cumulative(e)]).sort()).toEqual([
+      ['charge', '1000', '1000'],
+      ['charge', '1000', '2000'],
+      ['claim', '2000', null],
+      ['deposit', String(DEPOSIT), null],
+      ['settle', '2000', null],
+    ]);
+    expect(mine.find((e) => e.type === 'claim')!.detail).toEqual({ claims: [{ channelId: p.channelId, payer: p.account.address, totalClaimed: '2000', amount: '2000' }] });
+    const rows = async () => (await own.app.services.payments.list({})).filter((r) => r.payer === p.account.address).map((r) => [r.scheme, r.status, r.settled_amount]);
+    await expect.poll(rows, { timeout: 5000 }).toEqual([
+      ['batch-settlement', 'settled', '1000'],
+      ['batch-settlement', 'settled', '1000'],
+    ]);
   });
 });
 

@@ -2,7 +2,7 @@
 // compiled with solc-js, a local facilitator built from @x402/core + @x402/evm, the server pointed
 // at it, and the official @x402/fetch client paying with a viem local account. The same flows run
 // with the ledger in PGlite (DATA_DIR, the default) and in a PostgreSQL server (DATABASE_URL), and
-// each leaves its row: settled, cancelled, unknown.
+// each leaves its row: settled, cancelled, unknown; a final status the database refuses at first is retried.
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -213,6 +213,41 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(fac.state.calls.settle).toBe(settles);
     expect(exchange.calls(TICKER)).toHaveLength(handlerRuns);
     expect(await balances()).toEqual(before);
+  }, 30_000);
+
+  it('a final status the ledger cannot write after the transfer: the payer still gets 200; the write is retried, counted, and lands', async () => {
+    const before = await balances();
+    const known = new Set((await rows()).map((r) => r.id));
+    const failures = app.services.payments.stats().final_write_failures;
+    const sql = (text: string) => app.services.db.use((d) => d.query(text));
+    // While the handler runs (its verified row is written), the database starts refusing every update of a payment.
+    let statusWhileHandlerRan: string | undefined;
+    exchange.route(`GET ${TICKER}`, async () => {
+      statusWhileHandlerRan = (await rows()).find((r) => !known.has(r.id))?.status;
+      await sql(`CREATE FUNCTION refuse_payment_updates() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+      await sql('CREATE TRIGGER refuse_payment_updates BEFORE UPDATE ON payments FOR EACH ROW EXECUTE FUNCTION refuse_payment_updates()');
+      return { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') };
+    });
+    let res: Response;
+    try {
+      res = await payFetch(`${base}${PRICE}`);
+      await expect.poll(() => app.services.payments.stats().final_write_failures, { timeout: 10_000 }).toBeGreaterThan(failures);
+      expect((await rows()).find((r) => !known.has(r.id))?.status).toBe('verified');
+    } finally {
+      exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
+      await sql('DROP TRIGGER IF EXISTS refuse_payment_updates ON payments');
+      await sql('DROP FUNCTION IF EXISTS refuse_payment_updates()');
+    }
+    expect(statusWhileHandlerRan).toBe('verified');
+    expect(res.status).toBe(200);
+    const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
+    expect(receipt).toMatchObject({ success: true });
+    expect(before.payer - (await balances()).payer).toBe(1000n);
+    // The retry (1 s later, then 2 s, …) writes it once the database takes it.
+    const row = async () => (await rows()).find((r) => !known.has(r.id));
+    await expect.poll(async () => (await row())?.status, { timeout: 15_000, interval: 200 }).toBe('settled');
+    expect(await row()).toMatchObject({ tx_hash: receipt.transaction, settled_amount: '1000' });
+    expect(app.services.payments.stats()).toMatchObject({ final_writes_pending: 0, final_writes_lost: 0 });
   }, 30_000);
 
   it('a settlement the facilitator never answers → 503 and an `unknown` row (the transfer may still land)', async () => {

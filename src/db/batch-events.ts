@@ -95,10 +95,18 @@ export class BatchEventLedger {
   }
 }
 
+/**
+ * The newest `limit` events since `since`, oldest first; events of one instant (a deposit and the charge of
+ * the call that made it) in the order money takes.
+ */
 export async function listBatchEvents(db: Queryable, since: Date | undefined, limit: number): Promise<BatchEventRecord[]> {
   const rows = await db.query<{ id: string; type: BatchEvent['type']; at: Date | string; network: string; channel_id: string | null; payer: string | null; amount: string; tx_hash: string | null; detail: unknown }>(
-    `SELECT id, type, at, network, channel_id, payer, amount::text AS amount, tx_hash, detail FROM x402_batch_events
-     WHERE ($1::timestamptz IS NULL OR at >= $1) ORDER BY at, id LIMIT $2`,
+    `SELECT id, type, at, network, channel_id, payer, amount, tx_hash, detail FROM (
+       SELECT id, type, at, network, channel_id, payer, amount::text AS amount, tx_hash, detail,
+         array_position(ARRAY['deposit', 'charge', 'claim', 'settle', 'refund'], type) AS step
+       FROM x402_batch_events WHERE ($1::timestamptz IS NULL OR at >= $1)
+       ORDER BY at DESC, step DESC, id DESC LIMIT $2
+     ) newest ORDER BY at, step, id`,
     [since ?? null, limit],
   );
   return rows.map((r) => ({

@@ -51,7 +51,7 @@ export interface VerifiedPayment {
 
 /** How an attempt ended. */
 export type PaymentOutcome =
-  | { status: 'settled'; txHash: string; settledAmount: string; payer?: string | null }
+  | { status: 'settled'; txHash: string | null; settledAmount: string; payer?: string | null }
   | { status: 'settle_failed'; errorReason: string; txHash?: string | null }
   | { status: 'cancelled'; reason: string }
   | { status: 'unknown'; errorReason: string; txHash?: string | null };
@@ -213,7 +213,7 @@ export class PaymentLedger {
     return 'queued';
   }
 
-  recordSettled(id: string, s: { txHash: string; settledAmount: string; payer?: string | null }) {
+  recordSettled(id: string, s: { txHash: string | null; settledAmount: string; payer?: string | null }) {
     return this.recordOutcome(id, { status: 'settled', ...s });
   }
 

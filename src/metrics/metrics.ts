@@ -35,6 +35,13 @@ export type Backend = 'redis' | 'database';
 const BREAKER_STATES: readonly BreakerState[] = ['closed', 'open', 'half_open'];
 const CACHE_LAYERS: readonly CacheLayer[] = ['l1', 'l2', 'coalesced'];
 
+/** How the payments ledger's final-status writes are doing (PaymentLedger.stats()). */
+export interface LedgerWriteStats {
+  final_write_failures: number;
+  final_writes_pending: number;
+  final_writes_lost: number;
+}
+
 /** The calls the payment gate makes. */
 export interface PaymentMetrics {
   /** One payment reached `outcome`. */
@@ -59,6 +66,8 @@ export interface Metrics extends PaymentMetrics {
   rateLimited(scope: RateLimitScope): void;
   /** `name` answered (`up`) or failed (down) when last used or checked. */
   backend(name: Backend, up: boolean): void;
+  /** Where the payments ledger's write health is read when /metrics is scraped (its counts are the ledger's own). */
+  paymentLedger(stats: () => LedgerWriteStats): void;
   /** The series a route's responses go to; made once per route and method, when the route is registered. */
   route(url: string, method: string): ResponseRecorder;
   /** The series of requests that matched no route (unknown paths, other methods, malformed URLs). */
@@ -145,6 +154,7 @@ class PrometheusMetrics implements Metrics {
   private readonly payments: Counter<'outcome'>;
   private readonly settle: Histogram;
   private readonly backends: Gauge<'backend'>;
+  private ledgerStats: () => LedgerWriteStats = () => ({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
 
   constructor(options: MetricsOptions) {
     const registers = [this.registry];
@@ -223,6 +233,40 @@ class PrometheusMetrics implements Metrics {
     for (const outcome of PAYMENT_OUTCOMES) this.payments.inc({ outcome }, 0);
     this.settle = new Histogram({ name: `${METRIC_PREFIX}payment_settle_duration_seconds`, help: 'Duration of settle calls to the x402 facilitator.', buckets: SETTLE_BUCKETS_S, registers });
     this.backends = new Gauge({ name: `${METRIC_PREFIX}backend_up`, help: '1 when the backend (redis, database) answered when last used or checked, 0 when it failed.', labelNames: ['backend'], registers });
+
+    // A payment's final status (settled, cancelled, …) that the ledger could not write is retried in the
+    // background and never fails the payer's answer: these say so where an alert can see it.
+    const ledger = () => this.ledgerStats();
+    new Counter({
+      name: `${METRIC_PREFIX}payment_ledger_write_failures_total`,
+      help: "Failed attempts to write a payment's final status to the ledger (each is retried in the background; the payer's answer is unaffected).",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(ledger().final_write_failures);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}payment_ledger_writes_pending`,
+      help: 'Final payment statuses waiting for a retry to be written to the ledger.',
+      registers,
+      collect() {
+        this.set(ledger().final_writes_pending);
+      },
+    });
+    new Counter({
+      name: `${METRIC_PREFIX}payment_ledger_writes_lost_total`,
+      help: 'Final payment statuses given up on (logged in full as LOST at error level: record them with npm run payments -- resolve).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(ledger().final_writes_lost);
+      },
+    });
+  }
+
+  paymentLedger(stats: () => LedgerWriteStats): void {
+    this.ledgerStats = stats;
   }
 
   rateLimited(scope: RateLimitScope): void {
@@ -300,6 +344,7 @@ export const NO_METRICS: Metrics = {
   payment() {},
   settleLatency() {},
   backend() {},
+  paymentLedger() {},
   route: () => NOTHING,
   unmatched: () => NOTHING,
   exposition: async () => '',

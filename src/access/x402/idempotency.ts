@@ -10,6 +10,7 @@
 //                                            409 with Retry-After if it is still running at the wait's end
 //   same id, another payload              → 409 Conflict
 //   an id that breaks the format          → 400
+//   no id, when the declaration requires one → 400 (the declaration here is optional; the check follows it)
 //
 // The id is looked up *before* the facilitator is asked to verify (a settled authorization no longer
 // verifies, so a plain replay would lose the answer). Only successes are stored; a failed attempt gives
@@ -17,7 +18,7 @@
 // several instances share one.
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
-import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, isPaymentIdentifierRequired, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaymentIdStore, StoredResponse } from '../../db/payment-ids.ts';
 import { AppError, BadRequestError } from '../../http/errors.ts';
@@ -25,6 +26,9 @@ import { payloadHash, type PaymentAttempt } from './adapter.ts';
 
 /** The extension as every route's 402 declares it: optional for the client. */
 export const PAYMENT_IDENTIFIER_DECLARATION = { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) };
+
+/** Whether the 402s require an id: the check below follows the declaration, so the two cannot disagree. */
+export const PAYMENT_IDENTIFIER_REQUIRED = isPaymentIdentifierRequired(PAYMENT_IDENTIFIER_DECLARATION[PAYMENT_IDENTIFIER]);
 
 /** Headers of a stored answer that a replay repeats; the rest (request id, security headers) are the new request's own. */
 const REPLAYED_HEADERS = ['content-type', 'payment-response', 'cache-control'];
@@ -43,6 +47,8 @@ export interface IdempotencyOptions {
   /** The longest a retry waits for a first request with its id still running (ms). */
   waitMs: number;
   log: FastifyBaseLogger;
+  /** A payment without an id is refused (400); PAYMENT_IDENTIFIER_REQUIRED by default. */
+  required?: boolean;
 }
 
 export class PaymentIdempotency {
@@ -68,7 +74,12 @@ export class PaymentIdempotency {
     }
     const hash = payloadHash(payload);
     attempt.payloadHash = hash;
-    if (!id) return { kind: 'process' };
+    if (!id) {
+      if (this.opts.required ?? PAYMENT_IDENTIFIER_REQUIRED) {
+        throw new BadRequestError(`this server requires the ${PAYMENT_IDENTIFIER} extension: the payment must carry an id (16-128 characters of A-Z, a-z, 0-9, - and _) in extensions["${PAYMENT_IDENTIFIER}"].info.id`);
+      }
+      return { kind: 'process' };
+    }
 
     const deadline = Date.now() + this.opts.waitMs;
     for (;;) {

@@ -8,7 +8,15 @@
 //   onVerifiedPaymentCanceled → `cancelled` (the handler failed, or the verify hook aborted)
 // Each outcome is counted in the metrics too. The final-status writes never fail a paid answer: the ledger
 // retries them in the background (src/db/payments.ts).
+//
+// batch-settlement: a row is one paid call, as with exact. Its settle result is not exact's: `amount` is the
+// deposit (the call that opens a channel) or empty (a voucher, which has no transaction of its own), and the
+// call's charge is `extra.chargedAmount`. A refund of the unused deposit is no paid call: it has no row here
+// (x402_batch_events records it, with the deposit, claims and settlements).
 import { FacilitatorTimeoutError, getFacilitatorResponseError, type x402ResourceServer } from '@x402/core/server';
+import type { SettleResultContext } from '@x402/core/types';
+import { isBatchSettlementRefundPayload } from '@x402/evm';
+import { getAddress, isAddress } from 'viem';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaymentLedger } from '../../db/payments.ts';
 import type { PaymentMetrics } from '../../metrics/metrics.ts';
@@ -33,6 +41,27 @@ function authorizationOf(payload: unknown): { nonce: string | null; validBefore:
   return { nonce: typeof auth?.nonce === 'string' ? auth.nonce : null, validBefore: Number.isFinite(before) && before > 0 ? new Date(before * 1000) : null };
 }
 
+const ATOMIC = /^\d+$/;
+
+/** What the call was charged, in atomic units: batch-settlement's `extra.chargedAmount` (its `amount` is a deposit, or empty), else the amount settled, else the price. */
+export function chargedAmount(ctx: Pick<SettleResultContext, 'result' | 'requirements'>): string {
+  const charged = (ctx.result.extra as { chargedAmount?: unknown } | undefined)?.chargedAmount;
+  if (typeof charged === 'string' && ATOMIC.test(charged)) return charged;
+  if (ctx.requirements.scheme === 'exact' && ctx.result.amount && ATOMIC.test(ctx.result.amount)) return ctx.result.amount;
+  return ctx.requirements.amount;
+}
+
+/** One spelling of an address in the ledger (the SDK's results differ: batch-settlement lowercases the payer). */
+function address(value: string | undefined | null): string | null {
+  if (!value) return null;
+  return isAddress(value, { strict: false }) ? getAddress(value) : value;
+}
+
+/** A batch-settlement refund: the payer takes its unused deposit back; no call is paid for. */
+function isRefund(ctx: { paymentPayload: { payload: unknown } }): boolean {
+  return isBatchSettlementRefundPayload(ctx.paymentPayload.payload);
+}
+
 export function recordPaymentsInLedger(resourceServer: x402ResourceServer, opts: LedgerHookOptions): void {
   const { ledger, metrics, log } = opts;
 
@@ -42,7 +71,7 @@ export function recordPaymentsInLedger(resourceServer: x402ResourceServer, opts:
       metrics.payment('rejected');
       return;
     }
-    if (!attempt) return;
+    if (!attempt || isRefund(ctx)) return;
     const { req, entry } = attempt;
     const payload = ctx.paymentPayload;
     attempt.payloadHash ??= payloadHash(payload);
@@ -57,7 +86,7 @@ export function recordPaymentsInLedger(resourceServer: x402ResourceServer, opts:
         asset: ctx.requirements.asset,
         amountRequired: ctx.requirements.amount,
         payTo: ctx.requirements.payTo,
-        payer: ctx.result.payer ?? null,
+        payer: address(ctx.result.payer),
         payloadHash: attempt.payloadHash,
         paymentIdentifier: attempt.paymentId ?? null,
         authorizationNonce: auth.nonce,
@@ -74,13 +103,16 @@ export function recordPaymentsInLedger(resourceServer: x402ResourceServer, opts:
   });
 
   resourceServer.onAfterSettle(async (ctx) => {
+    if (isRefund(ctx)) return;
     metrics.payment('settled');
     const id = attemptOf(ctx)?.ledgerId;
     if (!id) return;
-    void ledger.recordSettled(id, { txHash: ctx.result.transaction, settledAmount: ctx.result.amount ?? ctx.requirements.amount, payer: ctx.result.payer ?? null });
+    // A voucher's transaction is empty: it is claimed and settled later, with others (x402_batch_events).
+    void ledger.recordSettled(id, { txHash: ctx.result.transaction || null, settledAmount: chargedAmount(ctx), payer: address(ctx.result.payer) });
   });
 
   resourceServer.onSettleFailure(async (ctx) => {
+    if (isRefund(ctx)) return;
     const id = attemptOf(ctx)?.ledgerId;
     const fe = getFacilitatorResponseError(ctx.error);
     // A facilitator that could not be heard from may still have sent the transfer: the outcome is unknown.
