@@ -284,7 +284,7 @@ function explain(err: unknown, dataDir: string): string {
   if (permissionProblem(err)) {
     const uid = process.getuid?.();
     if (e.syscall === 'connect') {
-      return `cannot use the server's admin socket ${e.address ?? join(dataDir, 'admin.sock')} (${e.code}): only the user the server runs as (or root) may; run this command as that user`;
+      return `cannot reach the admin socket ${e.address ?? join(dataDir, 'admin.sock')} (${e.code}): it (or DATA_DIR=${dataDir}) belongs to another user; run this command as the user the server runs as, or as root`;
     }
     return (
       `cannot write ${e.path ?? dataDir} (${e.code}): DATA_DIR=${dataDir} must be writable by the user running this command${uid === undefined ? '' : ` (uid ${uid})`}. ` +
