@@ -233,7 +233,7 @@ function createBackends(app: FastifyInstance, config: Config, metrics: Metrics) 
   const database = new BackendHealth('database', {
     log: app.log,
     onReport,
-    effect: 'paid calls answer 503 (nothing is taken that cannot be recorded) and keyed calls are checked against the keys cached in this instance',
+    effect: "paid calls answer 503 (nothing is taken that cannot be recorded) and keyed calls are checked against this instance's copy of the keys (a key not in it: 503)",
   });
   let redis: { health: BackendHealth; connections: RedisConnections } | undefined;
   if (config.redis.url) {
