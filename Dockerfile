@@ -15,9 +15,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# DATA_DIR: the embedded database, the admin socket the CLIs use, and any key file, writable by the
-# server's user. Mount a volume here to keep the payments ledger and keys across containers (or set
-# DATABASE_URL to a PostgreSQL server, as compose.yaml does).
+# DATA_DIR: the embedded database (payments ledger and API keys), the admin socket the CLIs use (docker
+# exec runs them as `node`, the socket's owner), and a key file of earlier versions to import once
+# (API_KEYS_FILE), writable by the server's user. Mount a volume here to keep them across containers (or
+# set DATABASE_URL to a PostgreSQL server, as compose.yaml does).
 RUN mkdir -p /app/data && chown node:node /app/data
 VOLUME /app/data
 USER node

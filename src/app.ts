@@ -8,6 +8,7 @@ import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { DestinationStream } from 'pino';
 import { configuredUrls, publicBaseUrlWarning, type Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
+import { KEY_CHANGES_CHANNEL } from './access/key-changes.ts';
 import { KeyStore } from './access/keys.ts';
 import { toLedgerRow, type BatchLedger } from './access/x402/batch-ledger.ts';
 import { createBatchSettlement, type BatchSettlement } from './access/x402/batch-settlement.ts';
@@ -15,6 +16,7 @@ import { createChannelStorage } from './access/x402/channel-storage.ts';
 import { createFacilitatorClient, facilitatorName } from './access/x402/facilitator.ts';
 import { createPaymentGate } from './access/x402/gate.ts';
 import { AdminChannel } from './admin/channel.ts';
+import { registerKeyAdminRoutes } from './admin/key-routes.ts';
 import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
 import { accessSummary } from './catalog/access-summary.ts';
 import type { RouteContext } from './catalog/context.ts';
@@ -123,7 +125,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const sources = createSources(config.sources, { http, guard, cache });
   const storage = createStorage(app, config, options.database, backends);
   metrics.paymentLedger(() => storage.payments.stats());
-  app.decorate('services', { cache, catalog, config, sources, guard, backends, ...storage });
+  const keys = createKeyStore(app, config, storage, backends);
+  app.decorate('services', { cache, catalog, config, sources, guard, backends, keys, ...storage });
   app.addHook('onClose', async () => http.close());
 
   const ctx: RouteContext = {
@@ -153,9 +156,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     backends.redis ? sharedLimitStore({ client: backends.redis.connections.client, health: backends.redis.health }, namespace) : undefined;
   await app.register(riskPlugin, { prefix: '/risk', ctx, limitStore: limitStore('risk') });
 
-  const keys = new KeyStore(config.keys, (err) => app.log.error({ err }, 'API key file could not be read; keeping the previous keys'));
-  keys.watch();
-  app.addHook('onClose', async () => keys.stop());
   const payments = await paymentGate(app, config, catalog, options, metrics);
   const marketRoutes = [...MARKET_ROUTES, ...(options.extraMarketRoutes ?? [])];
   await app.register(async (market) => {
@@ -213,6 +213,28 @@ function createStorage(app: FastifyInstance, config: Config, given: Database | u
 }
 
 /**
+ * The API keys of this instance: a copy of the database's, refreshed on Redis announcements, on every
+ * Redis reconnect and every API_KEYS_RELOAD_MS (src/access/keys.ts). Throws KeyFileError when
+ * API_KEYS_FILE exists but cannot be read (start-up stops).
+ */
+function createKeyStore(app: FastifyInstance, config: Config, storage: ReturnType<typeof createStorage>, backends: ReturnType<typeof createBackends>): KeyStore {
+  const redis = backends.redis;
+  const keys = new KeyStore(config.keys, {
+    db: storage.db,
+    log: app.log,
+    announce: redis && ((change) => redis.connections.client.publish(KEY_CHANGES_CHANNEL, JSON.stringify(change))),
+  });
+  if (redis) {
+    void redis.connections.subscribe(KEY_CHANGES_CHANNEL, (message) => keys.heard(message));
+    redis.connections.onReconnect(() => keys.reconnected());
+  }
+  registerKeyAdminRoutes(storage.admin, { keys, db: storage.db });
+  keys.watch();
+  app.addHook('onClose', async () => keys.stop());
+  return keys;
+}
+
+/**
  * The backends an instance can serve without for a while: the database's health, and Redis (its
  * connections and health) when REDIS_URL is set. Each change is logged once and shown in /v1/status.
  */
@@ -221,7 +243,7 @@ function createBackends(app: FastifyInstance, config: Config, metrics: Metrics) 
   const database = new BackendHealth('database', {
     log: app.log,
     onReport,
-    effect: 'paid calls answer 503 (nothing is taken that cannot be recorded) and keyed calls are checked against the keys cached in this instance',
+    effect: "paid calls answer 503 (nothing is taken that cannot be recorded) and keyed calls are checked against this instance's copy of the keys (a key not in it: 503)",
   });
   let redis: { health: BackendHealth; connections: RedisConnections } | undefined;
   if (config.redis.url) {
@@ -265,10 +287,11 @@ const notClosing = (db: Database): Database => ({
  */
 export async function startStorage(app: FastifyInstance): Promise<void> {
   app.services.db.start();
+  app.services.keys.start();
   try {
     await app.services.admin.listen();
   } catch (err) {
-    app.log.error({ err: String((err as Error).message) }, 'admin channel not available: npm run payments cannot reach this server');
+    app.log.error({ err: String((err as Error).message) }, 'admin channel not available: npm run payments and npm run keys cannot reach this server');
   }
 }
 
@@ -378,6 +401,8 @@ declare module 'fastify' {
       usage: UsageCounter;
       /** The admin socket (DATA_DIR/admin.sock) of the CLIs. */
       admin: AdminChannel;
+      /** This instance's copy of the API keys. */
+      keys: KeyStore;
     };
   }
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalendar } from './data/macro-calendar.ts';
 import { X402_NETWORKS } from './access/x402/networks.ts';
+import { KEYS_ENV } from './access/keys-env.ts';
 import { DATABASE_ENV } from './db/env.ts';
 import { REDIS_ENV } from './redis/env.ts';
 import type { DatabaseSettings } from './db/open.ts';
@@ -71,9 +72,7 @@ export const CORE_ENV_SECTIONS = {
     CACHE_MAX_ENTRIES: env.int(1, 10_000_000, 10_000, 'Most entries held by the response cache (least recently used go first).'),
   },
   'interface B: access (API keys, x402, limits)': {
-    API_KEYS: env.optionalText('Comma-separated raw API keys accepted in x-api-key (for development; prefer API_KEYS_FILE).'),
-    API_KEYS_FILE: env.text('./data/api-keys.json', 'JSON file of hashed keys written by `npm run keys -- create --label NAME` (a missing file = no keys).', 'a file path'),
-    API_KEYS_RELOAD_MS: env.int(100, 3_600_000, 2000, 'How often the key file is checked for changes (ms); revocations apply without a restart.'),
+    ...KEYS_ENV,
     KEY_RATE_LIMIT: env.int(1, 1_000_000, 120, 'Requests per minute per API key on paid routes.'),
     PAID_IP_RATE_LIMIT: env.int(1, 1_000_000, 120, 'Requests per minute per client IP on paid routes without an API key (checked before any payment is verified).'),
     FREE_RATE_LIMIT: env.int(1, 1_000_000, 60, 'Requests per minute per client IP on the free /v1 routes (/health is never limited).'),
@@ -121,7 +120,7 @@ export const CORE_ENV_SECTIONS = {
     CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
     CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
   },
-  'database (payments ledger, per-key usage)': DATABASE_ENV,
+  'database (payments ledger, API keys, per-key usage)': DATABASE_ENV,
   'several instances (Redis)': REDIS_ENV,
   'data files': {
     MACRO_CALENDAR_FILE: MACRO_CALENDAR_FILE_ENV,

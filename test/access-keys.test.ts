@@ -1,31 +1,34 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
-import { hashKey, readKeyFile } from '../src/access/keys.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { hashKey } from '../src/access/keys.ts';
+import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { probeRoute } from './fakes/probe-route.ts';
 import { makeApp } from './helpers.ts';
 
 const run = promisify(execFile);
-const cli = (...args: string[]) => run('npx', ['tsx', 'src/access/keys-cli.ts', ...args], { cwd: process.cwd() });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ROOT = new URL('..', import.meta.url).pathname;
+
+afterAll(() => removeTempDirs());
 
 describe('API keys on paid routes', () => {
-  it('valid → 200, unknown → 401, revoked via the CLI while running → 401; only hashes are stored; keys never logged', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'mg-keys-')), 'keys.json');
-    const created = await cli('create', '--label', 'alice', '--file', file);
+  it('valid → 200, unknown → 401, revoked through the CLI while running → 401 at once; only hashes are stored; keys never logged', async () => {
+    const dataDir = await pgliteDataDir();
+    const cli = (...args: string[]) => run('node', ['--import', 'tsx', 'src/access/keys-cli.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
+    const { app, logs } = await makeApp({ DATA_DIR: dataDir }, undefined, [probeRoute]);
+    await app.services.db.ready();
+    // The admin socket a serving process opens (startStorage): the CLI writes through it.
+    await app.services.admin.listen();
+    const created = await cli('create', '--label', 'alice');
+    expect(created.stdout).toMatch(/^created key_[0-9a-f]{12} \(alice\) in the running server's database\n/);
     const key = /key: (mg_\S+)/.exec(created.stdout)![1]!;
     const id = /created (key_[0-9a-f]+)/.exec(created.stdout)![1]!;
 
-    const stored = readKeyFile(file);
-    expect(stored).toEqual([{ id, label: 'alice', hash: hashKey(key), created_at: expect.any(String), revoked_at: null }]);
+    const stored = await app.services.db.use((db) => db.query('SELECT id, label, hash, revoked_at FROM api_keys'));
+    expect(stored).toEqual([{ id, label: 'alice', hash: hashKey(key), revoked_at: null }]);
     expect(JSON.stringify(stored)).not.toContain(key);
 
-    const { app, logs } = await makeApp({ API_KEYS_FILE: file, API_KEYS_RELOAD_MS: '100' }, undefined, [probeRoute]);
     const call = (headers: Record<string, string>) => app.inject({ url: '/v1/test-probe', headers });
-
     const ok = await call({ 'x-api-key': key });
     expect(ok.statusCode).toBe(200);
     expect(ok.json().data).toEqual({ value: 42 });
@@ -41,18 +44,19 @@ describe('API keys on paid routes', () => {
     // …and start-up said how to turn payments on.
     expect(logs.some((l) => l.includes('x402 payments are off: set X402_PAY_TO'))).toBe(true);
 
-    expect((await cli('list', '--file', file)).stdout).toMatch(new RegExp(`${id}\\tactive`));
-    await cli('revoke', id, '--file', file);
-    expect((await cli('list', '--file', file)).stdout).toMatch(new RegExp(`${id}\\trevoked`));
-    await sleep(400);
-    const revoked = await call({ 'x-api-key': key });
-    expect(revoked.statusCode).toBe(401);
-    expect(revoked.json()).toEqual({ error: 'invalid or revoked API key' });
+    expect((await cli('list')).stdout).toMatch(new RegExp(`^${id}\\tactive\\t`));
+    const revoked = await cli('revoke', id);
+    expect(revoked.stdout).toBe(`revoked ${id} (alice): the server refuses it from now on\n`);
+    // The server applied its own revocation before answering the CLI: refused at once, no reload interval.
+    const refused = await call({ 'x-api-key': key });
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json()).toEqual({ error: 'invalid or revoked API key' });
+    expect((await cli('list')).stdout).toMatch(new RegExp(`^${id}\\trevoked \\d{4}-`));
 
     expect(logs.join('')).not.toContain(key);
     expect(logs.join('')).not.toContain('mg_not-a-key');
     await app.close();
-  }, 30_000);
+  }, 120_000);
 
   it('keys from API_KEYS work; free routes ignore keys and payment headers', async () => {
     const { app } = await makeApp({ API_KEYS: 'dev-key-1, dev-key-2' }, undefined, [probeRoute]);

@@ -88,7 +88,19 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     const tables = await db.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['key_usage', 'payment_identifiers', 'payments', 'schema_migrations', 'x402_batch_events', 'x402_channels']);
+    expect(tables.map((t) => t.table_name)).toEqual([
+      'api_key_changes',
+      'api_key_imports',
+      'api_keys',
+      'key_usage',
+      'payment_identifiers',
+      'payments',
+      'schema_migrations',
+      'x402_batch_events',
+      'x402_channels',
+    ]);
+    // The change marker starts at version 0, one row.
+    expect(await db.query('SELECT id, version FROM api_key_changes')).toEqual([{ id: 1, version: 0 }]);
   }, 120_000);
 
   it('a migration edited after it shipped is refused', async () => {

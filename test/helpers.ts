@@ -43,9 +43,17 @@ export async function makeApp(
       cb();
     },
   });
-  // Each app its own DATA_DIR (created only if the app opens its database), never the repository's ./data.
+  // Each app its own DATA_DIR (created only if the app opens its database), never the repository's ./data,
+  // and a key file to import only when the test names one (never the repository's ./data/api-keys.json).
   const dataDir = join(tmpdir(), `mg-data-${randomUUID()}`);
-  const config = loadConfig({ LOG_LEVEL: 'info', UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS), DATA_DIR: dataDir, ...OFFLINE_BASE_URLS, ...env });
+  const config = loadConfig({
+    LOG_LEVEL: 'info',
+    UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS),
+    DATA_DIR: dataDir,
+    API_KEYS_FILE: join(dataDir, 'api-keys.json'),
+    ...OFFLINE_BASE_URLS,
+    ...env,
+  });
   const app = await buildApp(config, { logStream: logStream as never, extraMarketRoutes, database });
   await before?.(app);
   await app.ready();

@@ -61,6 +61,19 @@ describe('the server process', () => {
     const cli = await run('node', ['dist/admin/payments-cli.js', 'summary', '--json'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
     expect(JSON.parse(cli.stdout)).toEqual({ rows: [], ledger: { final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 } });
     expect(cli.stderr).toBe('');
+    // The compiled keys CLI (`docker exec CONTAINER node dist/access/keys-cli.js create --label x` in the image)
+    // makes a key through the same socket; the server accepts it at once.
+    const keysCli = (...args: string[]) => run('node', ['dist/access/keys-cli.js', ...args], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
+    const made = await keysCli('create', '--label', 'x');
+    expect(made.stderr).toBe('');
+    expect(made.stdout).toMatch(/^created key_[0-9a-f]{12} \(x\) in the running server's database\nkey: mg_/);
+    const key = /key: (mg_\S+)/.exec(made.stdout)![1]!;
+    const usage = await fetch(`${url}/v1/usage`, { headers: { 'x-api-key': key } });
+    expect(usage.status).toBe(200);
+    const id = /created (key_[0-9a-f]{12})/.exec(made.stdout)![1]!;
+    expect(((await usage.json()) as { data: { key_id: string } }).data.key_id).toBe(id);
+    await keysCli('revoke', id);
+    expect((await fetch(`${url}/v1/usage`, { headers: { 'x-api-key': key } })).status).toBe(401);
     s.proc.kill('SIGTERM');
     expect(await s.exited).toBe(0);
     expect(s.output()).toContain('shutting down');

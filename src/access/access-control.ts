@@ -3,6 +3,8 @@
 // or an odd path shape reaches the same route and meets the same checks):
 //   free route            → anyone, limited per client IP (FREE_RATE_LIMIT);
 //   paid, x-api-key sent  → must be a valid key (else 401), limited per key (KEY_RATE_LIMIT), no payment;
+//                           a key this instance's copy does not hold (it may be new) is limited per client
+//                           IP, then looked up in the database: 503 (source "database") when it cannot say;
 //   paid, no key          → limited per client IP (PAID_IP_RATE_LIMIT) *before* any payment is looked
 //                           at, then x402 (402 with the price; verified before, settled after the handler);
 //   paid, x402 not set up → 401 saying an API key is required.
@@ -46,6 +48,8 @@ export interface AccessControlOptions {
 export type Credential =
   | { kind: 'key'; key: KeyIdentity }
   | { kind: 'invalid-key' }
+  /** A key this instance's copy does not hold: looked up in the database after the rate limit. */
+  | { kind: 'unverified-key' }
   | { kind: 'x402' }
   /** No key, and x402 is not configured. */
   | { kind: 'none' };
@@ -128,6 +132,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   // see the challenge rather than a 400.
   const payments = opts.payments;
   app.addHook('preValidation', async (req, reply) => {
+    if (req.credential?.kind === 'unverified-key') req.credential = await lookedUp(req, opts.keys);
     const credential = req.credential;
     if (credential?.kind === 'invalid-key') throw new AppError(401, INVALID_KEY);
     const keyOnly = keyOnlyRefusal(req);
@@ -163,11 +168,22 @@ function hasPaymentHeader(req: FastifyRequest): boolean {
   return req.headers['payment-signature'] !== undefined || req.headers['x-payment'] !== undefined;
 }
 
+const INVALID: Credential = { kind: 'invalid-key' };
+const UNVERIFIED: Credential = { kind: 'unverified-key' };
+
+/** Who is calling, from this instance's copy of the keys alone (never waits). */
 function credentialOf(req: FastifyRequest, opts: AccessControlOptions): Credential {
   const given = req.headers['x-api-key'];
   if (given !== undefined) {
-    const key = typeof given === 'string' ? opts.keys.verify(given) : null;
-    return key ? { kind: 'key', key } : { kind: 'invalid-key' };
+    const verdict = typeof given === 'string' ? opts.keys.verify(given) : null;
+    if (verdict === 'unknown') return UNVERIFIED;
+    return verdict ? { kind: 'key', key: verdict } : INVALID;
   }
   return opts.payments ? { kind: 'x402' } : { kind: 'none' };
+}
+
+/** The database's verdict on a key the copy does not hold; DatabaseUnavailableError (503) when it cannot answer. */
+async function lookedUp(req: FastifyRequest, keys: KeyStore): Promise<Credential> {
+  const key = await keys.lookup(req.headers['x-api-key'] as string);
+  return key ? { kind: 'key', key } : INVALID;
 }

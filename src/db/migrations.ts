@@ -115,6 +115,37 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX x402_batch_events_at ON x402_batch_events (at)',
     ],
   },
+  {
+    id: 6,
+    name: 'api_keys',
+    statements: [
+      // API keys (src/db/api-keys.ts): only the SHA-256 of each key; revoked in place, never deleted, so a
+      // revoked id stays revoked whatever is imported later. `imported_from`: the key file it came from.
+      `CREATE TABLE api_keys (
+        id text PRIMARY KEY,
+        label text NOT NULL,
+        hash text NOT NULL UNIQUE CHECK (hash ~ '^[0-9a-f]{64}$'),
+        created_at timestamptz NOT NULL,
+        revoked_at timestamptz,
+        imported_from text
+      )`,
+      // One row, bumped in the same transaction as every write to api_keys: instances compare this one
+      // number every API_KEYS_RELOAD_MS to learn, cheaply, whether their copy of the keys is stale.
+      `CREATE TABLE api_key_changes (
+        id smallint PRIMARY KEY CHECK (id = 1),
+        version bigint NOT NULL,
+        changed_at timestamptz NOT NULL
+      )`,
+      'INSERT INTO api_key_changes (id, version, changed_at) VALUES (1, 0, now())',
+      // Key files (API_KEYS_FILE) imported, by the SHA-256 of their content: a file is imported once.
+      `CREATE TABLE api_key_imports (
+        sha256 text PRIMARY KEY,
+        file text NOT NULL,
+        keys integer NOT NULL,
+        imported_at timestamptz NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /** The advisory lock every instance takes before migrating (an arbitrary constant, ours alone). */

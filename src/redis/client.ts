@@ -12,7 +12,10 @@ export interface RedisConnections {
   readonly client: Redis;
   /** Subscribes `handler` to `channel`; resubscribed after every reconnect by ioredis itself. */
   subscribe(channel: string, handler: (message: string) => void): Promise<void>;
-  /** Called after every reconnect of the command connection (pub/sub drops messages while disconnected). */
+  /**
+   * Called after every reconnect of the command connection, and of the subscriber connection (pub/sub
+   * drops messages while disconnected: whoever relies on them re-reads what they announce).
+   */
   onReconnect(handler: () => void): void;
   close(): Promise<void>;
 }
@@ -60,6 +63,11 @@ export function connectRedis(url: string, timeoutMs: number, health: BackendHeal
         subscriber = new Redis(url, { ...redisOptions(timeoutMs), enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
         subscriber.on('error', () => {}); // the command connection reports the health
         subscriber.on('message', (ch: string, message: string) => handlers.get(ch)?.(message));
+        let subscriberEverReady = false;
+        subscriber.on('ready', () => {
+          if (subscriberEverReady) for (const h of reconnectHandlers) h();
+          subscriberEverReady = true;
+        });
       }
       handlers.set(channel, handler);
       // Not awaited: while Redis is down the subscription is made when it connects (and again after every reconnect).
