@@ -9,6 +9,7 @@ import type { DestinationStream } from 'pino';
 import { configuredUrls, publicBaseUrlWarning, type Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
 import { KEY_CHANGES_CHANNEL } from './access/key-changes.ts';
+import { localLimitStore, RateLimiter } from './access/rate-limit.ts';
 import { KeyStore } from './access/keys.ts';
 import { toLedgerRow, type BatchLedger } from './access/x402/batch-ledger.ts';
 import { createBatchSettlement, type BatchSettlement } from './access/x402/batch-settlement.ts';
@@ -129,6 +130,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('services', { cache, catalog, config, sources, guard, backends, keys, ...storage });
   app.addHook('onClose', async () => http.close());
 
+  // Rate limits count in Redis when instances share one, else in this process; each interface its own count.
+  const limitStore = (namespace: 'risk' | 'market') =>
+    backends.redis ? sharedLimitStore({ client: backends.redis.connections.client, health: backends.redis.health }, namespace) : localLimitStore();
+  const marketLimiter = new RateLimiter<'key' | 'paid' | 'free' | 'ref'>(limitStore('market'), (scope) => metrics.rateLimited(scope));
+
   const ctx: RouteContext = {
     config,
     sources,
@@ -143,6 +149,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     catalog,
     access: accessSummary(config),
     usage: storage.usage,
+    keyMinute: (keyId) => marketLimiter.read(`key:${keyId}`, config.keys.rateLimitPerMinute),
     backends: { database: backends.database, redis: backends.redis?.health },
     startedAt: Date.now(),
   };
@@ -152,8 +159,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerReferenceRoutes(app, ctx);
 
   // Rate limits count in Redis when instances share one; without REDIS_URL each limiter keeps the plugin's own store.
-  const limitStore = (namespace: 'risk' | 'market') =>
-    backends.redis ? sharedLimitStore({ client: backends.redis.connections.client, health: backends.redis.health }, namespace) : undefined;
   await app.register(riskPlugin, { prefix: '/risk', ctx, limitStore: limitStore('risk') });
 
   const payments = await paymentGate(app, config, catalog, options, metrics);
@@ -162,7 +167,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await installAccessControl(market, {
       keys,
       limits: { keyPerMinute: config.keys.rateLimitPerMinute, paidIpPerMinute: config.limits.paidIpPerMinute, freePerMinute: config.limits.freePerMinute },
-      limitStore: limitStore('market'),
+      limiter: marketLimiter,
       payments,
       usage: storage.usage,
       metrics,

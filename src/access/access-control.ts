@@ -11,7 +11,6 @@
 // A paid handler itself runs only with a grant for its route (grant.ts): that check is the invariant.
 // Routes declared `rateLimited: false` (/health) are never limited; status pages (`reference: true`)
 // count in a bucket of their own. Payment headers on free routes are ignored.
-import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';
@@ -21,6 +20,7 @@ import { grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
+import type { Limit, RateLimiter } from './rate-limit.ts';
 
 export interface PaymentGate {
   /** Runs before the handler of `entry`: answers 402/503 itself, or grants the request once its payment is verified. */
@@ -34,8 +34,8 @@ export interface PaymentGate {
 export interface AccessControlOptions {
   keys: KeyStore;
   limits: { keyPerMinute: number; paidIpPerMinute: number; freePerMinute: number };
-  /** Where the limits count: Redis shared by the instances (REDIS_URL), else unset (the plugin's own per-instance store). */
-  limitStore?: FastifyRateLimitStoreCtor;
+  /** Counts the requests of each bucket: in this process, or in Redis shared by the instances (REDIS_URL). */
+  limiter: RateLimiter<LimitScope>;
   /** undefined when x402 is off (X402_ENABLED=false or X402_PAY_TO unset). */
   payments: PaymentGate | undefined;
   /** Counts keyed calls per key, day and route (GET /v1/usage). */
@@ -65,28 +65,12 @@ export const INVALID_KEY = 'invalid or revoked API key';
 export const KEY_REQUIRED = 'an API key is required (x-api-key header); x402 payments are not configured on this server';
 export const PAYMENT_REQUIRED = 'payment required';
 
-/**
- * x-ratelimit-* go with the 429 (with Retry-After), not with every answer: three headers on every
- * response measured as a tenth of a cached answer's cost; the limits themselves are in /v1/status.
- */
-export const WITHOUT_QUOTA_HEADERS = { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false };
-
-const LIMIT_SCOPES = { key: 'per API key', paid: 'per client without an API key', free: 'per client', ref: 'per client on the status pages' } as const;
+type LimitScope = 'key' | 'paid' | 'free' | 'ref';
 
 /** The per-client bucket of a free request: status pages count apart from the data routes. */
-export function freeBucketOf(req: FastifyRequest): string {
-  return `${matchedEntry(req)?.def.reference ? 'ref' : 'free'}:${clientBucket(req.ip)}`;
+export function freeBucketOf(req: FastifyRequest, entry: CatalogEntry | undefined): string {
+  return `${entry?.def.reference ? 'ref' : 'free'}:${clientBucket(req.ip)}`;
 }
-
-/** The rate-limit bucket a request counts in (its prefix names the scope). */
-function bucketOf(req: FastifyRequest): string {
-  const credential = req.credential;
-  if (credential?.kind === 'key') return `key:${credential.key.id}`;
-  if (credential) return `paid:${clientBucket(req.ip)}`;
-  return freeBucketOf(req);
-}
-
-const scopeOf = (bucket: string) => bucket.slice(0, bucket.indexOf(':')) as keyof typeof LIMIT_SCOPES;
 
 /** Installs the hooks on the (encapsulated) context that holds interface B's routes. Register routes after it. */
 export async function installAccessControl(app: FastifyInstance, opts: AccessControlOptions): Promise<void> {
@@ -101,28 +85,26 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     if (entry) route.handler = grantRequired(entry, route.handler, refusal);
   });
 
-  // 1. Who is it? (No rejection yet: an invalid key still counts against its IP's limit below.)
-  app.addHook('onRequest', (req, _reply, done) => {
-    if (needsCredential(matchedEntry(req)?.access)) req.credential = credentialOf(req, opts);
-    done();
-  });
-
-  // 2. Rate limits: one bucket per key, per paid-route client IP, per free-route client IP, and per
-  // client IP on the status pages. The plugin adds its check to each route registered after it
-  // (route-level onRequest, so after step 1). Counted across instances in Redis when REDIS_URL is set
-  // (per instance while Redis fails: src/redis/rate-limit-store.ts).
-  const { limits } = opts;
-  const max = { key: limits.keyPerMinute, paid: limits.paidIpPerMinute, free: limits.freePerMinute, ref: limits.freePerMinute };
-  await app.register(rateLimit, {
-    hook: 'onRequest',
-    addHeadersOnExceeding: WITHOUT_QUOTA_HEADERS,
-    timeWindow: 60_000,
-    keyGenerator: bucketOf,
-    max: (_req, bucket) => max[scopeOf(bucket)],
-    onExceeded: (_req, bucket) => opts.metrics.rateLimited(scopeOf(bucket)),
-    errorResponseBuilder: (req, ctx) =>
-      new AppError(429, `rate limit exceeded: ${ctx.max} requests per minute ${LIMIT_SCOPES[scopeOf(bucketOf(req))]}; retry in ${Math.ceil(ctx.ttl / 1000)} s`),
-    ...(opts.limitStore ? { store: opts.limitStore } : {}),
+  // 1. Who is it, and is it within its limit? One bucket per key, per paid-route client IP (no key, or
+  // an invalid one: it still counts against its IP before it is refused), per free-route client IP, and
+  // per client IP on the status pages (apart from the data routes). Routes declared rateLimited: false
+  // (/health) are never limited. A key-only route (/v1/usage) counts apart from the key's paid calls.
+  const { limits, limiter } = opts;
+  const LIMITS: Record<LimitScope, Limit<LimitScope>> = {
+    key: { scope: 'key', max: limits.keyPerMinute, per: 'per API key' },
+    paid: { scope: 'paid', max: limits.paidIpPerMinute, per: 'per client without an API key' },
+    free: { scope: 'free', max: limits.freePerMinute, per: 'per client' },
+    ref: { scope: 'ref', max: limits.freePerMinute, per: 'per client on the status pages' },
+  };
+  app.addHook('onRequest', (req, reply, done) => {
+    const entry = matchedEntry(req);
+    if (!entry) return done();
+    const credential = needsCredential(entry.access) ? (req.credential = credentialOf(req, opts)) : null;
+    if (entry.def.rateLimited === false) return done();
+    if (credential?.kind === 'key') return limiter.hit(`${entry.access === 'key' ? 'key-only' : 'key'}:${credential.key.id}`, LIMITS.key, reply, done);
+    if (credential) return limiter.hit(`paid:${clientBucket(req.ip)}`, LIMITS.paid, reply, done);
+    const bucket = freeBucketOf(req, entry);
+    limiter.hit(bucket, entry.def.reference ? LIMITS.ref : LIMITS.free, reply, done);
   });
 
   // 3. Reject what the credential does not allow; a valid key is a grant for the matched route (and

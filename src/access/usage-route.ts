@@ -46,14 +46,14 @@ export const keyUsage = defineRoute({
     if (credential?.kind !== 'key') throw new Error('key-only route reached without a key');
     const keyId = credential.key.id;
     // The limiter's window for this key, read without counting this call.
-    const minute = await req.server.createRateLimit()(req, { increment: false });
+    const minute = await ctx.keyMinute(keyId);
     const used = await ctx.usage.usageOf(keyId);
     const now = new Date();
     const dayEnd = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
     const monthEnd = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
     const perMinute = ctx.config.keys.rateLimitPerMinute;
-    const left = minute.isAllowed ? perMinute : minute.remaining;
-    const windowOpen = !minute.isAllowed && minute.ttl > 0;
+    const left = Math.max(0, perMinute - minute.current);
+    const windowOpen = minute.ttl > 0;
     return envelope(
       {
         key_id: keyId,
@@ -62,7 +62,7 @@ export const keyUsage = defineRoute({
           current_minute: {
             requests_made: perMinute - left,
             requests_left: left,
-            resets_at: windowOpen ? new Date(now.getTime() + (minute as { ttl: number }).ttl).toISOString() : null,
+            resets_at: windowOpen ? new Date(now.getTime() + minute.ttl).toISOString() : null,
           },
           current_day: { date: now.toISOString().slice(0, 10), requests_made: used.today, requests_left: null, resets_at: dayEnd.toISOString(), by_route: used.today_by_route },
           current_month: { month: now.toISOString().slice(0, 7), requests_made: used.month, requests_left: null, resets_at: monthEnd.toISOString() },

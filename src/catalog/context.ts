@@ -1,4 +1,5 @@
 // What every route handler is given: the shared services, created once in buildApp.
+import type { LimitCount } from '../access/rate-limit.ts';
 import type { Config } from '../config.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import type { UpstreamGuard } from '../http/guard.ts';
@@ -24,6 +25,8 @@ export interface RouteContext {
   access: AccessSummary;
   /** Per-key usage (/v1/usage reads it). */
   usage: UsageCounter;
+  /** A key's count in the rate limiter's current window for paid calls, without counting (/v1/usage). */
+  keyMinute(keyId: string): Promise<LimitCount>;
   /** Health of the database, and of Redis when REDIS_URL is set (/v1/status). */
   backends: { database: BackendHealth; redis: BackendHealth | undefined };
   /** Epoch ms the app was built (uptime). */

@@ -191,8 +191,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
     app.withTypeProvider<ZodTypeProvider>().route({
       method: 'GET',
       url: def.path,
-      // A key-only route gets a limiter store of its own (`{}`: the same limits, another count), so calling it never uses the key's paid quota.
-      config: { catalog: entry, ...(def.rateLimited === false ? { rateLimit: false } : entry.access === 'key' ? { rateLimit: {} } : {}) },
+      config: { catalog: entry },
       schema: {
         summary: def.summary,
         description: def.description,

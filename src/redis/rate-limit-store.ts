@@ -10,11 +10,12 @@
 // 'ready') and counting is shared again; while the connection stays up but commands fail (a hung server),
 // one request a second tries Redis, so a hung Redis delays one request a second, not every request.
 //
-// Without REDIS_URL none of this exists: the plugin builds its LocalStore itself, exactly as before.
-import type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+// Without REDIS_URL none of this exists: the limiter counts in the plugin's LocalStore alone.
+import type { FastifyRateLimitStore } from '@fastify/rate-limit';
 import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js';
 import type { Redis } from 'ioredis';
+import type { LimitStore } from '../access/rate-limit.ts';
 import type { BackendHealth } from '../http/backend-health.ts';
 import { KEY_PREFIX } from './client.ts';
 
@@ -54,7 +55,7 @@ class RedisGate {
 type Counter = Pick<LocalStore, 'incr' | 'read'>;
 
 /** Redis first; this instance's LocalStore for a request whose Redis count failed or was not tried. */
-class FallbackLimitStore implements FastifyRateLimitStore {
+class FallbackLimitStore implements LimitStore {
   constructor(
     private readonly shared: RedisStore,
     private readonly local: LocalStore,
@@ -68,11 +69,6 @@ class FallbackLimitStore implements FastifyRateLimitStore {
   /** The count without counting: GET /v1/usage's current minute (`createRateLimit()(req, { increment: false })`). */
   read(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
     this.count('read', key, cb, timeWindow, max);
-  }
-
-  /** A route with its own limiter config (key-only routes): its own count in both stores. */
-  child(routeOptions: Parameters<FastifyRateLimitStore['child']>[0]): FastifyRateLimitStore {
-    return new FallbackLimitStore(this.shared.child(routeOptions), this.local.child(routeOptions), this.gate);
   }
 
   private count(method: keyof Counter, key: string, cb: IncrCallback, timeWindow: number, max: number): void {
@@ -94,24 +90,12 @@ class FallbackLimitStore implements FastifyRateLimitStore {
   }
 }
 
-/** The flags of the plugin's options a store reads (the plugin passes its resolved options to the constructor). */
-interface StoreFlags {
-  continueExceeding?: boolean;
-  exponentialBackoff?: boolean;
-}
-
 /**
- * The `store` option of one @fastify/rate-limit registration, counting in Redis under
- * `marketgate:rate-limit:<namespace>:` (each registration its own namespace, as each has its own count
- * without Redis), falling back to per-instance counting as described above.
+ * The store of one limiter, counting in Redis under `marketgate:rate-limit:<namespace>:` (each limiter its
+ * own namespace, as each has its own count without Redis), falling back to per-instance counting as
+ * described above.
  */
-export function sharedLimitStore(redis: { client: Redis; health: BackendHealth }, namespace: string): FastifyRateLimitStoreCtor {
-  const gate = new RedisGate(redis.client, redis.health);
+export function sharedLimitStore(redis: { client: Redis; health: BackendHealth }, namespace: string): LimitStore {
   const prefix = `${KEY_PREFIX}rate-limit:${namespace}:`;
-  return class SharedLimitStore extends FallbackLimitStore {
-    constructor(options: FastifyRateLimitOptions) {
-      const { continueExceeding = false, exponentialBackoff = false } = options as StoreFlags;
-      super(new RedisStore(continueExceeding, exponentialBackoff, redis.client, prefix), new LocalStore(continueExceeding, exponentialBackoff), gate);
-    }
-  };
+  return new FallbackLimitStore(new RedisStore(false, false, redis.client, prefix), new LocalStore(false, false), new RedisGate(redis.client, redis.health));
 }

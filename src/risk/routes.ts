@@ -1,8 +1,9 @@
 // Interface A: the free token risk check, mounted under /risk (and at the root of RISK_HOSTNAME).
-import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { freeBucketOf, WITHOUT_QUOTA_HEADERS } from '../access/access-control.ts';
+import { freeBucketOf } from '../access/access-control.ts';
+import { matchedEntry } from '../access/grant.ts';
+import { RateLimiter, type LimitStore } from '../access/rate-limit.ts';
 import type { RouteContext } from '../catalog/context.ts';
 import { evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../params/evm-address.ts';
 import { describeEndpoint } from '../catalog/describe.ts';
@@ -175,8 +176,8 @@ export const RISK_ROUTES: readonly RouteDef[] = [healthRoute('token risk', 'Toke
 
 export interface RiskPluginOptions {
   ctx: RouteContext;
-  /** Where the limiter counts: Redis shared by the instances (REDIS_URL), else unset (the plugin's own per-instance store). */
-  limitStore?: FastifyRateLimitStoreCtor;
+  /** Where the limiter counts: this process, or Redis shared by the instances (REDIS_URL). */
+  limitStore: LimitStore;
 }
 
 export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { ctx, limitStore }) => {
@@ -184,14 +185,12 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
   // by its breaker is a 502 here too (with Retry-After), where interface B answers 503.
   app.setErrorHandler(createErrorHandler({ unavailableStatus: 502 }));
   // Per client IP on every route but /risk/health (declared rateLimited: false); the status page in a bucket of its own.
-  await app.register(rateLimit, {
-    addHeadersOnExceeding: WITHOUT_QUOTA_HEADERS,
-    keyGenerator: freeBucketOf,
-    max: ctx.config.risk.rateLimitPerMinute,
-    timeWindow: 60_000,
-    onExceeded: () => ctx.metrics.rateLimited('risk'),
-    errorResponseBuilder: (_req, rl) => new AppError(429, `rate limit exceeded: ${rl.max} requests per minute per client; retry in ${Math.ceil(rl.ttl / 1000)} s`),
-    ...(limitStore ? { store: limitStore } : {}),
+  const limiter = new RateLimiter(limitStore, () => ctx.metrics.rateLimited('risk'));
+  const limit = { scope: 'risk', max: ctx.config.risk.rateLimitPerMinute, per: 'per client' };
+  app.addHook('onRequest', (req, reply, done) => {
+    const entry = matchedEntry(req);
+    if (!entry || entry.def.rateLimited === false) return done();
+    limiter.hit(freeBucketOf(req, entry), limit, reply, done);
   });
   mountRoutes(app, ctx, 'risk', RISK_ROUTES);
 };
