@@ -6,11 +6,11 @@
 // under the payment's identifier; failure → cancel, so nobody pays for an error.
 //
 // Prefetch (X402_PREFETCH, on by default): when the SDK is about to ask the facilitator to verify an
-// `exact` payment — the header decoded, it matches the route's requirements, its extensions are valid, no
-// stored answer or running twin took it (idempotency) — the route's work starts at the same time (grant.ts holds its
-// answer, unsent, until the grant exists). A paid call then costs max(verify, handler) + settle instead
-// of verify + handler + settle. A payment that is refused drops the held answer (its upstream data stays
-// in the cache); nothing is settled for it.
+// `exact` payment — the header decoded, it matches the route's requirements, its extensions are valid,
+// no stored answer or running twin took it (idempotency) — the route's work starts at the same time
+// (grant.ts holds its answer, unsent, until the grant exists). A paid call then costs
+// max(verify, handler) + settle instead of verify + handler + settle. A payment that is refused drops
+// the held answer (its upstream data stays in the cache); nothing is settled for it.
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import {
   SETTLEMENT_OVERRIDES_HEADER,
@@ -92,9 +92,10 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     recordPaymentsInLedger(resourceServer, { ledger: opts.ledger, metrics: opts.metrics, facilitator: opts.facilitatorName, log: opts.log });
     // The SDK calls this right before it asks the facilitator to verify, once the payment decoded, matched the
     // route's requirements and passed its extensions' checks: only a payment that goes to verify starts the work.
-    // Only `exact`: its verify is a facilitator round trip. A batch-settlement voucher is checked by this server
-    // in milliseconds (nothing to overlap), and some of its payloads never reach the handler (a refund) or are
-    // refused by the scheme's own hook after this one (a busy channel): prefetching them would only spend upstream calls.
+    // Only `exact`: its verify is a facilitator round trip. A batch-settlement voucher is checked by this
+    // server in milliseconds (nothing to overlap), and some of its payloads never reach the handler (a
+    // refund) or are refused by the scheme's own hook after this one (a busy channel): prefetching them
+    // would only spend upstream calls.
     if (opts.prefetch !== false) {
       resourceServer.onBeforeVerify(async (ctx) => {
         const attempt = attemptOf(ctx);
