@@ -328,6 +328,7 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
     // Verify and settle each within the facilitator's timeout; the handler within two upstream deadlines (a fallback venue).
     paidCallMs: 2 * x402.facilitatorTimeoutMs + 2 * config.upstream.deadlineMs,
     batch,
+    prefetch: x402.prefetch,
   });
   // Once routes exist: build the payment table (an invalid Bazaar declaration stops start-up), then ask the
   // facilitator what it supports (a failure there is retried on the first paid call).

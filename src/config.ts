@@ -95,6 +95,10 @@ export const CORE_ENV_SECTIONS = {
       'coinbase-cdp',
       'coinbase-cdp (needs CDP_API_KEY_ID/CDP_API_KEY_SECRET) or the URL of any x402 facilitator.',
     ),
+    X402_PREFETCH: env.bool(
+      true,
+      "Start a paid route's upstream work while the facilitator verifies the payment (its answer is held, never sent, until the payment is verified); false: only after.",
+    ),
     X402_BATCH_SETTLEMENT: env.bool(
       false,
       "Also offer x402 batch-settlement (one deposit, then a signed voucher per call, claimed and settled in batches) beside exact, when the facilitator's /supported lists it.",
@@ -183,6 +187,8 @@ export interface Config {
     maxTimeoutS: number;
     facilitatorTimeoutMs: number;
     facilitator: 'coinbase-cdp' | string;
+    /** Start the route's work while the facilitator verifies (the answer held until the grant). */
+    prefetch: boolean;
     cdp: { keyId: string | undefined; keySecret: string | undefined };
     /** batch-settlement beside exact (see src/access/x402/batch-settlement.ts). */
     batch: {
@@ -265,6 +271,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxTimeoutS: e.X402_MAX_TIMEOUT_S,
       facilitatorTimeoutMs: e.X402_FACILITATOR_TIMEOUT_MS,
       facilitator: e.X402_FACILITATOR,
+      prefetch: e.X402_PREFETCH,
       cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
       batch: {
         enabled: e.X402_BATCH_SETTLEMENT,

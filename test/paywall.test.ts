@@ -7,7 +7,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grantRequired } from '../src/access/grant.ts';
+import { discardPrefetch, grantRequired, prefetch } from '../src/access/grant.ts';
 import { createPaymentGate } from '../src/access/x402/gate.ts';
 import { examplePath, type CatalogEntry } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
@@ -151,8 +151,9 @@ describe.each([
     expect(probeCalls.count).toBe(before);
   });
 
-  it('a payment that does not verify, sent in any shape, is refused and runs no handler', async () => {
+  it('a payment that does not verify, sent in any shape, is refused: no data, and the route\'s work ran only as a prefetch beside a verify', async () => {
     const before = probeCalls.count;
+    const verifiesBefore = verifies;
     const payment = encodePaymentSignatureHeader({
       x402Version: 2,
       resource: { url: 'http://x/v1/test-probe', description: '', mimeType: 'application/json' },
@@ -167,7 +168,12 @@ describe.each([
       const request = `${method} ${target} HTTP/1.1\r\nHost: x\r\nPAYMENT-SIGNATURE: ${payment}\r\nConnection: close\r\n\r\n`;
       expectRefused(await raw(port, request), request, refusal);
     }
-    expect(probeCalls.count).toBe(before);
+    // The shapes that reach the probe route with this (well-formed, matching) payment go to the facilitator's
+    // verify, and the probe's work is prefetched meanwhile (X402_PREFETCH): once per verify, never otherwise,
+    // and none of it was delivered (expectRefused: no "data" in any answer). Without x402 nothing runs at all.
+    expect(probeCalls.count - before).toBe(verifies - verifiesBefore);
+    if (x402) expect(verifies - verifiesBefore).toBeGreaterThan(0);
+    else expect(probeCalls.count).toBe(before);
   });
 
   it('an invalid key is a 401 in every shape; a valid key gets the data in absolute form too', async () => {
@@ -218,6 +224,67 @@ describe('the paywall invariant fails closed', () => {
     expect(errors).toHaveLength(2);
     await call({ entry, via: 'key' });
     expect(ran).toBe(1);
+  });
+
+  it('a prefetched answer is held, never delivered without a grant for its route, and delivered once with one (grant.ts)', async () => {
+    const entry = { url: '/v1/x', access: 'paid' } as CatalogEntry;
+    const other = { url: '/v1/y', access: 'paid' } as CatalogEntry;
+    let ran = 0;
+    const handler = grantRequired(entry, (async () => ({ data: ++ran })) as never, () => new AppError(402, 'payment required'));
+    grantRequired(other, (async () => ({ data: 'other' })) as never, () => new AppError(402, 'payment required'));
+    const request = (matched: CatalogEntry) => ({ grant: null as unknown, log: { error: () => {} }, method: 'GET', url: matched.url, routeOptions: { config: { catalog: matched } }, server: {} });
+    const call = (req: unknown) => (handler as (req: unknown, reply: unknown) => unknown).call(null, req, {});
+
+    // Started for the matched route only, once, and never for a request that already holds a grant.
+    const refused = request(entry);
+    expect(prefetch(refused as never, other)).toBe(false);
+    expect(prefetch(refused as never, entry)).toBe(true);
+    expect(prefetch(refused as never, entry)).toBe(false);
+    expect(ran).toBe(1);
+    expect(prefetch({ ...request(entry), grant: { entry, via: 'key' } } as never, entry)).toBe(false);
+    // No grant (the payment was refused, yet the handler reached somehow): refused, the held answer goes nowhere.
+    expect(() => call(refused)).toThrow('payment required');
+    // A grant for another route does not deliver it either.
+    const misgranted = request(entry);
+    prefetch(misgranted as never, entry);
+    misgranted.grant = { entry: other, via: 'x402' };
+    expect(() => call(misgranted)).toThrow('payment required');
+    expect(ran).toBe(2);
+
+    // With the grant for its route: the prefetched answer, without running the handler again.
+    const paid = request(entry);
+    prefetch(paid as never, entry);
+    paid.grant = { entry, via: 'x402' };
+    expect(await call(paid)).toEqual({ data: 3 });
+    expect(ran).toBe(3);
+    // Discarded (the gate does so on every refusal): a later grant runs the handler itself.
+    const dropped = request(entry);
+    prefetch(dropped as never, entry);
+    discardPrefetch(dropped as never);
+    dropped.grant = { entry, via: 'x402' };
+    expect(await call(dropped)).toEqual({ data: 5 });
+  });
+
+  it('a prefetched handler gets no reply to send with; one that reaches for it runs again, normally, once granted', async () => {
+    const entry = { url: '/v1/z', access: 'paid' } as CatalogEntry;
+    const replies: unknown[] = [];
+    const handler = grantRequired(
+      entry,
+      (async (_req: unknown, reply: { header(name: string, value: string): void }) => {
+        reply.header('x-seen', '1');
+        replies.push(reply);
+        return { data: 1 };
+      }) as never,
+      () => new AppError(402, 'payment required'),
+    );
+    const req = { grant: null as unknown, log: { error: () => {} }, method: 'GET', url: entry.url, routeOptions: { config: { catalog: entry } }, server: {} };
+    expect(prefetch(req as never, entry)).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    expect(replies).toEqual([]); // the prefetch failed at the reply, and sent nothing
+    req.grant = { entry, via: 'x402' };
+    const reply = { header: () => {} };
+    expect(await (handler as (req: unknown, reply: unknown) => unknown).call(null, req, reply)).toEqual({ data: 1 });
+    expect(replies).toEqual([reply]);
   });
 
   it('the gate answers 402 (and logs) when the SDK has no payment requirements for a route the catalog marks paid', async () => {

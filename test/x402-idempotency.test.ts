@@ -3,12 +3,13 @@
 // A retry with the same payment gets the first answer again and is never settled twice.
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { appendPaymentIdentifierToExtensions, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { identifierOf } from '../src/access/x402/idempotency.ts';
 import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { recorded } from './fixtures.ts';
@@ -188,5 +189,29 @@ describe('x402 payment-identifier: idempotent paid retries', () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toMatch(/^the payment's payment-identifier extension is invalid/);
     expect(facilitatorCalls()).toEqual(calls);
+  });
+
+  it("the identifier is checked as the SDK checks it, without compiling the schema every payment echoes", () => {
+    const echoed = declarePaymentIdentifierExtension(false); // what a client copies from the 402, schema included
+    const shapes: unknown[] = [
+      undefined,
+      'not an object',
+      {},
+      { info: 'x' },
+      { info: { required: 'no' } },
+      { ...echoed, info: { required: false } },
+      { ...echoed, info: { required: false, id: 'pay_valid_identifier_0001' } },
+      { info: { required: false, id: 'pay_valid_identifier_0001' } },
+      { ...echoed, info: { required: false, id: 'short!' } },
+      { ...echoed, info: { required: false, id: 'pay_with spaces_in_it_0001' } },
+      { ...echoed, info: { required: false, id: 12345678901234567 } },
+      { ...echoed, info: { required: false, id: 'x'.repeat(129) } },
+    ];
+    for (const extension of shapes) {
+      const payload = { x402Version: 2, payload: {}, ...(extension === undefined ? {} : { extensions: { [PAYMENT_IDENTIFIER]: extension } }) } as never;
+      const ours = identifierOf(payload);
+      const sdk = extractAndValidatePaymentIdentifier(payload);
+      expect({ id: ours.id, valid: ours.validation.valid }, JSON.stringify(extension)).toEqual({ id: sdk.id, valid: sdk.validation.valid });
+    }
   });
 });

@@ -153,17 +153,22 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(row!.authorization_nonce).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
-  it('replaying the same payment → 402 with a reason, no balance change, handler not run', async () => {
+  it('replaying the same payment → 402 with a reason, no balance change, no data (the answer prefetched during verify is dropped)', async () => {
     const used = signatures.at(-1)!;
     const before = await balances();
     const calls = exchange.calls(TICKER).length;
+    const settles = fac.state.calls.settle;
     const res = await fetch(`${base}${PRICE}`, { headers: { 'PAYMENT-SIGNATURE': used } });
     expect(res.status).toBe(402);
     const body = (await res.json()) as any;
     expect(body.error).toMatch(/^payment rejected: .*nonce/);
     expect(body.price).toBe('$0.001');
+    expect(body.data).toBeUndefined();
+    expect(res.headers.get('payment-response')).toBeNull();
     expect(await balances()).toEqual(before);
-    expect(exchange.calls(TICKER)).toHaveLength(calls);
+    expect(fac.state.calls.settle).toBe(settles);
+    // The payment decoded and matched the route, so it went to verify, and the route's work ran meanwhile (X402_PREFETCH): one upstream call, never delivered.
+    expect(exchange.calls(TICKER)).toHaveLength(calls + 1);
     // A payment the facilitator refused to verify is not a ledger row: still the one settled attempt.
     expect((await rows()).map((r) => r.status)).toEqual(['settled']);
   });
@@ -183,7 +188,7 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(cancelled).toMatchObject({ route: '/v1/price', payer: payer.address, tx_hash: null, error_reason: 'handler_failed: 502' });
   });
 
-  it.runIf(name.includes('PostgreSQL'))('a ledger that cannot record the verified payment → 503 { source: "database" } before the handler, nothing settled', async () => {
+  it.runIf(name.includes('PostgreSQL'))('a ledger that cannot record the verified payment → 503 { source: "database" }, no data, nothing settled', async () => {
     const before = await balances();
     const settles = fac.state.calls.settle;
     const handlerRuns = exchange.calls(TICKER).length;
@@ -208,10 +213,13 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     for (let i = 0; i < 100 && app.services.backends.database.degraded; i++) await new Promise((r) => setTimeout(r, 100));
     expect(app.services.backends.database.degraded).toBe(false);
     expect(res.status).toBe(503);
-    expect(await res.json()).toMatchObject({ source: 'database' });
+    const body = await res.json();
+    expect(body).toMatchObject({ source: 'database' });
+    expect(body).not.toHaveProperty('data');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(fac.state.calls.settle).toBe(settles);
-    expect(exchange.calls(TICKER)).toHaveLength(handlerRuns);
+    // The first call's work was prefetched while the facilitator verified (then refused: no data); the second never reached verify, so never ran.
+    expect(exchange.calls(TICKER)).toHaveLength(handlerRuns + 1);
     expect(await balances()).toEqual(before);
   }, 30_000);
 

@@ -8,7 +8,9 @@
 //   paid, no key          → limited per client IP (PAID_IP_RATE_LIMIT) *before* any payment is looked
 //                           at, then x402 (402 with the price; verified before, settled after the handler);
 //   paid, x402 not set up → 401 saying an API key is required.
-// A paid handler itself runs only with a grant for its route (grant.ts): that check is the invariant.
+// A paid handler's answer is delivered only with a grant for its route (grant.ts): that check is the
+// invariant. The one way a paid route's work starts earlier is the x402 prefetch, also in grant.ts: once a
+// payment goes to the facilitator's verify, its answer is computed meanwhile and held, unsent, for the grant.
 // Routes declared `rateLimited: false` (/health) are never limited; status pages (`reference: true`)
 // count in a bucket of their own. Payment headers on free routes are ignored.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -128,8 +130,8 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   });
 
   // 4. x402 with a payment: verify before the handler, after validation (a bad parameter is a 400 and
-  // nothing is taken); the gate grants the matched route once the facilitator verified the payment.
-  // Settle after.
+  // nothing is taken); the gate grants the matched route once the facilitator verified the payment (and
+  // meanwhile may prefetch the route's answer, held until then). Settle after.
   if (payments) {
     app.addHook('preHandler', async (req, reply) => {
       if (req.credential?.kind !== 'x402' || req.grant) return;

@@ -24,6 +24,8 @@ export interface FacilitatorOptions {
    * omitted, servers must bring their own receiver-authorizer signer.
    */
   batch?: { authorizerIndex?: number };
+  /** Wait this long before answering /verify and /settle (ms; default 0); `state.delays` changes it later. */
+  delays?: { verifyMs?: number; settleMs?: number };
 }
 
 export async function startFacilitator(opts: FacilitatorOptions) {
@@ -46,7 +48,15 @@ export async function startFacilitator(opts: FacilitatorOptions) {
   }
 
   // calls: every request by route (GET /supported included), for counting facilitator round trips.
-  const state = { mode: "ok" as FacilitatorMode, timings: [] as { op: string; ms: number; result: unknown }[], calls: { supported: 0, verify: 0, settle: 0 } };
+  // delays: added before answering /verify and /settle (ms), so a test can give the facilitator a hosted one's latency.
+  // log: when each /verify and /settle arrived and was answered (performance.now() of this process).
+  const state = {
+    mode: "ok" as FacilitatorMode,
+    timings: [] as { op: string; ms: number; result: unknown }[],
+    calls: { supported: 0, verify: 0, settle: 0 },
+    delays: { verifyMs: opts.delays?.verifyMs ?? 0, settleMs: opts.delays?.settleMs ?? 0 },
+    log: [] as { op: "verify" | "settle"; receivedAt: number; answeredAt: number }[],
+  };
   const send = (res: any, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" });
     res.end(JSON.stringify(body, (_k, v) => (typeof v === "bigint" ? v.toString() : v)));
@@ -61,15 +71,20 @@ export async function startFacilitator(opts: FacilitatorOptions) {
         const chunks: Buffer[] = [];
         for await (const c of req) chunks.push(c as Buffer);
         const { paymentPayload, paymentRequirements } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-        state.calls[req.url === "/verify" ? "verify" : "settle"]++;
-        if (req.url === "/settle" && state.mode === "drop-settle") return req.socket.destroy();
+        const op = req.url === "/verify" ? "verify" : "settle";
+        state.calls[op]++;
+        if (op === "settle" && state.mode === "drop-settle") return req.socket.destroy();
         const t0 = performance.now();
+        const delay = op === "verify" ? state.delays.verifyMs : state.delays.settleMs;
+        if (delay > 0) await new Promise((r) => setTimeout(r, delay));
         const result =
-          req.url === "/verify"
+          op === "verify"
             ? await facilitator.verify(paymentPayload, paymentRequirements)
             : await facilitator.settle(paymentPayload, paymentRequirements);
-        state.timings.push({ op: req.url.slice(1), ms: performance.now() - t0, result });
-        return send(res, 200, result);
+        state.timings.push({ op, ms: performance.now() - t0, result });
+        send(res, 200, result);
+        state.log.push({ op, receivedAt: t0, answeredAt: performance.now() });
+        return;
       }
       send(res, 404, { error: "not found" });
     } catch (e) {

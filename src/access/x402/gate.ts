@@ -4,6 +4,13 @@
 // verified by the facilitator and recorded in the ledger. After the handler (onSend, where status and
 // body are known but nothing is written yet): success → settle, add PAYMENT-RESPONSE, keep the answer
 // under the payment's identifier; failure → cancel, so nobody pays for an error.
+//
+// Prefetch (X402_PREFETCH, on by default): when the SDK is about to ask the facilitator to verify an
+// `exact` payment — the header decoded, it matches the route's requirements, its extensions are valid,
+// no stored answer or running twin took it (idempotency) — the route's work starts at the same time
+// (grant.ts holds its answer, unsent, until the grant exists). A paid call then costs
+// max(verify, handler) + settle instead of verify + handler + settle. A payment that is refused drops
+// the held answer (its upstream data stays in the cache); nothing is settled for it.
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import {
   SETTLEMENT_OVERRIDES_HEADER,
@@ -16,7 +23,7 @@ import {
   type RoutesConfig,
 } from '@x402/core/server';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { CatalogEntry } from '../../catalog/route.ts';
 import type { PaymentIdStore } from '../../db/payment-ids.ts';
@@ -25,7 +32,8 @@ import { DatabaseUnavailableError } from '../../db/service.ts';
 import type { ErrorBody } from '../../http/errors.ts';
 import type { PaymentMetrics } from '../../metrics/metrics.ts';
 import type { PaymentGate } from '../access-control.ts';
-import { FastifyAdapter, type PaymentAttempt } from './adapter.ts';
+import { discardPrefetch, prefetch } from '../grant.ts';
+import { attemptOf, FastifyAdapter, type PaymentAttempt } from './adapter.ts';
 import { assertBazaarDeclarations, bazaarResourceServerExtension, discoveryConfig } from './bazaar.ts';
 import type { BatchOffer } from './batch-settlement.ts';
 import { PAYMENT_IDENTIFIER_DECLARATION, PaymentIdempotency } from './idempotency.ts';
@@ -64,6 +72,8 @@ export interface GateOptions {
   paidCallMs: number;
   /** batch-settlement beside exact (X402_BATCH_SETTLEMENT), when the facilitator offers it. */
   batch?: { offer(): Promise<BatchOffer | undefined> };
+  /** Start the route's work while the facilitator verifies (X402_PREFETCH); default true. */
+  prefetch?: boolean;
 }
 
 export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare(): void; initialize(): Promise<void> } {
@@ -80,6 +90,18 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       .registerExtension(bazaarResourceServerExtension);
     batch?.install(resourceServer);
     recordPaymentsInLedger(resourceServer, { ledger: opts.ledger, metrics: opts.metrics, facilitator: opts.facilitatorName, log: opts.log });
+    // The SDK calls this right before it asks the facilitator to verify, once the payment decoded, matched the
+    // route's requirements and passed its extensions' checks: only a payment that goes to verify starts the work.
+    // Only `exact`: its verify is a facilitator round trip. A batch-settlement voucher is checked by this
+    // server in milliseconds (nothing to overlap), and some of its payloads never reach the handler (a
+    // refund) or are refused by the scheme's own hook after this one (a busy channel): prefetching them
+    // would only spend upstream calls.
+    if (opts.prefetch !== false) {
+      resourceServer.onBeforeVerify(async (ctx) => {
+        const attempt = attemptOf(ctx);
+        if (attempt && ctx.requirements.scheme === 'exact') prefetch(attempt.req, attempt.entry);
+      });
+    }
     const routes: RoutesConfig = Object.fromEntries(
       opts.paidRoutes().map((e) => {
         const discovery = discoveryConfig(e);
@@ -125,6 +147,56 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     return server;
   };
 
+  /** Before the handler: answers 402/503 (or a stored answer) itself, or grants the request once its payment is verified. */
+  const verifyAndGrant = async (req: FastifyRequest, reply: FastifyReply, entry: CatalogEntry): Promise<unknown> => {
+    const attempt: PaymentAttempt = { req, entry, payloadHash: undefined, paymentId: undefined, ledgerId: undefined, ledgerFailure: undefined, answerStored: false };
+    req.x402Attempt = attempt;
+    // Decode the payment header first: the SDK would print a stack trace for garbage; we answer 402 with the reason.
+    const plain = new FastifyAdapter(attempt, opts.publicBaseUrl);
+    const given = plain.getHeader('payment-signature') ?? plain.getHeader('x-payment');
+    const malformed = given !== undefined && !decodes(given);
+    // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
+    const headWithPayment = req.method === 'HEAD' && given !== undefined;
+    const hidden = malformed || headWithPayment;
+    const adapter = hidden ? new FastifyAdapter(attempt, opts.publicBaseUrl, true) : plain;
+
+    if (given !== undefined && !hidden) {
+      // No payment is taken that cannot be recorded: with the ledger down, refuse before anything is verified.
+      if (opts.database.degraded) throw new DatabaseUnavailableError('the payments ledger is unavailable; no payment is taken that cannot be recorded: try again shortly');
+      // A retry of a payment already answered gets that answer (before the facilitator sees it again).
+      const decision = await idempotency.decide(attempt, given);
+      if (decision.kind === 'replay') {
+        const { status, headers, body } = decision.response;
+        return reply.code(status).headers(headers).send(body);
+      }
+    }
+
+    const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') ?? adapter.getHeader('x-payment') };
+    let result: HTTPProcessResult;
+    try {
+      const http = await ready();
+      result = await http.processHTTPRequest(context);
+    } catch (err) {
+      throw facilitatorFailure(err, opts.log);
+    }
+    // The facilitator verified it, but the ledger could not record it: refused before anything is settled.
+    if (attempt.ledgerFailure) throw attempt.ledgerFailure;
+    if (result.type === 'no-payment-required') {
+      // The catalog says paid; the SDK's table does not know the route. Fail closed.
+      opts.log.error({ route: entry.url }, 'x402: the payment table has no entry for a paid route; answering 402');
+      return reply.code(402).send(paymentRequiredBody({}, terms));
+    }
+    if (result.type === 'payment-error') {
+      const r = result.response;
+      // A payment operation answered without the handler (a batch-settlement refund): the SDK's own answer.
+      if (r.status < 400) return reply.code(r.status).headers(r.headers).send(typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
+      const reason = malformed ? MALFORMED_PAYMENT : headWithPayment ? HEAD_PAYMENT : undefined;
+      return reply.code(r.status).headers(r.headers).send(paymentRequiredBody(r.headers, terms, reason));
+    }
+    req.x402Payment = { ...result, context };
+    req.grant = { entry, via: 'x402' };
+  };
+
   return {
     /** Builds the payment table once routes exist; throws when a route's Bazaar declaration is invalid. */
     prepare() {
@@ -138,52 +210,12 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     },
 
     async preHandler(req, reply, entry) {
-      const attempt: PaymentAttempt = { req, entry, payloadHash: undefined, paymentId: undefined, ledgerId: undefined, ledgerFailure: undefined, answerStored: false };
-      req.x402Attempt = attempt;
-      // Decode the payment header first: the SDK would print a stack trace for garbage; we answer 402 with the reason.
-      const plain = new FastifyAdapter(attempt, opts.publicBaseUrl);
-      const given = plain.getHeader('payment-signature') ?? plain.getHeader('x-payment');
-      const malformed = given !== undefined && !decodes(given);
-      // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
-      const headWithPayment = req.method === 'HEAD' && given !== undefined;
-      const hidden = malformed || headWithPayment;
-      const adapter = hidden ? new FastifyAdapter(attempt, opts.publicBaseUrl, true) : plain;
-
-      if (given !== undefined && !hidden) {
-        // No payment is taken that cannot be recorded: with the ledger down, refuse before anything is verified.
-        if (opts.database.degraded) throw new DatabaseUnavailableError('the payments ledger is unavailable; no payment is taken that cannot be recorded: try again shortly');
-        // A retry of a payment already answered gets that answer (before the facilitator sees it again).
-        const decision = await idempotency.decide(attempt, given);
-        if (decision.kind === 'replay') {
-          const { status, headers, body } = decision.response;
-          return reply.code(status).headers(headers).send(body);
-        }
-      }
-
-      const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') ?? adapter.getHeader('x-payment') };
-      let result: HTTPProcessResult;
       try {
-        const http = await ready();
-        result = await http.processHTTPRequest(context);
-      } catch (err) {
-        throw facilitatorFailure(err, opts.log);
+        return await verifyAndGrant(req, reply, entry);
+      } finally {
+        // Refused, replayed, or failed anywhere: whatever work was started for this request goes nowhere.
+        if (!req.grant) discardPrefetch(req);
       }
-      // The facilitator verified it, but the ledger could not record it: refused before anything is settled.
-      if (attempt.ledgerFailure) throw attempt.ledgerFailure;
-      if (result.type === 'no-payment-required') {
-        // The catalog says paid; the SDK's table does not know the route. Fail closed.
-        opts.log.error({ route: entry.url }, 'x402: the payment table has no entry for a paid route; answering 402');
-        return reply.code(402).send(paymentRequiredBody({}, terms));
-      }
-      if (result.type === 'payment-error') {
-        const r = result.response;
-        // A payment operation answered without the handler (a batch-settlement refund): the SDK's own answer.
-        if (r.status < 400) return reply.code(r.status).headers(r.headers).send(typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
-        const reason = malformed ? MALFORMED_PAYMENT : headWithPayment ? HEAD_PAYMENT : undefined;
-        return reply.code(r.status).headers(r.headers).send(paymentRequiredBody(r.headers, terms, reason));
-      }
-      req.x402Payment = { ...result, context };
-      req.grant = { entry, via: 'x402' };
     },
 
     async onSend(req, reply, payload) {
