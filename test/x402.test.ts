@@ -228,10 +228,14 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     const known = new Set((await rows()).map((r) => r.id));
     const failures = app.services.payments.stats().final_write_failures;
     const sql = (text: string) => app.services.db.use((d) => d.query(text));
-    // While the handler runs (its verified row is written), the database starts refusing every update of a payment.
+    // While the handler's upstream call is answered (the route's work starts while the facilitator verifies:
+    // the answer waits here until the verified row is written), the database starts refusing every update of a payment.
     let statusWhileHandlerRan: string | undefined;
     exchange.route(`GET ${TICKER}`, async () => {
-      statusWhileHandlerRan = (await rows()).find((r) => !known.has(r.id))?.status;
+      for (let i = 0; i < 100 && statusWhileHandlerRan === undefined; i++) {
+        statusWhileHandlerRan = (await rows()).find((r) => !known.has(r.id))?.status;
+        if (statusWhileHandlerRan === undefined) await new Promise((r) => setTimeout(r, 20));
+      }
       await sql(`CREATE FUNCTION refuse_payment_updates() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
       await sql('CREATE TRIGGER refuse_payment_updates BEFORE UPDATE ON payments FOR EACH ROW EXECUTE FUNCTION refuse_payment_updates()');
       return { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') };
