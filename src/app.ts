@@ -108,6 +108,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const unreachable = publicBaseUrlWarning(config);
   if (unreachable) app.log.warn(unreachable);
 
+  // Set once per request by matchedEntry (grant.ts).
+  app.decorateRequest('catalogEntry', undefined);
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by our own code from validated data; an envelope's data is serialised once.
   app.setSerializerCompiler(() => serialize);

@@ -115,9 +115,11 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   // catalogs probe a paid resource by its bare URL (without the parameters it needs), so they must
   // see the challenge rather than a 400.
   const payments = opts.payments;
-  app.addHook('preValidation', async (req, reply) => {
-    if (req.credential?.kind === 'unverified-key') req.credential = await lookedUp(req, opts.keys);
+  // (A free route's request has no credential: nothing to do. Only an unknown key, looked up in the
+  // database, and the x402 challenge wait for anything; the rest is decided without a promise.)
+  const check = (req: FastifyRequest, reply: FastifyReply): Promise<unknown> | undefined => {
     const credential = req.credential;
+    if (credential?.kind === 'unverified-key') return lookedUp(req, opts.keys).then((known) => ((req.credential = known), check(req, reply)));
     if (credential?.kind === 'invalid-key') throw new AppError(401, INVALID_KEY);
     const keyOnly = keyOnlyRefusal(req);
     if (keyOnly) throw keyOnly;
@@ -127,6 +129,19 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
       countKeyedCall(req, opts.usage);
     }
     if (credential?.kind === 'x402' && !hasPaymentHeader(req)) return payments!.preHandler(req, reply, matchedEntry(req)!);
+    return undefined;
+  };
+  app.addHook('preValidation', (req, reply, done) => {
+    if (req.credential === null) return done();
+    let pending: Promise<unknown> | undefined;
+    try {
+      pending = check(req, reply);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (!pending) return done();
+    // The challenge (402) is sent by the gate itself: then the request ends here.
+    pending.then(() => (reply.sent ? undefined : done()), done);
   });
 
   // 4. x402 with a payment: verify before the handler, after validation (a bad parameter is a 400 and

@@ -29,9 +29,21 @@ declare module 'fastify' {
   }
 }
 
-/** The catalog entry of the route Fastify matched, or undefined (404, or a route outside the catalog). */
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The matched route's catalog entry once looked up (matchedEntry); null for a route outside the catalog. */
+    catalogEntry: CatalogEntry | null | undefined;
+  }
+}
+
+/**
+ * The catalog entry of the route Fastify matched, or undefined (404, or a route outside the catalog).
+ * Looked up once per request: Fastify's routeOptions getter builds a new object on every read.
+ */
 export function matchedEntry(req: FastifyRequest): CatalogEntry | undefined {
-  return req.routeOptions.config?.catalog;
+  let entry = req.catalogEntry;
+  if (entry === undefined) entry = req.catalogEntry = req.routeOptions.config?.catalog ?? null;
+  return entry ?? undefined;
 }
 
 /** The unguarded handler of each paid route, for prefetch (the guarded one would refuse: no grant yet). */

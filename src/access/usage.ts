@@ -6,6 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Access } from '../catalog/route.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import { AppError } from '../http/errors.ts';
+import { matchedEntry } from './grant.ts';
 
 export const KEY_ONLY = 'an API key is required (x-api-key header)';
 
@@ -14,12 +15,12 @@ export const needsCredential = (access: Access | undefined) => access === 'paid'
 
 /** 401 for a key-only route called without a key (an invalid key has its own 401 before this). */
 export function keyOnlyRefusal(req: FastifyRequest): AppError | undefined {
-  if (req.routeOptions.config.catalog?.access !== 'key' || req.credential?.kind === 'key') return undefined;
+  if (matchedEntry(req)?.access !== 'key' || req.credential?.kind === 'key') return undefined;
   return new AppError(401, KEY_ONLY);
 }
 
 /** Counts the call against its key's usage when it is a keyed call on a paid route. */
 export function countKeyedCall(req: FastifyRequest, usage: UsageCounter | undefined): void {
-  const entry = req.routeOptions.config.catalog;
+  const entry = matchedEntry(req);
   if (usage && entry?.access === 'paid' && req.credential?.kind === 'key') usage.count(req.credential.key.id, entry.url);
 }

@@ -6,6 +6,7 @@
 // With a shared level below it (Redis, when several instances run: src/redis/shared-cache.ts), a miss
 // here asks the shared level, which answers from its store, waits for a load another instance has in
 // flight, or loads; a hit here never touches it (the cached path costs the same with or without Redis).
+import { isoNow } from './clock.ts';
 
 /** Where a lookup was answered: this process's cache (`l1`), a shared one (`l2`), or a load already in flight (`coalesced`). */
 export type CacheLayer = 'l1' | 'l2' | 'coalesced';
@@ -26,7 +27,7 @@ export interface Stamp {
 
 export const stampNow = (): Stamp => {
   const ms = Date.now();
-  return { ms, iso: new Date(ms).toISOString() };
+  return { ms, iso: isoNow(ms) };
 };
 
 /** A loaded value and when. */

@@ -3,6 +3,7 @@
 // the same object on every hit, so its JSON is made once and reused; only the small `meta` is
 // serialised per request. (Derived objects must not be mutated once served.)
 import type { Stamp } from './cache.ts';
+import { isoNow } from './clock.ts';
 
 export interface SourceMeta {
   provider: string;
@@ -17,7 +18,7 @@ export interface Envelope<T> {
 }
 
 export function envelope<T>(data: T, sources: SourceMeta[], extra: Record<string, unknown> = {}): Envelope<T> {
-  return { data, meta: { timestamp: new Date().toISOString(), sources, ...extra } };
+  return { data, meta: { timestamp: isoNow(), sources, ...extra } };
 }
 
 export function sourceMeta(provider: string, fetchedAt: Stamp, cached: boolean, now = Date.now()): SourceMeta {

@@ -37,7 +37,15 @@ type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 const settle = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
 
 const IMMEDIATE = Symbol('immediate');
-const nextTurn = () => new Promise<typeof IMMEDIATE>((resolve) => setImmediate(resolve, IMMEDIATE));
+/** Resolves in the next turn of the event loop: one setImmediate shared by every hedge started in this turn. */
+let turn: Promise<typeof IMMEDIATE> | null = null;
+const nextTurn = (): Promise<typeof IMMEDIATE> =>
+  (turn ??= new Promise((resolve) =>
+    setImmediate(() => {
+      turn = null;
+      resolve(IMMEDIATE);
+    }),
+  ));
 
 export async function hedge<T>(primary: HedgeLeg<T>, fallback: HedgeLeg<T>, delayMs: number, recorder: HedgeRecorder = NO_HEDGE_RECORDER): Promise<Hedged<T>> {
   const started = performance.now();
