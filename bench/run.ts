@@ -1,8 +1,12 @@
 // npm run bench: builds the server (as `npm start` runs it: compiled JavaScript) and measures
-//   cached   the cached path against bare Fastify sending the same bytes and headers (cached-path.ts);
-// BENCH_ONLY=cached,... picks parts. Each part prints its figures and whether its target is met.
+//   cached     the cached path against bare Fastify sending the same bytes and headers (cached-path.ts);
+//   paid       what an x402 payment adds to a call, with the route's work started during verify and without (paid-path.ts);
+//   scale-out  three instances on one Redis: upstream calls per key per TTL, and the cached path with L2 vs L1 alone (scale-out.ts).
+// BENCH_ONLY=cached,paid,... picks parts. Each part prints its figures and whether its target is met.
 import { execFileSync } from 'node:child_process';
 import { runCachedPath } from './cached-path.ts';
+import { benchPaidPath, printPaidPath } from './paid-path.ts';
+import { runScaleOutBench } from './scale-out.ts';
 
 const env = process.env;
 const PARTS: Record<string, () => Promise<void>> = {
@@ -13,6 +17,11 @@ const PARTS: Record<string, () => Promise<void>> = {
       rounds: Number(env.BENCH_ROUNDS ?? 3),
       logLevel: env.BENCH_LOG_LEVEL ?? 'warn',
     }),
+  paid: async () => {
+    const options = { calls: Number(env.BENCH_CALLS ?? 20), verifyMs: 150, settleMs: 1500, upstreamMs: 200 };
+    printPaidPath(options, await benchPaidPath(options));
+  },
+  'scale-out': async () => void (await runScaleOutBench({ build: false })),
 };
 
 const only = env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean) ?? Object.keys(PARTS);
