@@ -31,6 +31,7 @@ import { BatchEventLedger } from './db/batch-events.ts';
 import { PaymentLedger } from './db/payments.ts';
 import { DatabaseService } from './db/service.ts';
 import { UsageCounter } from './db/usage.ts';
+import { AnswerMemo } from './http/answer-memo.ts';
 import { ResponseCache } from './http/cache.ts';
 import { originForm, registerEdge } from './http/edge.ts';
 import { errorHandler } from './http/error-handler.ts';
@@ -124,12 +125,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const guard = new UpstreamGuard(config.upstream, metrics.upstream);
   const backends = createBackends(app, config, metrics);
   const cache = new ResponseCache(config.cache.maxEntries, metrics.cache, sharedCache(app, config, backends.redis));
+  const answers = new AnswerMemo(metrics.cache);
+  cache.onClear(() => answers.clear());
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
   const storage = createStorage(app, config, options.database, backends);
   metrics.paymentLedger(() => storage.payments.stats());
   const keys = createKeyStore(app, config, storage, backends);
-  app.decorate('services', { cache, catalog, config, sources, guard, backends, keys, ...storage });
+  app.decorate('services', { cache, answers, catalog, config, sources, guard, backends, keys, ...storage });
   app.addHook('onClose', async () => http.close());
 
   // Rate limits count in Redis when instances share one, else in this process; each interface its own count.
@@ -150,6 +153,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     providers,
     catalog,
     access: accessSummary(config),
+    answers,
     usage: storage.usage,
     keyMinute: (keyId) => marketLimiter.read(`key:${keyId}`, config.keys.rateLimitPerMinute),
     backends: { database: backends.database, redis: backends.redis?.health },
@@ -170,6 +174,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       keys,
       limits: { keyPerMinute: config.keys.rateLimitPerMinute, paidIpPerMinute: config.limits.paidIpPerMinute, freePerMinute: config.limits.freePerMinute },
       limiter: marketLimiter,
+      answers,
       payments,
       usage: storage.usage,
       metrics,
@@ -391,6 +396,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     services: {
       cache: ResponseCache;
+      /** Answers served again while their sources are fresh (cleared with the cache). */
+      answers: AnswerMemo;
       catalog: RouteCatalog;
       config: Config;
       sources: Sources;

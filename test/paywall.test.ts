@@ -187,6 +187,22 @@ describe.each([
     expect(JSON.parse(keyed.body).data).toEqual({ value: 42 });
   });
 
+  it('a remembered answer is no way in: once a keyed call made the probe\'s answer servable from the fast lane, every shape without a key, with a wrong one or with an unverified payment is still refused', async () => {
+    const probe = paidEntries(t.app).find((e) => e.url === '/v1/test-probe')!;
+    const keyedCall = `GET /v1/test-probe HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY['x-api-key']}\r\nConnection: close\r\n\r\n`;
+    expect((await raw(port, keyedCall)).status).toBe(200);
+    const before = probeCalls.count;
+    const again = await raw(port, keyedCall);
+    expect(again.status).toBe(200);
+    expect(probeCalls.count, 'the second keyed call is served from the fast lane').toBe(before);
+    for (const { method, target } of shapes(probe)) {
+      for (const credentials of ['', 'x-api-key: wrong\r\n']) {
+        const request = `${method} ${target} HTTP/1.1\r\nHost: x\r\n${credentials}Connection: close\r\n\r\n`;
+        expectRefused(await raw(port, request), request, credentials ? 401 : refusal);
+      }
+    }
+  });
+
   it.runIf(x402)('without any credentials the challenge comes before parameter validation (catalogs probe bare URLs); with a payment, a bad parameter is a 400 and nothing is verified', async () => {
     const bare = await t.app.inject({ url: '/v1/price' });
     expect(bare.statusCode).toBe(402);

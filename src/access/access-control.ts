@@ -23,6 +23,7 @@ import type { KeyIdentity, KeyStore } from './keys.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
 import type { Limit, RateLimiter } from './rate-limit.ts';
+import { AnswerMemo } from '../http/answer-memo.ts';
 
 export interface PaymentGate {
   /** Runs before the handler of `entry`: answers 402/503 itself, or grants the request once its payment is verified. */
@@ -38,6 +39,8 @@ export interface AccessControlOptions {
   limits: { keyPerMinute: number; paidIpPerMinute: number; freePerMinute: number };
   /** Counts the requests of each bucket: in this process, or in Redis shared by the instances (REDIS_URL). */
   limiter: RateLimiter<LimitScope>;
+  /** Answers served again while their sources are fresh, once a request is admitted. */
+  answers?: AnswerMemo;
   /** undefined when x402 is off (X402_ENABLED=false or X402_PAY_TO unset). */
   payments: PaymentGate | undefined;
   /** Counts keyed calls per key, day and route (GET /v1/usage). */
@@ -63,6 +66,7 @@ declare module 'fastify' {
   }
 }
 
+export const JSON_TYPE = 'application/json; charset=utf-8';
 export const INVALID_KEY = 'invalid or revoked API key';
 export const KEY_REQUIRED = 'an API key is required (x-api-key header); x402 payments are not configured on this server';
 export const PAYMENT_REQUIRED = 'payment required';
@@ -103,11 +107,29 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     if (!entry) return done();
     const credential = needsCredential(entry.access) ? (req.credential = credentialOf(req, opts)) : null;
     if (entry.def.rateLimited === false) return done();
-    if (credential?.kind === 'key') return limiter.hit(`${entry.access === 'key' ? 'key-only' : 'key'}:${credential.key.id}`, LIMITS.key, reply, done);
-    if (credential) return limiter.hit(`paid:${clientBucket(req.ip)}`, LIMITS.paid, reply, done);
+    // Admitted within its limit: a remembered answer is served here (see serveRemembered), else the route runs.
+    const admitted = (err?: Error) => (err ? done(err) : serveRemembered(req, reply, entry) ? undefined : done());
+    if (credential?.kind === 'key') return limiter.hit(`${entry.access === 'key' ? 'key-only' : 'key'}:${credential.key.id}`, LIMITS.key, reply, admitted);
+    if (credential) return limiter.hit(`paid:${clientBucket(req.ip)}`, LIMITS.paid, reply, admitted);
     const bucket = freeBucketOf(req, entry);
-    limiter.hit(bucket, entry.def.reference ? LIMITS.ref : LIMITS.free, reply, done);
+    limiter.hit(bucket, entry.def.reference ? LIMITS.ref : LIMITS.free, reply, admitted);
   });
+
+  // The cached path's fast lane: a GET on a free route, or on a paid one with a valid key (which is its
+  // grant for the matched route, made and counted by check() exactly as on the full path), whose answer is
+  // remembered and still fresh (answer-memo.ts), is answered here. Anything else — x402, an unknown,
+  // invalid or missing key, HEAD, an answer not remembered — takes the full path.
+  const answers = opts.answers;
+  const serveRemembered = (req: FastifyRequest, reply: FastifyReply, entry: CatalogEntry): boolean => {
+    if (answers === undefined || req.method !== 'GET') return false;
+    const credential = req.credential;
+    if (credential !== null && credential.kind !== 'key') return false;
+    const json = answers.serve(AnswerMemo.keyOf(entry.url, req.url));
+    if (json === undefined) return false;
+    if (credential !== null && check(req, reply) !== undefined) return false;
+    void reply.type(JSON_TYPE).send(json);
+    return true;
+  };
 
   // 3. Reject what the credential does not allow; a valid key is a grant for the matched route (and
   // its call is counted for the key's usage). A request with no credentials at all gets the route's

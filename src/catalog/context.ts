@@ -1,6 +1,7 @@
 // What every route handler is given: the shared services, created once in buildApp.
 import type { LimitCount } from '../access/rate-limit.ts';
 import type { Config } from '../config.ts';
+import type { AnswerMemo } from '../http/answer-memo.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import type { UpstreamGuard } from '../http/guard.ts';
 import type { CryptoListings } from '../market/crypto-listings.ts';
@@ -23,6 +24,8 @@ export interface RouteContext {
   catalog: RouteCatalog;
   /** How to authenticate and pay, as the reference outputs describe it. */
   access: AccessSummary;
+  /** Answers served again while their sources are fresh (the cached path's fast lane; answer-memo.ts). */
+  answers: AnswerMemo;
   /** Per-key usage (/v1/usage reads it). */
   usage: UsageCounter;
   /** A key's count in the rate limiter's current window for paid calls, without counting (/v1/usage). */

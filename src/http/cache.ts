@@ -77,6 +77,7 @@ interface Entry {
 type Pending = Promise<Loaded & { cached: boolean; keepMs: number }>;
 
 export class ResponseCache {
+  private readonly clearListeners: (() => void)[] = [];
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Pending>();
 
@@ -170,6 +171,12 @@ export class ResponseCache {
   clear(): void {
     this.entries.clear();
     this.inFlight.clear();
+    for (const listener of this.clearListeners) listener();
+  }
+
+  /** Called on every clear(): what is made from cached answers (answer-memo.ts) goes with them. */
+  onClear(listener: () => void): void {
+    this.clearListeners.push(listener);
   }
 
   private store(key: string, entry: Entry): void {

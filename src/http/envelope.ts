@@ -5,32 +5,45 @@
 import type { Stamp } from './cache.ts';
 import { isoNow } from './clock.ts';
 
+/**
+ * Until when (epoch ms) an answer may be served again as it is (answer-memo.ts): on a source's meta,
+ * when its cached answer stops serving the caller that asked (fetched + that caller's TTL); on an
+ * envelope, when a handler's own reading of time changes its data (sentiment's next update). Symbol
+ * keys are copied by spreads and never serialised.
+ */
+export const FRESH_UNTIL = Symbol('freshUntil');
+
 export interface SourceMeta {
   provider: string;
   fetched_at: string;
   cached: boolean;
   age_s: number;
+  [FRESH_UNTIL]?: number;
 }
 
 export interface Envelope<T> {
   data: T;
   meta: { timestamp: string; sources: SourceMeta[] } & Record<string, unknown>;
+  [FRESH_UNTIL]?: number;
 }
 
-export function envelope<T>(data: T, sources: SourceMeta[], extra: Record<string, unknown> = {}): Envelope<T> {
-  return { data, meta: { timestamp: isoNow(), sources, ...extra } };
+/** The answer of a route; `freshUntil` when its data reads the time (see FRESH_UNTIL). */
+export function envelope<T>(data: T, sources: SourceMeta[], extra: Record<string, unknown> = {}, freshUntil?: number): Envelope<T> {
+  const answer: Envelope<T> = { data, meta: { timestamp: isoNow(), sources, ...extra } };
+  if (freshUntil !== undefined) answer[FRESH_UNTIL] = freshUntil;
+  return answer;
 }
 
-export function sourceMeta(provider: string, fetchedAt: Stamp, cached: boolean, now = Date.now()): SourceMeta {
-  return {
-    provider,
-    fetched_at: fetchedAt.iso,
-    cached,
-    age_s: Math.max(0, Math.round((now - fetchedAt.ms) / 100) / 10),
-  };
+/** Seconds since `fetchedMs`, to a tenth. */
+export const ageOf = (fetchedMs: number, now: number) => Math.max(0, Math.round((now - fetchedMs) / 100) / 10);
+
+export function sourceMeta(provider: string, fetchedAt: Stamp, cached: boolean, now = Date.now(), freshUntil?: number): SourceMeta {
+  const meta: SourceMeta = { provider, fetched_at: fetchedAt.iso, cached, age_s: ageOf(fetchedAt.ms, now) };
+  if (freshUntil !== undefined) meta[FRESH_UNTIL] = freshUntil;
+  return meta;
 }
 
-/** One entry per provider: the oldest answer used (largest age), cached only if every answer was. */
+/** One entry per provider: the oldest answer used (largest age), cached only if every answer was, fresh while all are. */
 export function mergeSourceMetas(metas: SourceMeta[]): SourceMeta[] {
   const byProvider = new Map<string, SourceMeta>();
   for (const m of metas) {
@@ -40,7 +53,12 @@ export function mergeSourceMetas(metas: SourceMeta[]): SourceMeta[] {
       continue;
     }
     const older = m.fetched_at < seen.fetched_at ? m : seen;
-    byProvider.set(m.provider, { ...older, cached: seen.cached && m.cached });
+    const merged: SourceMeta = { ...older, cached: seen.cached && m.cached };
+    const a = seen[FRESH_UNTIL];
+    const b = m[FRESH_UNTIL];
+    if (a === undefined || b === undefined) delete merged[FRESH_UNTIL];
+    else merged[FRESH_UNTIL] = Math.min(a, b);
+    byProvider.set(m.provider, merged);
   }
   return [...byProvider.values()];
 }
@@ -64,6 +82,15 @@ export function derived<T>(from: object, key: string, build: () => T): T {
 
 /** JSON text of `derived` objects (null until first serialised); other objects are not kept. */
 const serializedData = new WeakMap<object, string | null>();
+
+/** The JSON text of `data` when it is a derived answer (a pure function of cached provider answers), else undefined. */
+export function derivedJson(data: unknown): string | undefined {
+  if (data === null || typeof data !== 'object') return undefined;
+  let text = serializedData.get(data);
+  if (text === undefined) return undefined;
+  if (text === null) serializedData.set(data, (text = JSON.stringify(data)));
+  return text;
+}
 
 /** JSON of a response; the `data` of a derived (cached) answer is serialised once and its text reused. */
 export function serialize(payload: unknown): string {

@@ -1,7 +1,8 @@
 // Interface A: the free token risk check, mounted under /risk (and at the root of RISK_HOSTNAME).
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { freeBucketOf } from '../access/access-control.ts';
+import { freeBucketOf, JSON_TYPE } from '../access/access-control.ts';
+import { AnswerMemo } from '../http/answer-memo.ts';
 import { matchedEntry } from '../access/grant.ts';
 import { RateLimiter, type LimitStore } from '../access/rate-limit.ts';
 import type { RouteContext } from '../catalog/context.ts';
@@ -187,10 +188,16 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
   // Per client IP on every route but /risk/health (declared rateLimited: false); the status page in a bucket of its own.
   const limiter = new RateLimiter(limitStore, () => ctx.metrics.rateLimited('risk'));
   const limit = { scope: 'risk', max: ctx.config.risk.rateLimitPerMinute, per: 'per client' };
+  // Within its limit, a GET whose answer is remembered and still fresh is answered here (answer-memo.ts).
   app.addHook('onRequest', (req, reply, done) => {
     const entry = matchedEntry(req);
     if (!entry || entry.def.rateLimited === false) return done();
-    limiter.hit(freeBucketOf(req, entry), limit, reply, done);
+    limiter.hit(freeBucketOf(req, entry), limit, reply, (err) => {
+      if (err) return done(err);
+      const json = req.method === 'GET' ? ctx.answers.serve(AnswerMemo.keyOf(entry.url, req.url)) : undefined;
+      if (json === undefined) return done();
+      void reply.type(JSON_TYPE).send(json);
+    });
   });
   mountRoutes(app, ctx, 'risk', RISK_ROUTES);
 };

@@ -99,7 +99,9 @@ export function sourceContext<Settings>(name: string, settings: Settings, deps: 
         deadlineMs,
       );
       if (!got.value.found) throw new NotFoundError(got.value.message, name);
-      return { data: got.value.value as never, meta: sourceMeta(name, got.fetchedAt, got.cached), sentAt: got.sentAt };
+      // Fresh for this caller until its TTL ends (a cached answer older than that is reloaded for it).
+      const meta = sourceMeta(name, got.fetchedAt, got.cached, Date.now(), got.fetchedAt.ms + ttlS * 1000);
+      return { data: got.value.value as never, meta, sentAt: got.sentAt };
     },
     run: (call, options) => guard.run(name, call, options),
     fetchFn: (protocol = HTTP_STATUS_ONLY, options) => guardedFetch(name, guard, http, protocol, options),

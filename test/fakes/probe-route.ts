@@ -2,10 +2,12 @@
 // upstream would when asked to, so access control can be tested apart from any provider.
 import { z } from 'zod';
 import { defineRoute } from '../../src/catalog/route.ts';
-import { envelope } from '../../src/http/envelope.ts';
+import { stampNow } from '../../src/http/cache.ts';
+import { derived, envelope, sourceMeta } from '../../src/http/envelope.ts';
 import { UpstreamError } from '../../src/http/errors.ts';
 
 export const probeCalls = { count: 0 };
+const PROBE_UPSTREAM_ANSWER = {};
 
 export const probeRoute = defineRoute({
   path: '/v1/test-probe',
@@ -18,6 +20,9 @@ export const probeRoute = defineRoute({
   handler: async (req) => {
     probeCalls.count++;
     if (req.query.fail === '1') throw new UpstreamError('probe-upstream', 'http', 'probe-upstream answered HTTP 500', { status: 500 });
-    return envelope({ value: 42 }, []);
+    // Made like a cached provider answer (derived data, a source fresh for a minute), so the fast lane of
+    // the cached path (answer-memo.ts) may remember it: it must serve it only where the route itself would.
+    const fetched = stampNow();
+    return envelope(derived(PROBE_UPSTREAM_ANSWER, 'probe', () => ({ value: 42 })), [sourceMeta('probe-upstream', fetched, true, fetched.ms, fetched.ms + 60_000)]);
   },
 });

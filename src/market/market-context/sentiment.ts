@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { derived, envelope } from '../../http/envelope.ts';
 import { FNG_READINGS } from '../../sources/alternative-me.ts';
 import { isoFromMs } from '../../sources/wire.ts';
 
@@ -31,6 +31,14 @@ const data = z.object({
     .describe('The `limit` daily readings before the current one, oldest first (fewer when alternative.me has fewer)'),
 });
 
+/**
+ * next_update_in_s counts down with the answer's age (age_s, in tenths): the answer holds until the age
+ * reaches the half second at which the countdown's rounding moves on (a little before it, to be safe).
+ */
+function nextSecondOfAge(fetchedMs: number, ageAtThisCountS: number): number {
+  return fetchedMs + ageAtThisCountS * 1000 + 500;
+}
+
 export const sentiment = defineRoute({
   path: '/v1/sentiment',
   summary: 'Crypto Fear & Greed Index (alternative.me): current reading and daily history',
@@ -48,15 +56,13 @@ export const sentiment = defineRoute({
     const { data: readings, meta } = await sources.alternativeMe.fearGreed();
     const [now, ...before] = readings as [(typeof readings)[number], ...typeof readings];
     const untilUpdate = now.time_until_update === null ? null : Math.max(0, Math.round(now.time_until_update - meta.age_s));
-    return envelope(
-      {
-        current: { value: now.value, classification: now.classification, time: isoFromMs(now.time), next_update_in_s: untilUpdate },
-        history: before
-          .slice(0, req.query.limit)
-          .reverse()
-          .map((r) => ({ value: r.value, classification: r.classification, date: isoFromMs(r.time).slice(0, 10) })),
-      },
-      [meta],
-    );
+    const data = derived(readings, `${req.query.limit} ${untilUpdate}`, () => ({
+      current: { value: now.value, classification: now.classification, time: isoFromMs(now.time), next_update_in_s: untilUpdate },
+      history: before
+        .slice(0, req.query.limit)
+        .reverse()
+        .map((r) => ({ value: r.value, classification: r.classification, date: isoFromMs(r.time).slice(0, 10) })),
+    }));
+    return envelope(data, [meta], {}, untilUpdate ? nextSecondOfAge(Date.parse(meta.fetched_at), now.time_until_update! - untilUpdate) : undefined);
   },
 });

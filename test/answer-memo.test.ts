@@ -1,0 +1,174 @@
+// The cached path's fast lane (src/http/answer-memo.ts): an answer made only of fresh cached provider
+// answers is served again without its handler, byte for byte what the handler would write (only the
+// time it is served and the sources' ages move), never past the first source's TTL, never to a request
+// the access checks or the rate limit refuse, and never when the data reads the clock beyond what it says.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AnswerMemo } from '../src/http/answer-memo.ts';
+import { derived, envelope, sourceMeta } from '../src/http/envelope.ts';
+import { recorded } from './fixtures.ts';
+import { useFakeUpstreamApps } from './helpers.ts';
+
+const TICKER = '/api/v3/ticker/24hr';
+const FNG = '/fng/';
+const GOPLUS = '/api/v1/token_security/8453';
+const TOKEN = '0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c';
+const RISK = `/risk/v1/token-risk?chain=base&address=${TOKEN}`;
+
+// One key per test (the per-key limit of 5 counts across tests): key-1 is env-1, and so on.
+const KEYS = ['key-1', 'key-2', 'key-3', 'key-4', 'key-5'];
+const keyed = (n: number) => ({ 'x-api-key': KEYS[n - 1]! });
+const TEST_KEY = keyed(1);
+
+const t = useFakeUpstreamApps(['binance', 'alternative', 'goplus'], (urls) => ({
+  API_KEYS: KEYS.join(','),
+  KEY_RATE_LIMIT: '5',
+  BINANCE_SPOT_BASE_URL: urls.binance,
+  COINBASE_BASE_URL: 'http://127.0.0.1:9',
+  ALTERNATIVE_ME_BASE_URL: urls.alternative,
+  GOPLUS_BASE_URL: urls.goplus,
+  CACHE_TTL_PRICE_S: '1',
+  RISK_RATE_LIMIT: '100000',
+  FREE_RATE_LIMIT: '100000',
+}));
+
+function serveAll(): void {
+  t.fakes.binance.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
+  t.fakes.alternative.route(`GET ${FNG}`, { body: recorded('alternativeme__fng.json') });
+  const sample = recorded('goplus__token_security_evm.json');
+  t.fakes.goplus.route(`GET ${GOPLUS}`, { body: { ...sample, result: { [TOKEN]: Object.values(sample.result)[0] } } });
+}
+
+/** Headers that differ per answer by design. */
+const PER_ANSWER = new Set(['date', 'x-request-id', 'content-length']);
+const sameHeaders = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).filter(([k]) => !PER_ANSWER.has(k)));
+
+/** An answer with what moves per request (the time served, the sources' ages and cached flags) set aside. */
+function settled(body: string) {
+  const answer = JSON.parse(body);
+  const { timestamp, sources, ...extra } = answer.meta;
+  expect(Date.parse(timestamp)).toBeGreaterThan(0);
+  return { data: answer.data, extra, sources: sources.map(({ provider, fetched_at }: { provider: string; fetched_at: string }) => ({ provider, fetched_at })) };
+}
+
+afterEach(() => vi.useRealTimers());
+
+describe('the cached path\'s fast lane', () => {
+  it.each([
+    ['a keyed paid route', '/v1/price?symbol=BTC', 'binance', TICKER],
+    ['a free route', '/v1/sentiment?limit=1', 'alternative', FNG],
+    ['interface A', RISK, 'goplus', GOPLUS],
+  ] as const)('%s: the second answer is served without the handler, the same bytes but for its time and ages, the same headers', async (_what, url, fake, upstream) => {
+    serveAll();
+    const first = await t.get(url, TEST_KEY);
+    expect(first.statusCode).toBe(200);
+    expect(t.app.services.answers.size).toBe(1);
+    const handlerRuns = vi.spyOn(t.app.services.cache, 'getOrLoad');
+    const second = await t.get(url, TEST_KEY);
+    expect(second.statusCode).toBe(200);
+    expect(handlerRuns).not.toHaveBeenCalled();
+    handlerRuns.mockRestore();
+    expect(t.fakes[fake].calls(upstream)).toHaveLength(1);
+    expect(settled(second.body)).toEqual(settled(first.body));
+    expect(sameHeaders(second.headers)).toEqual(sameHeaders(first.headers));
+    expect(second.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
+    const meta = second.json().meta;
+    expect(meta.sources).toEqual([expect.objectContaining({ cached: true, age_s: expect.any(Number) })]);
+    // The same serialisation as the full path: a reply the full path made from the cache right now reads alike.
+    t.app.services.answers.clear();
+    const full = await t.get(url, TEST_KEY);
+    expect(Object.keys(JSON.parse(full.body).meta)).toEqual(Object.keys(meta));
+    expect(Object.keys(JSON.parse(full.body).meta.sources[0])).toEqual(Object.keys(meta.sources[0]));
+  });
+
+  it('is never served past the source\'s TTL for the route (CACHE_TTL_PRICE_S=1): the upstream is asked again', async () => {
+    serveAll();
+    await t.get('/v1/price?symbol=BTC', keyed(2));
+    await t.get('/v1/price?symbol=BTC', keyed(2));
+    expect(t.fakes.binance.calls(TICKER)).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 1100));
+    const later = await t.get('/v1/price?symbol=BTC', keyed(2));
+    expect(later.statusCode).toBe(200);
+    expect(t.fakes.binance.calls(TICKER)).toHaveLength(2);
+    expect(later.json().meta.sources[0]).toMatchObject({ cached: false, age_s: 0 });
+  });
+
+  it('only behind the access checks and the limit: no key, a wrong key → 401; a key\'s calls are counted and limited as on the full path', { timeout: 30_000 }, async () => {
+    serveAll();
+    const url = '/v1/price?symbol=BTC';
+    expect((await t.get(url, keyed(3))).statusCode).toBe(200);
+    expect(t.app.services.answers.size).toBe(1);
+    expect((await t.get(url, {})).statusCode).toBe(401);
+    expect((await t.get(url, { 'x-api-key': 'wrong' })).statusCode).toBe(401);
+    for (let i = 2; i <= 5; i++) expect((await t.get(url, keyed(3))).statusCode).toBe(200);
+    const limited = await t.get(url, keyed(3));
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error).toMatch(/^rate limit exceeded: 5 requests per minute per API key/);
+    expect(limited.headers['retry-after']).toBeTruthy();
+    // Five calls of the key reached the route, four of them through the fast lane: all five are its usage.
+    await t.app.services.db.ready();
+    const usage = await t.app.services.usage.usageOf('env-3');
+    expect(usage.today_by_route['/v1/price']).toBe(5);
+    expect(t.fakes.binance.calls(TICKER)).toHaveLength(1);
+  });
+
+  it('HEAD takes the full path (and sends no body)', async () => {
+    serveAll();
+    await t.get('/v1/sentiment');
+    const head = await t.app.inject({ method: 'HEAD', url: '/v1/sentiment' });
+    expect(head.statusCode).toBe(200);
+    expect(head.body).toBe('');
+  });
+
+  it('sentiment\'s countdown reads the clock: every answer, fast lane or not, counts down with the answer\'s age', async () => {
+    serveAll();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const start = Date.now();
+    const seen = new Set<number>();
+    for (let ms = 0; ms <= 3000; ms += 50) {
+      vi.setSystemTime(start + ms);
+      const { data, meta } = (await t.get('/v1/sentiment')).json();
+      // time_until_update 33432 s in the recorded answer.
+      expect(data.current.next_update_in_s, `at +${ms} ms (age ${meta.sources[0].age_s})`).toBe(Math.round(33432 - meta.sources[0].age_s));
+      seen.add(data.current.next_update_in_s);
+    }
+    expect([...seen].sort()).toEqual([33429, 33430, 33431, 33432]);
+    expect(t.fakes.alternative.calls(FNG)).toHaveLength(1);
+  });
+});
+
+describe('AnswerMemo', () => {
+  const stamp = (ms: number) => ({ ms, iso: new Date(ms).toISOString() });
+  const source = {};
+  const fresh = (data: object, until: number | undefined, now: number) => envelope(derived(source, JSON.stringify(data), () => data), [sourceMeta('p', stamp(now - 500), true, now, until)]);
+
+  it('keeps only answers made of derived data whose every source says until when it holds', () => {
+    const now = 1_000_000;
+    const memo = new AnswerMemo();
+    memo.remember('plain', envelope({ a: 1 }, [sourceMeta('p', stamp(now), true, now, now + 1000)]), now);
+    memo.remember('no-until', fresh({ b: 1 }, undefined, now), now);
+    memo.remember('no-sources', envelope(derived(source, 'x', () => ({ c: 1 })), []), now);
+    memo.remember('stale', fresh({ d: 1 }, now, now), now);
+    expect(memo.size).toBe(0);
+    memo.remember('kept', fresh({ e: 1 }, now + 1000, now), now);
+    expect(memo.size).toBe(1);
+  });
+
+  it('serves until the first source stops holding, with the time and ages written for now', () => {
+    const now = 1_000_000;
+    const memo = new AnswerMemo();
+    memo.remember('k', fresh({ e: 2 }, now + 1000, now), now);
+    const served = JSON.parse(memo.serve('k', now + 999)!);
+    expect(served).toEqual({ data: { e: 2 }, meta: { timestamp: new Date(now + 999).toISOString(), sources: [{ provider: 'p', fetched_at: new Date(now - 500).toISOString(), cached: true, age_s: 1.5 }] } });
+    expect(memo.serve('k', now + 1000)).toBeUndefined();
+    expect(memo.size).toBe(0);
+  });
+
+  it('an answer that says its data holds only until some time is not served after it', () => {
+    const now = 1_000_000;
+    const memo = new AnswerMemo();
+    const answer = envelope(derived(source, 'clock', () => ({ f: 1 })), [sourceMeta('p', stamp(now), true, now, now + 60_000)], { note: 'x' }, now + 300);
+    memo.remember('k', answer, now);
+    expect(JSON.parse(memo.serve('k', now + 299)!).meta.note).toBe('x');
+    expect(memo.serve('k', now + 300)).toBeUndefined();
+  });
+});
