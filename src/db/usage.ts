@@ -25,7 +25,18 @@ export interface UsageCounterOptions {
 const ROWS_PER_STATEMENT = 1000;
 const SEP = '\u0000';
 
-export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** YYYY-MM-DD (UTC) of `ms`; the last day made is reused until midnight (this is on every keyed call). */
+let dayStart = 0;
+let dayEnd = 0;
+let dayText = '';
+export function utcDay(ms: number): string {
+  if (ms < dayStart || ms >= dayEnd) {
+    dayStart = ms - (ms % 86_400_000);
+    dayEnd = dayStart + 86_400_000;
+    dayText = new Date(dayStart).toISOString().slice(0, 10);
+  }
+  return dayText;
+}
 
 export class UsageCounter {
   /** `key \0 day \0 route` → calls not written yet. */
