@@ -95,6 +95,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // A client that takes longer than this to send its request (headers and body) gets a 408.
     requestTimeout: config.requestTimeoutMs,
     ...registerEdge.serverOptions(config.requestTimeoutMs),
+    // The compilers set below, named here too so Fastify does not load its defaults (Ajv, fast-json-stringify) at
+    // start-up; the factories' types assume Ajv's compiler.
+    schemaController: { compilersFactory: { buildValidator: () => validatorCompiler, buildSerializer: () => () => serialize } } as never,
   });
 
   const unreachable = publicBaseUrlWarning(config);
