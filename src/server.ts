@@ -4,6 +4,7 @@ import { format } from 'node:util';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, startStorage } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { loadHttpLibrary } from './http/http-client.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  // Left out of start-up, loaded now in the background so the first upstream call need not wait for it.
+  void loadHttpLibrary();
   // After listening: /health answers while the database opens (PGlite takes seconds the first time).
   await startStorage(app);
 }

@@ -27,10 +27,25 @@ async function packagesAtStart(env: Record<string, string>): Promise<string[]> {
 
 /**
  * Loaded when needed: viem (on-chain routes), the x402 SDK (x402 on), ioredis (REDIS_URL), prom-client
- * (metrics on), the database drivers (opened after listening, PGlite on a worker thread); Fastify's
- * default compilers (Ajv, fast-json-stringify) never, ours replace them.
+ * (metrics on), the database drivers and undici (after listening: the database in the background, PGlite
+ * on a worker thread; undici in the background or by the first upstream call); Fastify's default
+ * compilers (Ajv, fast-json-stringify) never, ours replace them.
  */
-const LOADED_WHEN_NEEDED = ['viem', '@x402/core', '@x402/evm', '@x402/extensions', '@coinbase/x402', 'ioredis', 'prom-client', 'ajv', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', '@electric-sql/pglite', 'pg'];
+const LOADED_WHEN_NEEDED = [
+  'viem',
+  '@x402/core',
+  '@x402/evm',
+  '@x402/extensions',
+  '@coinbase/x402',
+  'ioredis',
+  'prom-client',
+  'undici',
+  'ajv',
+  '@fastify/ajv-compiler',
+  '@fastify/fast-json-stringify-compiler',
+  '@electric-sql/pglite',
+  'pg',
+];
 
 describe('start-up', () => {
   it('with the defaults loads none of the libraries that only some routes or options need', async () => {
