@@ -10,7 +10,10 @@
 //
 // `-- --cpu-prof`: one more, unmeasured start of each `node dist/server.js` configuration under the CPU
 // profiler; the profiles are written to a temporary directory (open them in Chrome DevTools) and the
-// CPU time until the first answer is summed per package.
+// main thread's busy time until the first answer is summed per package.
+//
+// BENCH_STARTUP_SERVER=<path of another build's server.js> times that build instead of dist/server.js
+// (to compare with an older commit built elsewhere; the `npm start` row still starts this checkout).
 //
 // benchStartup() is exported for bench/run.ts; running this file prints its report.
 import { execFileSync, spawn } from 'node:child_process';
@@ -120,12 +123,12 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-export function startupConfigurations(facilitatorPort: number): StartupConfiguration[] {
+export function startupConfigurations(facilitatorPort: number, server = process.env.BENCH_STARTUP_SERVER ?? 'dist/server.js'): StartupConfiguration[] {
   return [
-    { name: 'node dist/server.js (defaults: x402 off)', command: ['node', 'dist/server.js'], env: {}, direct: true },
+    { name: `node ${server} (defaults: x402 off)`, command: ['node', server], env: {}, direct: true },
     {
-      name: 'node dist/server.js, x402 on',
-      command: ['node', 'dist/server.js'],
+      name: `node ${server}, x402 on`,
+      command: ['node', server],
       // The facilitator is a closed local port: its supported kinds are fetched in the background and fail.
       env: { X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: `http://127.0.0.1:${facilitatorPort}`, X402_FACILITATOR_TIMEOUT_MS: '500' },
       direct: true,
@@ -134,19 +137,20 @@ export function startupConfigurations(facilitatorPort: number): StartupConfigura
   ];
 }
 
-/** CPU time until the first answer per package (or file of ours), from one profile: the heaviest first. */
+/** The main thread's busy time until the first answer per package (or our code), from one profile: the heaviest first. */
 function summariseProfile(file: string, untilMs: number): { total: number; top: [string, number][] } {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as {
     nodes: { id: number; callFrame: { url: string; functionName: string } }[];
     samples: number[];
     timeDeltas: number[];
   };
-  const urlOf = new Map(profile.nodes.map((n) => [n.id, n.callFrame.url || `(${n.callFrame.functionName})`]));
+  // Functions without a script are V8's or Node's natives: (idle), (garbage collector), (program), file reads.
+  const urlOf = new Map(profile.nodes.map((n) => [n.id, n.callFrame.url || n.callFrame.functionName]));
   const bucket = (url: string) => {
     const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
     if (pkg) return pkg;
-    if (url.includes('/dist/')) return 'dist (our code)';
-    if (url.startsWith('node:')) return 'node: (module loader, fs, ...)';
+    if (url.includes('/dist/')) return 'our code (dist/)';
+    if (url.startsWith('node:')) return 'Node internals (mostly loading modules)';
     return url;
   };
   const byBucket = new Map<string, number>();
@@ -212,7 +216,7 @@ export function printStartup(report: StartupReport): void {
   if (report.profiles) {
     console.log(`\nCPU profiles (one unmeasured start each, main thread): ${report.profiles}`);
     for (const s of report.profileSummaries ?? []) {
-      console.log(`  ${s.name}: ${s.total.toFixed(0)} ms of CPU until the first answer; by package:`);
+      console.log(`  ${s.name}: main thread busy ${s.total.toFixed(0)} ms until the first answer; by package:`);
       for (const [name, ms] of s.top) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${name}`);
     }
   }
