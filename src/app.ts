@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
+import type { FacilitatorClient } from '@x402/core/server';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { DestinationStream } from 'pino';
 import { configuredUrls, publicBaseUrlWarning, type Config } from './config.ts';
@@ -11,11 +12,10 @@ import { installAccessControl, type PaymentGate } from './access/access-control.
 import { KEY_CHANGES_CHANNEL } from './access/key-changes.ts';
 import { localLimitStore, RateLimiter } from './access/rate-limit.ts';
 import { KeyStore } from './access/keys.ts';
-import { toLedgerRow, type BatchLedger } from './access/x402/batch-ledger.ts';
-import { createBatchSettlement, type BatchSettlement } from './access/x402/batch-settlement.ts';
-import { createChannelStorage } from './access/x402/channel-storage.ts';
-import { createFacilitatorClient, facilitatorName } from './access/x402/facilitator.ts';
-import { createPaymentGate } from './access/x402/gate.ts';
+// The x402 SDK (and viem under it) loads only when x402 is on: see paymentGate.
+import type { BatchLedger } from './access/x402/batch-ledger.ts';
+import type { BatchSettlement } from './access/x402/batch-settlement.ts';
+import { facilitatorName } from './access/x402/facilitator-name.ts';
 import { AdminChannel } from './admin/channel.ts';
 import { registerKeyAdminRoutes } from './admin/key-routes.ts';
 import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
@@ -104,6 +104,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // A client that takes longer than this to send its request (headers and body) gets a 408.
     requestTimeout: config.requestTimeoutMs,
     ...registerEdge.serverOptions(config.requestTimeoutMs),
+    // The compilers set below, named here too so Fastify does not load its defaults (Ajv, fast-json-stringify) at
+    // start-up; the factories' types assume Ajv's compiler.
+    schemaController: { compilersFactory: { buildValidator: () => validatorCompiler, buildSerializer: () => () => serialize } } as never,
   });
 
   const unreachable = publicBaseUrlWarning(config);
@@ -319,6 +322,7 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
     );
     return undefined;
   }
+  const [{ createFacilitatorClient }, { createPaymentGate }] = await Promise.all([import('./access/x402/facilitator.ts'), import('./access/x402/gate.ts')]);
   const facilitator = await createFacilitatorClient(x402);
   const batch = x402.batch.enabled ? await batchSettlement(app, x402, facilitator, options) : undefined;
   const gate = createPaymentGate({
@@ -350,10 +354,11 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
 async function batchSettlement(
   app: FastifyInstance,
   x402: Config['x402'],
-  facilitator: Awaited<ReturnType<typeof createFacilitatorClient>>,
+  facilitator: FacilitatorClient,
   options: BuildOptions,
 ): Promise<BatchSettlement> {
-  const storage = channelStorage(app, options);
+  const [{ createBatchSettlement }, { toLedgerRow }] = await Promise.all([import('./access/x402/batch-settlement.ts'), import('./access/x402/batch-ledger.ts')]);
+  const storage = await channelStorage(app, options);
   const events = app.services.batchEvents;
   const ledger: BatchLedger = options.batchLedger ?? { record: (event) => events.record(toLedgerRow(event)) };
   const batch = createBatchSettlement({ x402, facilitator, storage, ledger, log: app.log });
@@ -364,8 +369,9 @@ async function batchSettlement(
 }
 
 /** The caller's channel storage, else the ledger database's (every use bounded by DB_TIMEOUT_MS like any other). */
-function channelStorage(app: FastifyInstance, options: BuildOptions): ChannelStorage {
+async function channelStorage(app: FastifyInstance, options: BuildOptions): Promise<ChannelStorage> {
   if (options.channelStorage) return options.channelStorage;
+  const { createChannelStorage } = await import('./access/x402/channel-storage.ts');
   const { db } = app.services;
   return createChannelStorage({
     kind: 'postgres',

@@ -4,6 +4,7 @@ import { format } from 'node:util';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, startStorage } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { loadHttpLibrary } from './http/http-client.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -38,9 +39,15 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  // The HTTP client's library was left out of start-up: loaded in the background a moment later (after the
+  // first health checks), so the first upstream call need not wait for it (an earlier one loads it itself).
+  setTimeout(() => void loadHttpLibrary(), HTTP_LIBRARY_AFTER_MS).unref();
   // After listening: /health answers while the database opens (PGlite takes seconds the first time).
   await startStorage(app);
 }
+
+/** How long after listening the HTTP client's library is loaded in the background. */
+const HTTP_LIBRARY_AFTER_MS = 1000;
 
 /**
  * Libraries that print with console (the x402 SDK warns that way) go through the logger instead, so

@@ -9,6 +9,7 @@ import { buildApp } from '../src/app.ts';
 import type { RouteDef } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
+import { loadHttpLibrary } from '../src/http/http-client.ts';
 import { SOURCES, urlVariables } from '../src/sources/index.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 
@@ -57,6 +58,9 @@ export async function makeApp(
   const app = await buildApp(config, { logStream: logStream as never, extraMarketRoutes, database });
   await before?.(app);
   await app.ready();
+  // The server loads its HTTP library in the background once it listens (src/server.ts): loaded here too,
+  // so a test's first upstream call is not slower than the others (a hedge's delay would count it).
+  await loadHttpLibrary();
   return { app, logs };
 }
 

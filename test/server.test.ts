@@ -101,6 +101,19 @@ describe('the server process', () => {
     }
   });
 
+  it('a restart of the unchanged checkout with `npm start` compiles nothing and serves /health', async () => {
+    // The first test built dist/ from these sources.
+    const dataDir = mkdtempSync(join(tmpdir(), 'mg-restart-'));
+    const s = start(['npm', 'start'], { PORT: '0', DATA_DIR: dataDir });
+    const url = await listeningUrl(s);
+    expect(url, s.output()).not.toBe('');
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    expect(s.output()).not.toMatch(/compiling/);
+    s.proc.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 120_000);
+
   it('`npm run dev` stops on SIGTERM like `npm start`: nothing is left serving', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mg-dev-'));
     const s = start(['npm', 'run', 'dev'], { PORT: '0', DATA_DIR: dataDir });

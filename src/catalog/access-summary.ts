@@ -1,7 +1,7 @@
 // How to authenticate and pay, in one structure that /v1/status, llms.txt and the agent card share.
 import { z } from 'zod';
 import type { Config } from '../config.ts';
-import { facilitatorName } from '../access/x402/facilitator.ts';
+import { facilitatorName } from '../access/x402/facilitator-name.ts';
 
 export const accessSummarySchema = z.object({
   price: z.string().describe('Price of one paid call'),

@@ -3,7 +3,7 @@
 // and the agent card are all derived from that declaration, so nothing is maintained twice. The
 // handler is typed to return the envelope of its documented `data`, and a test checks every route's
 // example answer against that schema.
-import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AnswerMemo } from '../http/answer-memo.ts';
@@ -37,6 +37,11 @@ export interface RouteDef<Q extends z.ZodObject = z.ZodObject, D extends z.ZodTy
   rateLimited?: boolean;
   /** A page about the service (status), not data: rate-limited in a bucket of its own, apart from the data routes. */
   reference?: boolean;
+  /**
+   * What the route's parameter checks need loaded before its first request is validated: a library kept
+   * out of start-up (viem's ENS normaliser). The first requests wait for it; later ones pass at once.
+   */
+  prepare?: () => Promise<unknown>;
   handler: (req: RouteRequest<Q>, ctx: RouteContext) => Promise<Envelope<z.output<D>>>;
 }
 
@@ -207,6 +212,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
         ...(def.query ? { querystring: def.query } : {}),
         response: responses(def, iface),
       } as FastifySchema,
+      ...(def.prepare ? { onRequest: preparedOnce(def.prepare) } : {}),
       // A GET answer made only of fresh cached provider answers is remembered, to be served again as it is.
       handler: async (req) => {
         const answer = await def.handler(req as never, ctx);
@@ -215,6 +221,23 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
       },
     });
   }
+}
+
+/** An onRequest hook that holds requests until `prepare` has succeeded once, then passes them straight on. */
+function preparedOnce(prepare: () => Promise<unknown>) {
+  let ready = false;
+  let pending: Promise<unknown> | undefined;
+  return (_req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    if (ready) return done();
+    pending ??= prepare().then(() => (ready = true));
+    pending.then(
+      () => done(),
+      (err: Error) => {
+        pending = undefined;
+        done(err);
+      },
+    );
+  };
 }
 
 declare module 'fastify' {

@@ -3,7 +3,7 @@
 // decoding path: bytes → JSON (or text) → the provider's protocol → the zod schema. It runs inside
 // the guard (guard.ts), which owns the deadline, the breaker and the health figures; the AbortSignal
 // it is given ends the request, headers and body alike, when the deadline passes.
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import type { z } from 'zod';
 import { UpstreamError } from './errors.ts';
 import { HTTP_STATUS_ONLY, retryAfterSeconds, type Protocol, type Verdict } from './protocol.ts';
@@ -50,13 +50,35 @@ class RetryableStatus extends Error {
   }
 }
 
+/**
+ * undici (110 files, ~0.1 s of CPU) is not loaded at start-up, most of which is spent loading modules:
+ * the server loads it in the background once it listens (server.ts), and the first upstream call
+ * waits for it if that has not finished.
+ */
+let undici: typeof import('undici') | undefined;
+let loadingUndici: Promise<unknown> | undefined;
+
+/** Loads the HTTP library (once); resolves at once when it is loaded. */
+export function loadHttpLibrary(): Promise<unknown> {
+  return undici ? Promise.resolve() : (loadingUndici ??= import('undici').then((m) => (undici = m)));
+}
+
 export class HttpClient {
   private readonly pools = new Map<string, Pool>();
 
   constructor(private readonly options: HttpClientOptions) {}
 
+  /**
+   * Resolves once the HTTP library is loaded (at once after the first call). Callers await it before an
+   * upstream call's deadline starts, so the one-time load is not counted as the provider's time.
+   */
+  ready(): Promise<unknown> {
+    return loadHttpLibrary();
+  }
+
   /** One call, retried once when that is safe. `signal` is the guard's deadline. */
   async request<S extends z.ZodType>(req: HttpRequest<S>, signal: AbortSignal): Promise<HttpOutcome<z.output<S>>> {
+    if (!undici) await this.ready();
     const idempotent = req.idempotent ?? (req.method ?? 'GET') === 'GET';
     try {
       return await this.once(req, signal);
@@ -78,7 +100,7 @@ export class HttpClient {
   private poolFor(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (!pool) {
-      pool = new Pool(origin, {
+      pool = new undici!.Pool(origin, {
         connections: this.options.connections,
         connect: { timeout: this.options.connectTimeoutMs },
         // The guard's deadline bounds the whole call; these only stop a connection that outlives it.

@@ -11,7 +11,8 @@
 // Label values are bounded and come from the code, never from a request: route templates, HTTP
 // methods, provider names of the source list, fixed outcome names. No API key or key id, payer
 // address, symbol or other input is ever a label.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { CacheLayer, CacheRecorder } from '../http/cache.ts';
 import type { BreakerState, UpstreamOutcome, UpstreamRecorder } from '../http/guard.ts';
 import type { HedgeOutcome, HedgeRecorder } from '../http/hedge.ts';
@@ -143,9 +144,13 @@ class CacheCounts implements CacheRecorder {
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 export const UNMATCHED_ROUTE = 'unmatched';
 
+/** prom-client, required only when metrics are on (they are off by default), not at every start-up. */
+const loadPromClient = () => createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
+
 class PrometheusMetrics implements Metrics {
   readonly enabled = true;
-  readonly registry = new Registry();
+  private readonly prom = loadPromClient();
+  readonly registry = new this.prom.Registry();
   readonly contentType = this.registry.contentType;
   readonly cache = new CacheCounts();
   readonly upstream: UpstreamRecorder & HedgeRecorder;
@@ -157,6 +162,7 @@ class PrometheusMetrics implements Metrics {
   private ledgerStats: () => LedgerWriteStats = () => ({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
 
   constructor(options: MetricsOptions) {
+    const { Counter, Gauge, Histogram, collectDefaultMetrics } = this.prom;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
     new Gauge({ name: `${METRIC_PREFIX}build_info`, help: 'Always 1; the version of the running server.', labelNames: ['version'], registers }).set({ version: options.version }, 1);

@@ -4,7 +4,8 @@
 // mismatch almost always means a mistyped character, and answering for a different address than the
 // one the client meant would be worse than a 400. Interface A answers the lower-case form (GoPlus keys
 // its results so); interface B answers the checksummed one.
-import { getAddress, type Address } from 'viem';
+import type { Address } from 'viem';
+import { keccak256 } from './keccak.ts';
 import { requiredString } from './query.ts';
 
 /** What an EVM address parameter accepts, for messages and docs. */
@@ -17,6 +18,30 @@ export function looksLikeEvmAddress(input: string): boolean {
   return SHAPE.test(input);
 }
 
+/** Checksums already computed (clients repeat addresses), bounded: cleared when full. */
+const checksums = new Map<string, Address>();
+const CHECKSUMS_KEPT = 4096;
+const ascii = new TextEncoder();
+
+/**
+ * The EIP-55 form of a 0x address (40 hex digits, any case): a letter is upper case where the
+ * Keccak-256 of the lower-case hex digits has a nibble of 8 or more at the same position.
+ */
+export function checksumEvmAddress(input: string): Address {
+  const hex = input.slice(2).toLowerCase();
+  const known = checksums.get(hex);
+  if (known) return known;
+  const hash = keccak256(ascii.encode(hex));
+  let out = '0x';
+  for (let i = 0; i < 40; i++) {
+    const nibble = i % 2 === 0 ? hash[i >> 1]! >> 4 : hash[i >> 1]! & 0x0f;
+    out += nibble >= 8 ? hex[i]!.toUpperCase() : hex[i]!;
+  }
+  if (checksums.size >= CHECKSUMS_KEPT) checksums.clear();
+  checksums.set(hex, out as Address);
+  return out as Address;
+}
+
 export type AddressCheck = { ok: true; address: Address } | { ok: false; reason: 'malformed' | 'checksum' };
 
 /**
@@ -26,7 +51,7 @@ export type AddressCheck = { ok: true; address: Address } | { ok: false; reason:
 export function checkEvmAddress(input: string): AddressCheck {
   if (!SHAPE.test(input)) return { ok: false, reason: 'malformed' };
   const hex = input.slice(2);
-  const checksummed = getAddress(`0x${hex.toLowerCase()}`);
+  const checksummed = checksumEvmAddress(input);
   if (hex === hex.toLowerCase() || hex === hex.toUpperCase() || `0x${hex}` === checksummed) return { ok: true, address: checksummed };
   return { ok: false, reason: 'checksum' };
 }

@@ -95,7 +95,10 @@ export function sourceContext<Settings>(name: string, settings: Settings, deps: 
       const got = await cache.getOrLoad<HttpOutcome<unknown>>(
         key,
         ttlS * 1000,
-        () => guard.run(name, (signal) => http.request({ ...rest, source: name }, signal), { deadlineMs }),
+        async () => {
+          await http.ready(); // before the deadline starts: loading the HTTP library (first call only) is not the provider's time
+          return guard.run(name, (signal) => http.request({ ...rest, source: name }, signal), { deadlineMs });
+        },
         deadlineMs,
       );
       if (!got.value.found) throw new NotFoundError(got.value.message, name);
@@ -119,6 +122,7 @@ function guardedFetch(name: string, guard: UpstreamGuard, http: HttpClient, prot
     if (method !== 'GET' && method !== 'POST') throw new UpstreamError(name, 'network', `${name}: method ${method} is not supported`);
     const headers = Object.fromEntries(new Headers(init?.headers).entries());
     const body = typeof init?.body === 'string' ? init.body : undefined;
+    await http.ready(); // before the deadline starts, as in fetch above
     const outcome = await guard.run(
       name,
       // Reads (JSON-RPC calls here) are safe to send twice.

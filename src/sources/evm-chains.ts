@@ -1,11 +1,15 @@
-// The five chains the on-chain routes serve, each defined here with viem's `defineChain`, with just what
-// our viem clients use: id, name, native currency and the contracts viem reads through (Multicall3 on
-// every chain, ENS's Universal Resolver on Ethereum). Importing them from `viem/chains` would load the
-// definitions of every chain viem knows (hundreds of modules: the largest single cost of start-up).
-// The values are viem's own (test/evm-chains.test.ts compares them). The OP-stack formatters of Base and
-// OP Mainnet are not needed: the clients make contract reads, balance, nonce and ENS calls only, and
-// blocks and transactions are read over plain JSON-RPC by our own parsers (evm-wire.ts).
-import { defineChain } from 'viem';
+// The five chains the on-chain routes serve, each defined here as viem's `Chain`, with just what our viem
+// clients use: id, name, native currency and the contracts viem reads through (Multicall3 on every chain,
+// ENS's Universal Resolver on Ethereum). Importing them from `viem/chains` would load the definitions of
+// every chain viem knows (hundreds of modules), and even viem's `defineChain` would load viem itself at
+// start-up (~360 modules): plain objects of its type, which is all `defineChain` makes of them (plus
+// an `extend` no client uses). The values are viem's own (test/evm-chains.test.ts compares them). The
+// OP-stack formatters of Base and OP Mainnet are not needed: the clients make contract reads, balance,
+// nonce and ENS calls only, and blocks and transactions are read over plain JSON-RPC by our own parsers
+// (evm-wire.ts).
+import type { Chain } from 'viem';
+
+const defineChain = <const C extends Chain>(chain: C): C => chain;
 
 const MULTICALL3 = '0xca11bde05977b3631167028862be2a173976ca11';
 const ether = { name: 'Ether', symbol: 'ETH', decimals: 18 } as const;

@@ -2,12 +2,13 @@
 // breaker and health figures. Two ways out, both through the guard:
 //   - `request(method, params)`: a plain JSON-RPC call over the HTTP client, cached per `ttlS`
 //     (the gas endpoint's eth_feeHistory);
-//   - `client`: a viem public client created once per chain, whose transport's fetchFn is the guarded
-//     fetch (deadline, breaker, JSON-RPC error classification), for contract reads and ENS;
+//   - `client()`: a viem public client created once per chain on first use (viem loads then: see
+//     viem.ts), whose transport's fetchFn is the guarded fetch (deadline, breaker, JSON-RPC error
+//     classification), for contract reads and ENS;
 //   - `live(call)`: a viem call whose answer is used as is (balances, nonces), with its source meta;
 //   - `block(ref)` / `transaction(hash)`: lookups cached by finality (evm-lookups.ts).
 // Errors arrive as HTTP 200 with `error: {code, message}` (src/http/json-rpc.ts classifies them).
-import { ContractFunctionExecutionError, createPublicClient, http, type Address, type Chain, type PublicClient } from 'viem';
+import type { Address, Chain, PublicClient } from 'viem';
 import { z } from 'zod';
 import { env, type EnvVar } from '../env.ts';
 import { sourceMeta } from '../http/envelope.ts';
@@ -18,6 +19,7 @@ import { checkEvmAddress } from '../params/evm-address.ts';
 import { defineSource, upstreamCause, type SourceContext, type Sourced } from './define-source.ts';
 import { arbitrumChain, baseChain, ethereumChain, optimismChain, polygonChain } from './evm-chains.ts';
 import { chainLookups, type ChainLookups, type FetchResult } from './evm-lookups.ts';
+import { loadViem } from './viem.ts';
 
 export interface EvmChain {
   /** Name used in parameters and in the source name `rpc:<name>`. */
@@ -55,8 +57,8 @@ export interface EvmRpc extends ChainLookups {
   chain: EvmChain;
   /** One JSON-RPC call; `result` as the node sent it. Cached `ttlS` seconds (0 = live). */
   request(method: string, params: unknown[], ttlS?: number): Promise<Sourced<unknown>>;
-  /** viem public client of this chain; every call goes through the guard of `rpc:<chain>`. */
-  client: PublicClient;
+  /** viem public client of this chain (created on first use); every call goes through the guard of `rpc:<chain>`. */
+  client(): Promise<PublicClient>;
   /**
    * A live (uncached) viem call with its source meta. A failure of the node is our UpstreamError
    * (502/503 naming `rpc:<chain>`); a contract call that reverts or returns nothing stays viem's
@@ -105,20 +107,26 @@ function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
   };
   // CCIP-Read (EIP-3668) is off: following it would call gateway URLs chosen by contracts, outside
   // this source's guard. A lookup that needs it fails visibly instead (see src/market/onchain/ens.ts).
-  const client = createPublicClient({ chain: chain.viem, ccipRead: false, transport: http(baseUrl, { fetchFn: ctx.fetchFn(JSON_RPC), retryCount: 0 }) }) as PublicClient;
+  let client: Promise<PublicClient> | undefined;
+  const viemClient = () =>
+    (client ??= loadViem().then(
+      ({ createPublicClient, http }) =>
+        createPublicClient({ chain: chain.viem, ccipRead: false, transport: http(baseUrl, { fetchFn: ctx.fetchFn(JSON_RPC), retryCount: 0 }) }) as PublicClient,
+    ));
   return {
     name: ctx.name,
     chain,
     request: (method, params, ttlS = 0) => fetchResult(method, params, rpcResponse, ttlS),
-    client,
+    client: viemClient,
     async live(call) {
+      const [viem, c] = await Promise.all([loadViem(), viemClient()]);
       try {
-        const data = await call(client);
+        const data = await call(c);
         return { data, meta: sourceMeta(ctx.name, stampNow(), false) };
       } catch (err) {
         const upstream = upstreamCause(err);
         if (upstream) throw upstream;
-        if (err instanceof ContractFunctionExecutionError) throw err;
+        if (err instanceof viem.ContractFunctionExecutionError) throw err;
         throw new UpstreamError(ctx.name, 'schema', `${ctx.name} returned an answer that could not be read`, { cause: err });
       }
     },

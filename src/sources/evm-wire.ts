@@ -1,8 +1,8 @@
 // zod pieces for the Ethereum JSON-RPC wire format (execution-apis spec): quantities are hex strings
 // ("0x1b4"), data and hashes are 0x-hex, an unknown block or transaction is `result: null`. Only the
 // fields the endpoints use are read; the rest of each object is ignored.
-import { getAddress } from 'viem';
 import { z } from 'zod';
+import { checksumEvmAddress } from '../params/evm-address.ts';
 
 /** A hex quantity → bigint (wei, gas prices: may exceed 2^53). */
 export const quantity = z
@@ -17,7 +17,7 @@ export const countQuantity = quantity.refine((v) => v <= BigInt(Number.MAX_SAFE_
 export const wireAddress = z
   .string()
   .regex(/^0x[0-9a-fA-F]{40}$/, 'expected an address')
-  .transform((v) => getAddress(v.toLowerCase()));
+  .transform((v) => checksumEvmAddress(v));
 
 /** A 32-byte hash → lower case. */
 export const hash32 = z

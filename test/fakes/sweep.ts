@@ -20,7 +20,7 @@ export const SWEEP_CALLS: Record<string, (s: Sources) => Promise<unknown>> = {
   'rpc:base': (s) => s.rpcBase.request('eth_blockNumber', []),
   'rpc:arbitrum': (s) => s.rpcArbitrum.request('eth_blockNumber', []),
   'rpc:optimism': (s) => s.rpcOptimism.request('eth_blockNumber', []),
-  'rpc:polygon': (s) => s.rpcPolygon.client.getBlockNumber({ cacheTime: 0 }).catch((err) => Promise.reject(upstreamCause(err) ?? err)),
+  'rpc:polygon': (s) => s.rpcPolygon.client().then((c) => c.getBlockNumber({ cacheTime: 0 })).catch((err) => Promise.reject(upstreamCause(err) ?? err)),
   kalshi: (s) => s.kalshi.market('KXELONMARS-99'),
   treasury: (s) => s.treasury.yieldCurve(2026),
   nasdaq: (s) => s.nasdaq.earnings('2024-07-03'),

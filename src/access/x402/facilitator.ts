@@ -5,7 +5,6 @@
 import { FacilitatorResponseError, HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
 import { SettleError, VerifyError } from '@x402/core/types';
 import type { Config } from '../../config.ts';
-import { urlOrigin } from '../../http/redact-url.ts';
 
 export class FacilitatorUnavailableError extends FacilitatorResponseError {
   override name = 'FacilitatorUnavailableError';
@@ -39,9 +38,4 @@ export async function createFacilitatorClient(x402: Config['x402']): Promise<Fac
       ? (await import('@coinbase/x402')).createFacilitatorConfig(x402.cdp.keyId, x402.cdp.keySecret)
       : { url: x402.facilitator };
   return guardFacilitator(new HTTPFacilitatorClient({ ...base, timeoutMs: x402.facilitatorTimeoutMs } as ConstructorParameters<typeof HTTPFacilitatorClient>[0]));
-}
-
-/** Human name of the configured facilitator, for docs and the agent card. */
-export function facilitatorName(x402: Config['x402']): string {
-  return x402.facilitator === 'coinbase-cdp' ? 'Coinbase CDP (https://api.cdp.coinbase.com/platform/v2/x402)' : urlOrigin(x402.facilitator);
 }

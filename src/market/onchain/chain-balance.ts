@@ -1,11 +1,11 @@
 // /v1/chain-balance: the native balance (ETH, or POL on Polygon) of an address or ENS name, live.
-import { formatUnits } from 'viem';
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
+import { loadViem } from '../../sources/viem.ts';
 import { resolveAccount } from './ens.ts';
 import { accountFields } from './fields.ts';
-import { addressOrNameParam, chainParam, parseAddressOrName, parseChain, rpcOf } from './params.ts';
+import { addressOrNameParam, chainParam, loadEnsNormalizer, parseAddressOrName, parseChain, rpcOf } from './params.ts';
 
 const query = z.object({ address: addressOrNameParam, chain: chainParam });
 
@@ -26,6 +26,7 @@ export const chainBalance = defineRoute({
   tag: 'On-chain',
   access: 'paid',
   query,
+  prepare: loadEnsNormalizer,
   data,
   example: { address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', chain: 'ethereum' },
   handler: async (req, { sources }) => {
@@ -35,6 +36,7 @@ export const chainBalance = defineRoute({
       const blockNumber = await c.getBlockNumber({ cacheTime: 0 });
       return { blockNumber, wei: await c.getBalance({ address: account.address, blockNumber }) };
     });
+    const { formatUnits } = await loadViem();
     return envelope(
       {
         chain: chain.name,

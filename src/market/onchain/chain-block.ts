@@ -1,11 +1,11 @@
 // /v1/chain-block: one block's header figures, by tag (latest, safe, finalized) or number; cached by
 // finality (src/sources/evm-lookups.ts).
-import { formatGwei } from 'viem';
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
 import { derived, envelope } from '../../http/envelope.ts';
 import { NotFoundError } from '../../http/errors.ts';
 import type { WireBlock } from '../../sources/evm-wire.ts';
+import { loadViem } from '../../sources/viem.ts';
 import { chainField } from './fields.ts';
 import { blockParam, chainParam, parseBlock, parseChain, rpcOf } from './params.ts';
 
@@ -26,7 +26,7 @@ const data = z.object({
 
 type BlockData = z.output<typeof data>;
 
-function blockData(chain: string, b: WireBlock): BlockData {
+function blockData(chain: string, b: WireBlock, formatGwei: (wei: bigint) => string): BlockData {
   return {
     chain,
     number: b.number,
@@ -59,6 +59,7 @@ export const chainBlock = defineRoute({
     const got = await rpc.block(ref);
     const block = got.data;
     if (!block) throw new NotFoundError(typeof ref === 'number' ? `${chain.name} has no block ${ref} (beyond the head)` : `${chain.name} has no ${ref} block`, rpc.name);
-    return envelope(derived(block, 'chain-block', () => blockData(chain.name, block)), [got.meta]);
+    const { formatGwei } = await loadViem();
+    return envelope(derived(block, 'chain-block', () => blockData(chain.name, block, formatGwei)), [got.meta]);
   },
 });

@@ -4,7 +4,7 @@ import { defineRoute } from '../../catalog/route.ts';
 import { envelope } from '../../http/envelope.ts';
 import { BadRequestError } from '../../http/errors.ts';
 import { primaryName, resolveName } from './ens.ts';
-import { ensNameParam, hexAddressParam, parseEnsName, parseHexAddress } from './params.ts';
+import { ensNameParam, hexAddressParam, loadEnsNormalizer, parseEnsName, parseHexAddress } from './params.ts';
 
 const query = z.object({
   name: ensNameParam.optional(),
@@ -27,6 +27,7 @@ export const chainEns = defineRoute({
   tag: 'On-chain',
   access: 'paid',
   query,
+  prepare: loadEnsNormalizer,
   data,
   example: { name: 'vitalik.eth' },
   handler: async (req, { sources }) => {

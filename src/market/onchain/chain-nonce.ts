@@ -4,7 +4,7 @@ import { defineRoute } from '../../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
 import { resolveAccount } from './ens.ts';
 import { accountFields } from './fields.ts';
-import { addressOrNameParam, chainParam, parseAddressOrName, parseChain, rpcOf } from './params.ts';
+import { addressOrNameParam, chainParam, loadEnsNormalizer, parseAddressOrName, parseChain, rpcOf } from './params.ts';
 
 const query = z.object({ address: addressOrNameParam, chain: chainParam });
 
@@ -26,6 +26,7 @@ export const chainNonce = defineRoute({
   tag: 'On-chain',
   access: 'paid',
   query,
+  prepare: loadEnsNormalizer,
   data,
   example: { address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', chain: 'base' },
   handler: async (req, { sources }) => {

@@ -1,25 +1,16 @@
 // /v1/chain-token-balance: an address's balance of an ERC-20 token, with the token's symbol and
 // decimals read from the contract, live.
-import {
-  ContractFunctionExecutionError,
-  ContractFunctionRevertedError,
-  ContractFunctionZeroDataError,
-  erc20Abi,
-  erc20Abi_bytes32,
-  formatUnits,
-  hexToString,
-  type Address,
-  type PublicClient,
-} from 'viem';
+import type { Address, ContractFunctionExecutionError, PublicClient } from 'viem';
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
 import { NotFoundError } from '../../http/errors.ts';
 import { upstreamCause } from '../../sources/define-source.ts';
 import type { EvmChain, EvmRpc } from '../../sources/evm-rpc.ts';
+import { loadViem } from '../../sources/viem.ts';
 import { resolveAccount } from './ens.ts';
 import { accountFields } from './fields.ts';
-import { addressOrNameParam, chainParam, hexAddressParam, parseAddressOrName, parseChain, parseHexAddress, rpcOf } from './params.ts';
+import { addressOrNameParam, chainParam, hexAddressParam, loadEnsNormalizer, parseAddressOrName, parseChain, parseHexAddress, rpcOf } from './params.ts';
 
 const query = z.object({ address: addressOrNameParam, token: hexAddressParam('ERC-20 token contract'), chain: chainParam });
 
@@ -35,8 +26,11 @@ const data = z.object({
   balance: z.string().describe('balance_raw / 10^decimals, an exact decimal string (no rounding)'),
 });
 
-const isRevertOrEmpty = (err: ContractFunctionExecutionError) =>
-  err.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError) !== null;
+/** viem (loaded on first use: see sources/viem.ts). */
+type Viem = typeof import('viem');
+
+const isRevertOrEmpty = (viem: Viem, err: ContractFunctionExecutionError) =>
+  err.walk((e) => e instanceof viem.ContractFunctionRevertedError || e instanceof viem.ContractFunctionZeroDataError) !== null;
 
 /** ERC-20's decimals() is a uint8; viem decodes the whole word, so a larger value gets this far. */
 const MAX_DECIMALS = 255;
@@ -45,25 +39,26 @@ const MAX_DECIMALS = 255;
 const symbolText = (raw: string): string | null => raw.replace(/^\0+|\0+$/g, '') || null;
 
 /** symbol() as a string, or as bytes32 for the early tokens that return one (MKR, SAI). */
-async function readSymbol(c: PublicClient, token: Address): Promise<string | null> {
+async function readSymbol(viem: Viem, c: PublicClient, token: Address): Promise<string | null> {
   try {
-    return symbolText(await c.readContract({ address: token, abi: erc20Abi, functionName: 'symbol' }));
+    return symbolText(await c.readContract({ address: token, abi: viem.erc20Abi, functionName: 'symbol' }));
   } catch (err) {
     // Only an answer that does not decode as a string is retried; a revert or a failure stays one.
-    if (!(err instanceof ContractFunctionExecutionError) || upstreamCause(err) || isRevertOrEmpty(err)) throw err;
-    const raw = await c.readContract({ address: token, abi: erc20Abi_bytes32, functionName: 'symbol' });
-    return symbolText(hexToString(raw, { size: 32 }));
+    if (!(err instanceof viem.ContractFunctionExecutionError) || upstreamCause(err) || isRevertOrEmpty(viem, err)) throw err;
+    const raw = await c.readContract({ address: token, abi: viem.erc20Abi_bytes32, functionName: 'symbol' });
+    return symbolText(viem.hexToString(raw, { size: 32 }));
   }
 }
 
 /** balanceOf, decimals and symbol; a contract that does not answer all three as ERC-20 does is a 404. */
-async function readToken(rpc: EvmRpc, chain: EvmChain, token: Address, owner: Address) {
+async function readToken(viem: Viem, rpc: EvmRpc, chain: EvmChain, token: Address, owner: Address) {
+  const { erc20Abi, ContractFunctionExecutionError, ContractFunctionRevertedError, ContractFunctionZeroDataError } = viem;
   try {
     return await rpc.live((c) =>
       Promise.all([
         c.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] }),
         c.readContract({ address: token, abi: erc20Abi, functionName: 'decimals' }),
-        readSymbol(c, token),
+        readSymbol(viem, c, token),
       ]),
     );
   } catch (err) {
@@ -85,6 +80,7 @@ export const chainTokenBalance = defineRoute({
   tag: 'On-chain',
   access: 'paid',
   query,
+  prepare: loadEnsNormalizer,
   data,
   example: { address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', token: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', chain: 'ethereum' },
   handler: async (req, { sources }) => {
@@ -92,7 +88,8 @@ export const chainTokenBalance = defineRoute({
     const token = parseHexAddress('token', req.query.token);
     const account = await resolveAccount(sources, parseAddressOrName('address', req.query.address));
     const rpc = rpcOf(sources, chain);
-    const got = await readToken(rpc, chain, token, account.address);
+    const viem = await loadViem();
+    const got = await readToken(viem, rpc, chain, token, account.address);
     const [raw, decimals, symbol] = got.data;
     // Refused before anything is formatted: formatUnits is quadratic in decimals (0.7 s at 40000).
     if (decimals > MAX_DECIMALS) {
@@ -107,7 +104,7 @@ export const chainTokenBalance = defineRoute({
         symbol,
         decimals,
         balance_raw: raw.toString(),
-        balance: formatUnits(raw, decimals),
+        balance: viem.formatUnits(raw, decimals),
       },
       mergeSourceMetas([...account.metas, got.meta]),
     );

@@ -1,12 +1,12 @@
 // /v1/chain-tx: a transaction and its outcome (receipt), or "pending" while it waits in the pool;
 // cached by finality (src/sources/evm-lookups.ts).
-import { formatGwei, formatUnits } from 'viem';
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
 import { NotFoundError, UpstreamError } from '../../http/errors.ts';
 import type { EvmChain } from '../../sources/evm-rpc.ts';
 import type { TxLookup } from '../../sources/evm-lookups.ts';
+import { loadViem } from '../../sources/viem.ts';
 import { chainField } from './fields.ts';
 import { chainParam, parseChain, rpcOf, txHashParam } from './params.ts';
 
@@ -33,7 +33,9 @@ const data = z.object({
 
 type TxData = z.output<typeof data>;
 
-function txData(chain: EvmChain, source: string, hash: string, { transaction: tx, receipt }: TxLookup): TxData {
+type Units = Pick<typeof import('viem'), 'formatGwei' | 'formatUnits'>;
+
+function txData(chain: EvmChain, source: string, hash: string, { transaction: tx, receipt }: TxLookup, { formatGwei, formatUnits }: Units): TxData {
   if (!tx) {
     if (receipt) throw new UpstreamError(source, 'provider', `${source} has a receipt for ${hash} but not the transaction (inconsistent answers)`);
     throw new NotFoundError(`${chain.name} has no transaction ${hash}`, source);
@@ -74,6 +76,6 @@ export const chainTx = defineRoute({
     const chain = parseChain(req.query.chain);
     const rpc = rpcOf(sources, chain);
     const got = await rpc.transaction(req.query.hash);
-    return envelope(txData(chain, rpc.name, req.query.hash, got.data), mergeSourceMetas(got.metas));
+    return envelope(txData(chain, rpc.name, req.query.hash, got.data, await loadViem()), mergeSourceMetas(got.metas));
   },
 });

@@ -5,12 +5,13 @@
 // A resolver that answers off-chain (CCIP-Read, EIP-3668) is not followed: gateways chosen by
 // contracts would be called outside the source's guard. That is a 502 that says so, not a 404,
 // because the record may well exist.
-import { BaseError, ContractFunctionExecutionError, ContractFunctionRevertedError, ContractFunctionZeroDataError, getAddress, type Address, type PublicClient } from 'viem';
-import { getEnsAddress, getEnsName } from 'viem/ens';
+import type { Address, BaseError, ContractFunctionExecutionError, ContractFunctionRevertedError, PublicClient } from 'viem';
 import type { SourceMeta } from '../../http/envelope.ts';
 import { NotFoundError, UpstreamError } from '../../http/errors.ts';
+import { checksumEvmAddress } from '../../params/evm-address.ts';
 import type { EvmRpc } from '../../sources/evm-rpc.ts';
 import type { Sources } from '../../sources/index.ts';
+import { loadViem, loadViemEns } from '../../sources/viem.ts';
 import type { AddressInput } from './params.ts';
 
 /** The selector of `OffchainLookup(address,string[],bytes,bytes4,bytes)` (EIP-3668). */
@@ -26,6 +27,7 @@ export interface Account {
 /** The ETH address (coin type 60) of an ENS name; 404 when it has none. */
 export async function resolveName(sources: Sources, name: string): Promise<{ address: Address; meta: SourceMeta }> {
   const rpc = sources.rpcEthereum;
+  const { getEnsAddress } = await loadViemEns();
   const got = await ensCall(rpc, `the ENS name ${name}`, (c) => getEnsAddress(c, { name, universalResolverAddress: rpc.ensUniversalResolver }));
   if (!got.data) throw new NotFoundError(`the ENS name ${name} has no ETH address record`, rpc.name);
   return { address: got.data, meta: got.meta };
@@ -34,6 +36,7 @@ export async function resolveName(sources: Sources, name: string): Promise<{ add
 /** The primary ENS name of an address (reverse record, verified forward); 404 when it has none. */
 export async function primaryName(sources: Sources, address: Address): Promise<{ name: string; meta: SourceMeta }> {
   const rpc = sources.rpcEthereum;
+  const { getEnsName } = await loadViemEns();
   const got = await ensCall(rpc, `the primary name of ${address}`, (c) => getEnsName(c, { address, universalResolverAddress: rpc.ensUniversalResolver }));
   if (!got.data) {
     throw new NotFoundError(`${address} has no primary ENS name (no reverse record, or its name does not resolve back to this address)`, rpc.name);
@@ -49,22 +52,24 @@ export async function resolveAccount(sources: Sources, input: AddressInput): Pro
 }
 
 async function ensCall<T>(rpc: EvmRpc, what: string, call: (client: PublicClient) => Promise<T>) {
+  const viem = await loadViem();
   try {
     return await rpc.live<T>(call);
   } catch (err) {
-    if (err instanceof ContractFunctionExecutionError) throw ensFailure(rpc, what, err);
+    if (err instanceof viem.ContractFunctionExecutionError) throw ensFailure(viem, rpc, what, err);
     throw err;
   }
 }
 
 /** A Universal Resolver call viem did not map to null: why, in words. */
-function ensFailure(rpc: EvmRpc, what: string, err: ContractFunctionExecutionError): UpstreamError {
+function ensFailure(viem: typeof import('viem'), rpc: EvmRpc, what: string, err: ContractFunctionExecutionError): UpstreamError {
+  const { ContractFunctionRevertedError, ContractFunctionZeroDataError } = viem;
   const reverted = (err as BaseError).walk((e) => e instanceof ContractFunctionRevertedError) as ContractFunctionRevertedError | null;
   const data = reverted?.raw ?? reverted?.signature;
   if (data?.startsWith(OFFCHAIN_LOOKUP)) {
     return new UpstreamError(rpc.name, 'provider', `${what} is resolved off-chain (CCIP-Read, EIP-3668), which this server does not follow`);
   }
-  const resolver = err.contractAddress ? getAddress(err.contractAddress) : 'its address';
+  const resolver = err.contractAddress ? checksumEvmAddress(err.contractAddress) : 'its address';
   if (err.walk((e) => e instanceof ContractFunctionZeroDataError)) {
     return new UpstreamError(rpc.name, 'provider', `the ENS Universal Resolver at ${resolver} returned no data (is there a contract?)`);
   }

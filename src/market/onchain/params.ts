@@ -1,13 +1,13 @@
 // Query parameters of the on-chain endpoints (/v1/chain-*): chain, address (or ENS name), token,
 // transaction hash, block. Each zod piece refuses what it cannot read with a message naming what is
 // accepted; the parse* functions turn an accepted value into what the handler uses.
-import { normalize } from 'viem/ens';
 import { z } from 'zod';
 import type { Address } from 'viem';
 import { BadRequestError } from '../../http/errors.ts';
 import type { BlockRef } from '../../sources/evm-lookups.ts';
 import { EVM_CHAINS, type EvmChain } from '../../sources/evm-rpc.ts';
 import type { Sources } from '../../sources/index.ts';
+import { loadViemEns } from '../../sources/viem.ts';
 import { addressProblem, checkEvmAddress } from '../../params/evm-address.ts';
 
 export const ACCEPTED_CHAIN = `one of ${EVM_CHAINS.map((c) => c.name).join(', ')} (case-insensitive) or a chain id (${EVM_CHAINS.map((c) => c.id).join(', ')})`;
@@ -43,9 +43,18 @@ export const ACCEPTED_ADDRESS_OR_NAME = `${HEX_ADDRESS_TEXT} or an ENS name (vit
 
 export type AddressInput = { kind: 'address'; address: Address } | { kind: 'name'; name: string };
 
+/** viem's ENSIP-15 `normalize`, once loaded (it is not at start-up: see sources/viem.ts). */
+let normalize: ((name: string) => string) | undefined;
+
+/** Loads the ENS name normaliser: the `prepare` of every route whose parameters accept a name. */
+export async function loadEnsNormalizer(): Promise<void> {
+  normalize ??= (await loadViemEns()).normalize;
+}
+
 /** ENS names: dot-separated labels, normalized per ENSIP-15 (viem's `normalize`), at most 255 characters. */
 function ensName(input: string): string | undefined {
   if (input.length > 255 || !input.includes('.') || input.startsWith('.') || input.endsWith('.') || input.includes('..')) return undefined;
+  if (!normalize) throw new Error('an ENS name was checked before loadEnsNormalizer() finished: give the route `prepare: loadEnsNormalizer`');
   try {
     return normalize(input);
   } catch {
