@@ -5,7 +5,6 @@
 // `revoked` names the hash to refuse at once (revocations are never undone), `created`/`imported` make
 // it reload. Pub/sub loses what is sent while an instance is disconnected: instances reload on every
 // reconnect, and the periodic check remains underneath.
-import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { KEY_PREFIX, redisOptions } from '../redis/client.ts';
 
@@ -34,6 +33,8 @@ export function parseKeyChange(message: string): KeyChange | undefined {
  * within `timeoutMs`. Resolves with how many instances received it; rejects when Redis cannot be reached.
  */
 export async function announceOnce(url: string, timeoutMs: number, change: KeyChange): Promise<number> {
+  // Loaded here: a server without REDIS_URL never loads ioredis.
+  const { Redis } = await import('ioredis');
   const client = new Redis(url, { ...redisOptions(timeoutMs), lazyConnect: true, retryStrategy: () => null });
   client.on('error', () => {}); // the rejection below says it once
   let timer: NodeJS.Timeout | undefined;

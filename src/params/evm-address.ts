@@ -5,7 +5,8 @@
 // one the client meant would be worse than a 400. Interface A answers the lower-case form (GoPlus keys
 // its results so); interface B answers the checksummed one.
 import type { Address } from 'viem';
-import { keccak256 } from './keccak.ts';
+// @noble/hashes's Keccak-256 (the audited one viem uses): a few small modules, where viem itself is ~360.
+import { keccak_256 as keccak256 } from '@noble/hashes/sha3';
 import { requiredString } from './query.ts';
 
 /** What an EVM address parameter accepts, for messages and docs. */

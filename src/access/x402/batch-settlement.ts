@@ -19,6 +19,7 @@
 import type { FacilitatorClient, RouteConfig, x402ResourceServer } from '@x402/core/server';
 import type { SupportedKind } from '@x402/core/types';
 import { BatchSettlementEvmScheme, type ChannelStorage, type ChannelUpdateResult } from '@x402/evm/batch-settlement/server';
+import { isBatchSettlementRefundPayload } from '@x402/evm';
 import { getAddress, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Config } from '../../config.ts';
@@ -35,6 +36,8 @@ export interface BatchOffer {
   accepts: PaymentOption;
   /** Registers the scheme and its hooks (ledger records, per-channel wait) on the resource server. */
   install(resourceServer: x402ResourceServer): void;
+  /** Whether a payment payload is a refund of a channel's unused deposit (no call is paid for). */
+  isRefund(payload: unknown): boolean;
 }
 
 export interface BatchSettlementOptions {
@@ -87,6 +90,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   };
   const offered: BatchOffer = {
     accepts,
+    isRefund: isBatchSettlementRefundPayload,
     install(resourceServer) {
       resourceServer.register(x402.network, scheme);
       // Runs before the scheme's own after-verify hook, which would refuse a busy channel at once.

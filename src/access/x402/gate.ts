@@ -89,7 +89,7 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       // Adds the request's method to each 402's Bazaar declaration, which fails validation without it (as @x402/express does).
       .registerExtension(bazaarResourceServerExtension);
     batch?.install(resourceServer);
-    recordPaymentsInLedger(resourceServer, { ledger: opts.ledger, metrics: opts.metrics, facilitator: opts.facilitatorName, log: opts.log });
+    recordPaymentsInLedger(resourceServer, { ledger: opts.ledger, metrics: opts.metrics, facilitator: opts.facilitatorName, log: opts.log, isRefund: batch?.isRefund });
     // The SDK calls this right before it asks the facilitator to verify, once the payment decoded, matched the
     // route's requirements and passed its extensions' checks: only a payment that goes to verify starts the work.
     // Only `exact`: its verify is a facilitator round trip. A batch-settlement voucher is checked by this

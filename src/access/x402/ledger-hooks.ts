@@ -15,8 +15,7 @@
 // (x402_batch_events records it, with the deposit, claims and settlements).
 import { FacilitatorTimeoutError, getFacilitatorResponseError, type x402ResourceServer } from '@x402/core/server';
 import type { SettleResultContext } from '@x402/core/types';
-import { isBatchSettlementRefundPayload } from '@x402/evm';
-import { getAddress, isAddress } from 'viem';
+import { checksumEvmAddress, looksLikeEvmAddress } from '../../params/evm-address.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaymentLedger } from '../../db/payments.ts';
 import type { PaymentMetrics } from '../../metrics/metrics.ts';
@@ -32,6 +31,8 @@ export interface LedgerHookOptions {
   /** How the facilitator is named in the ledger (`coinbase-cdp`, or its URL's origin). */
   facilitator: string;
   log: FastifyBaseLogger;
+  /** A batch-settlement refund (given when batch settlement is on: its predicate comes with the scheme, viem and all). */
+  isRefund?: (payload: unknown) => boolean;
 }
 
 /** The EIP-3009 authorization of an `exact` EVM payload, for reconciling an `unknown` row on chain. */
@@ -54,15 +55,16 @@ export function chargedAmount(ctx: Pick<SettleResultContext, 'result' | 'require
 /** One spelling of an address in the ledger (the SDK's results differ: batch-settlement lowercases the payer). */
 function address(value: string | undefined | null): string | null {
   if (!value) return null;
-  return isAddress(value, { strict: false }) ? getAddress(value) : value;
+  return looksLikeEvmAddress(value) ? checksumEvmAddress(value) : value;
 }
 
 /** A batch-settlement refund: the payer takes its unused deposit back; no call is paid for. */
-function isRefund(ctx: { paymentPayload: { payload: unknown } }): boolean {
-  return isBatchSettlementRefundPayload(ctx.paymentPayload.payload);
+function refundTest(opts: LedgerHookOptions) {
+  return (ctx: { paymentPayload: { payload: unknown } }): boolean => opts.isRefund?.(ctx.paymentPayload.payload) ?? false;
 }
 
 export function recordPaymentsInLedger(resourceServer: x402ResourceServer, opts: LedgerHookOptions): void {
+  const isRefund = refundTest(opts);
   const { ledger, metrics, log } = opts;
 
   resourceServer.onAfterVerify(async (ctx) => {
