@@ -144,22 +144,22 @@ describe('AnswerMemo', () => {
   it('keeps only answers made of derived data whose every source says until when it holds', () => {
     const now = 1_000_000;
     const memo = new AnswerMemo();
-    memo.remember('plain', envelope({ a: 1 }, [sourceMeta('p', stamp(now), true, now, now + 1000)]), now);
-    memo.remember('no-until', fresh({ b: 1 }, undefined, now), now);
-    memo.remember('no-sources', envelope(derived(source, 'x', () => ({ c: 1 })), []), now);
-    memo.remember('stale', fresh({ d: 1 }, now, now), now);
+    memo.remember('/r', 'plain', envelope({ a: 1 }, [sourceMeta('p', stamp(now), true, now, now + 1000)]), now);
+    memo.remember('/r', 'no-until', fresh({ b: 1 }, undefined, now), now);
+    memo.remember('/r', 'no-sources', envelope(derived(source, 'x', () => ({ c: 1 })), []), now);
+    memo.remember('/r', 'stale', fresh({ d: 1 }, now, now), now);
     expect(memo.size).toBe(0);
-    memo.remember('kept', fresh({ e: 1 }, now + 1000, now), now);
+    memo.remember('/r', 'kept', fresh({ e: 1 }, now + 1000, now), now);
     expect(memo.size).toBe(1);
   });
 
   it('serves until the first source stops holding, with the time and ages written for now', () => {
     const now = 1_000_000;
     const memo = new AnswerMemo();
-    memo.remember('k', fresh({ e: 2 }, now + 1000, now), now);
-    const served = JSON.parse(memo.serve('k', now + 999)!);
+    memo.remember('/r', 'k', fresh({ e: 2 }, now + 1000, now), now);
+    const served = JSON.parse(memo.serve('/r', 'k', now + 999)!);
     expect(served).toEqual({ data: { e: 2 }, meta: { timestamp: new Date(now + 999).toISOString(), sources: [{ provider: 'p', fetched_at: new Date(now - 500).toISOString(), cached: true, age_s: 1.5 }] } });
-    expect(memo.serve('k', now + 1000)).toBeUndefined();
+    expect(memo.serve('/r', 'k', now + 1000)).toBeUndefined();
     expect(memo.size).toBe(0);
   });
 
@@ -167,8 +167,8 @@ describe('AnswerMemo', () => {
     const now = 1_000_000;
     const memo = new AnswerMemo();
     const answer = envelope(derived(source, 'clock', () => ({ f: 1 })), [sourceMeta('p', stamp(now), true, now, now + 60_000)], { note: 'x' }, now + 300);
-    memo.remember('k', answer, now);
-    expect(JSON.parse(memo.serve('k', now + 299)!).meta.note).toBe('x');
-    expect(memo.serve('k', now + 300)).toBeUndefined();
+    memo.remember('/r', 'k', answer, now);
+    expect(JSON.parse(memo.serve('/r', 'k', now + 299)!).meta.note).toBe('x');
+    expect(memo.serve('/r', 'k', now + 300)).toBeUndefined();
   });
 });

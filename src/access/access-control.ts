@@ -18,12 +18,12 @@ import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { clientBucket } from './client-bucket.ts';
-import { grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
+import { catalogEntryOf, grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
 import type { Limit, RateLimiter } from './rate-limit.ts';
-import { AnswerMemo } from '../http/answer-memo.ts';
+import type { AnswerMemo } from '../http/answer-memo.ts';
 
 export interface PaymentGate {
   /** Runs before the handler of `entry`: answers 402/503 itself, or grants the request once its payment is verified. */
@@ -102,9 +102,10 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     free: { scope: 'free', max: limits.freePerMinute, per: 'per client' },
     ref: { scope: 'ref', max: limits.freePerMinute, per: 'per client on the status pages' },
   };
-  app.addHook('onRequest', (req, reply, done) => {
-    const entry = matchedEntry(req);
-    if (!entry) return done();
+  // Each route of the catalog gets this check as a hook of its own, made for its entry when it is
+  // registered (so nothing is looked up per request; HEAD twins included).
+  const accessHook = (entry: CatalogEntry) => (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    req.catalogEntry = entry;
     const credential = needsCredential(entry.access) ? (req.credential = credentialOf(req, opts)) : null;
     if (entry.def.rateLimited === false) return done();
     // Admitted within its limit: a remembered answer is served here (see serveRemembered), else the route runs.
@@ -113,6 +114,10 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     if (credential) return limiter.hit(`paid:${clientBucket(req.ip)}`, LIMITS.paid, reply, admitted);
     const bucket = freeBucketOf(req, entry);
     limiter.hit(bucket, entry.def.reference ? LIMITS.ref : LIMITS.free, reply, admitted);
+  };
+  app.addHook('onRoute', (route) => {
+    const entry = catalogEntryOf(route);
+    if (entry) route.onRequest = [...hooksOf(route.onRequest), accessHook(entry)];
   });
 
   // The cached path's fast lane: a GET on a free route, or on a paid one with a valid key (which is its
@@ -124,7 +129,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     if (answers === undefined || req.method !== 'GET') return false;
     const credential = req.credential;
     if (credential !== null && credential.kind !== 'key') return false;
-    const json = answers.serve(AnswerMemo.keyOf(entry.url, req.url));
+    const json = answers.serve(entry.url, req.url);
     if (json === undefined) return false;
     if (credential !== null && check(req, reply) !== undefined) return false;
     void reply.type(JSON_TYPE).send(json);
@@ -207,4 +212,9 @@ function credentialOf(req: FastifyRequest, opts: AccessControlOptions): Credenti
 async function lookedUp(req: FastifyRequest, keys: KeyStore): Promise<Credential> {
   const key = await keys.lookup(req.headers['x-api-key'] as string);
   return key ? { kind: 'key', key } : INVALID;
+}
+
+/** A route's hooks of one kind as a list (Fastify takes one function or an array). */
+export function hooksOf<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }

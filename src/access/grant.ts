@@ -112,8 +112,13 @@ function takePrefetched(req: FastifyRequest) {
   return prefetched;
 }
 
+/** For onRoute: the catalog entry a route being registered serves, if any. */
+export function catalogEntryOf(route: RouteOptions): CatalogEntry | undefined {
+  return (route.config as { catalog?: CatalogEntry } | undefined)?.catalog;
+}
+
 /** For onRoute: the paid catalog entry a route being registered serves, if any. */
 export function paidEntryOf(route: RouteOptions): CatalogEntry | undefined {
-  const entry = (route.config as { catalog?: CatalogEntry } | undefined)?.catalog;
+  const entry = catalogEntryOf(route);
   return entry?.access === 'paid' ? entry : undefined;
 }

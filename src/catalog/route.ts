@@ -6,7 +6,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AnswerMemo } from '../http/answer-memo.ts';
 import type { Envelope } from '../http/envelope.ts';
 import type { RouteContext } from './context.ts';
 
@@ -216,7 +215,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
       // A GET answer made only of fresh cached provider answers is remembered, to be served again as it is.
       handler: async (req) => {
         const answer = await def.handler(req as never, ctx);
-        if (req.method === 'GET') ctx.answers.remember(AnswerMemo.keyOf(entry.url, req.url), answer);
+        if (req.method === 'GET') ctx.answers.remember(entry.url, req.url, answer);
         return answer;
       },
     });

@@ -1,11 +1,11 @@
 // Answers made once and served again while every source they were made from is still fresh: the
 // cached path without the route's parameter validation, handler and serialisation.
 //
-// An answer is remembered under its route and its exact query string only when it is a pure function of
+// An answer is remembered under its route and its exact URL only when it is a pure function of
 // cached provider answers: its data was built with `derived` (envelope.ts: built once per provider
 // answer, so the same object for as long as that answer is served), every source it names says until
 // when it serves this route (FRESH_UNTIL: fetched + the route's TTL for it), and the handler did not say
-// that its data reads the clock (or said until when it holds). The same query string validates the same
+// that its data reads the clock (or said until when it holds). The same URL validates the same
 // way and the same fresh provider answers give the same data, so until the first of those times the
 // answer is the one the handler would make; only the time it is served and the sources' ages change,
 // and those are written per request, in the same shape and order the serialiser writes them. The
@@ -26,30 +26,30 @@ interface Remembered {
   until: number;
 }
 
-/** How many answers are kept at most (least recently made dropped first). */
+/** How many answers are kept at most (past it, all are dropped and made again as asked: a bound, not a policy). */
 const MAX_ANSWERS = 10_000;
 
 export class AnswerMemo {
-  private readonly answers = new Map<string, Remembered>();
+  /** Per route, by the request's URL exactly as sent (the same URL, the same query string). */
+  private readonly routes = new Map<string, Map<string, Remembered>>();
+  private count = 0;
 
   constructor(private readonly recorder?: CacheRecorder) {}
 
-  /** The key of a request: its route and its query string exactly as sent (`?` and all after it, or ''). */
-  static keyOf(route: string, url: string): string {
-    const q = url.indexOf('?');
-    return q === -1 ? route : route + url.slice(q);
-  }
-
-  /** Keeps `answer` for `key` if it can be served again (see the top of this file). */
-  remember(key: string, answer: Envelope<unknown>, now = Date.now()): void {
+  /** Keeps the `answer` of `route` to `url` if it can be served again (see the top of this file). */
+  remember(route: string, url: string, answer: Envelope<unknown>, now = Date.now()): void {
     const until = freshUntil(answer);
     if (until === undefined || until <= now) return;
     const data = derivedJson(answer.data);
     if (data === undefined) return;
     const { timestamp: _timestamp, sources, ...extra } = answer.meta;
     const extraJson = JSON.stringify(extra);
-    this.answers.delete(key);
-    this.answers.set(key, {
+    let answers = this.routes.get(route);
+    if (answers === undefined) this.routes.set(route, (answers = new Map()));
+    if (answers.delete(url)) this.count--;
+    if (this.count >= MAX_ANSWERS) this.clear();
+    this.count++;
+    answers.set(url, {
       head: `{"data":${data},"meta":{"timestamp":"`,
       sources: sources.map((s, i) => ({
         text: `${i === 0 ? '","sources":[' : '},'}{"provider":${JSON.stringify(s.provider)},"fetched_at":${JSON.stringify(s.fetched_at)},"cached":true,"age_s":`,
@@ -58,15 +58,16 @@ export class AnswerMemo {
       tail: `}]${extraJson === '{}' ? '' : `,${extraJson.slice(1, -1)}`}}}`,
       until,
     });
-    if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value as string);
   }
 
-  /** The answer's JSON for `key`, written for now, while it is fresh; else undefined. */
-  serve(key: string, now = Date.now()): string | undefined {
-    const a = this.answers.get(key);
+  /** The JSON of `route`'s answer to `url`, written for now, while it is fresh; else undefined. */
+  serve(route: string, url: string, now = Date.now()): string | undefined {
+    const answers = this.routes.get(route);
+    const a = answers?.get(url);
     if (a === undefined) return undefined;
     if (a.until <= now) {
-      this.answers.delete(key);
+      answers!.delete(url);
+      this.count--;
       return undefined;
     }
     let json = a.head + isoNow(now);
@@ -78,11 +79,12 @@ export class AnswerMemo {
   }
 
   clear(): void {
-    this.answers.clear();
+    this.routes.clear();
+    this.count = 0;
   }
 
   get size(): number {
-    return this.answers.size;
+    return this.count;
   }
 }
 

@@ -1,15 +1,14 @@
 // Interface A: the free token risk check, mounted under /risk (and at the root of RISK_HOSTNAME).
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { freeBucketOf, JSON_TYPE } from '../access/access-control.ts';
-import { AnswerMemo } from '../http/answer-memo.ts';
-import { matchedEntry } from '../access/grant.ts';
+import { freeBucketOf, hooksOf, JSON_TYPE } from '../access/access-control.ts';
+import { catalogEntryOf } from '../access/grant.ts';
 import { RateLimiter, type LimitStore } from '../access/rate-limit.ts';
 import type { RouteContext } from '../catalog/context.ts';
 import { evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../params/evm-address.ts';
 import { describeEndpoint } from '../catalog/describe.ts';
 import { requiredString } from '../params/query.ts';
-import { defineRoute, mountRoutes, type RouteDef } from '../catalog/route.ts';
+import { defineRoute, mountRoutes, type CatalogEntry, type RouteDef } from '../catalog/route.ts';
 import { endpointSchema, healthRoute } from '../catalog/status.ts';
 import { derived, envelope } from '../http/envelope.ts';
 import { createErrorHandler } from '../http/error-handler.ts';
@@ -189,15 +188,19 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
   const limiter = new RateLimiter(limitStore, () => ctx.metrics.rateLimited('risk'));
   const limit = { scope: 'risk', max: ctx.config.risk.rateLimitPerMinute, per: 'per client' };
   // Within its limit, a GET whose answer is remembered and still fresh is answered here (answer-memo.ts).
-  app.addHook('onRequest', (req, reply, done) => {
-    const entry = matchedEntry(req);
-    if (!entry || entry.def.rateLimited === false) return done();
+  // A hook of each route's own, made for its entry when it is registered.
+  const limited = (entry: CatalogEntry) => (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    req.catalogEntry = entry;
     limiter.hit(freeBucketOf(req, entry), limit, reply, (err) => {
       if (err) return done(err);
-      const json = req.method === 'GET' ? ctx.answers.serve(AnswerMemo.keyOf(entry.url, req.url)) : undefined;
+      const json = req.method === 'GET' ? ctx.answers.serve(entry.url, req.url) : undefined;
       if (json === undefined) return done();
       void reply.type(JSON_TYPE).send(json);
     });
+  };
+  app.addHook('onRoute', (route) => {
+    const entry = catalogEntryOf(route);
+    if (entry && entry.def.rateLimited !== false) route.onRequest = [...hooksOf(route.onRequest), limited(entry)];
   });
   mountRoutes(app, ctx, 'risk', RISK_ROUTES);
 };
