@@ -2,10 +2,11 @@
 // dist/server.js`) against the recorded fake world; each target's answer (status, headers, bytes) is
 // captured once and served by bench/floor.mjs, bare Fastify sending those same bytes with the same
 // headers. Per round, each target and its floor get the same fixed number of requests over the same
-// connections, one right after the other (which goes first alternates by round), and the figure is the
-// server's CPU per request from /proc: steadier on a shared machine than req/s. The ratio is floor CPU /
-// marketgate CPU (1.00: marketgate costs nothing beyond sending the bytes), paired per round; the bench
-// prints the median over the rounds and each round's.
+// connections, in eight alternating slices (A B B A …: the two measured close together in time, so a
+// machine that speeds up or slows down weighs on both alike), and the figure is the server's CPU per
+// request from /proc: steadier on a shared machine than req/s. The ratio is floor CPU / marketgate CPU
+// (1.00: marketgate costs nothing beyond sending the bytes), paired per round; the bench prints the median
+// over the rounds and each round's. p99 is the median of the slices' p99 latencies.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +40,26 @@ const TARGETS: Target[] = [
   { name: 'GET /risk/v1/token-risk (cached, free)', path: `/risk/v1/token-risk?chain=base&address=${EVM}`, upstream: ['goplus', '/api/v1/token_security/8453'], goal: 0.8 },
 ];
 const P99_GOAL_MS = 5;
+/** Slices per target and round (even: as many of each server). */
+const CHUNKS = 8;
+/** Unmeasured requests per target and server before the rounds. */
+const WARMUP = 40_000;
+
+/** One figure of several loads: requests summed, CPU and rate per request over all of them, p99 the worst slice's median. */
+function combine(parts: LoadResult[]): LoadResult {
+  const requests = parts.reduce((n, p) => n + p.requests, 0);
+  const cpu = parts.every((p) => p.cpuPerRequest !== null) ? parts.reduce((n, p) => n + p.cpuPerRequest! * p.requests, 0) / requests : null;
+  const seconds = parts.reduce((n, p) => n + p.requests / p.rps, 0);
+  return {
+    requests,
+    rps: requests / seconds,
+    p50: median(parts.map((p) => p.p50)),
+    p99: median(parts.map((p) => p.p99)),
+    cpuPerRequest: cpu,
+    errors: parts.reduce((n, p) => n + p.errors, 0),
+    bytes: parts[0]!.bytes,
+  };
+}
 
 async function databaseOpen(url: string): Promise<void> {
   for (let i = 0; i < 600; i++) {
@@ -92,21 +113,23 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
     writeFileSync(floorFile, JSON.stringify(captured));
     floor = await startServer(['bench/floor.mjs'], { BENCH_FLOOR_FILE: floorFile });
 
+    // Both servers warmed on every target first: measured in steady state, after V8 has compiled the hot
+    // code (its optimising compiler runs on threads of the process, whose CPU the bench reads).
+    for (const t of TARGETS) for (const server of [app, floor]) await load(server, t.path, { requests: WARMUP, connections: opts.connections, headers: t.headers, warmup: 0 });
     const rounds: { target: Target; app: LoadResult; floor: LoadResult }[][] = [];
     for (let round = 0; round < opts.rounds; round++) {
       const results = [];
       for (const t of TARGETS) {
-        const run = (server: typeof app) => load(server, t.path, { requests: opts.requests, connections: opts.connections, headers: t.headers });
-        // Alternate which goes first, so a drift of the machine's speed within a round favours neither.
-        let a: LoadResult, f: LoadResult;
-        if (round % 2 === 0) {
-          f = await run(floor);
-          a = await run(app);
-        } else {
-          a = await run(app);
-          f = await run(floor);
+        // The round's requests in CHUNKS slices, alternating A B B A … (floor first in even rounds), each
+        // server's CPU summed over its slices: the two are measured close together in time, so a machine
+        // that speeds up or slows down during the round weighs on both alike.
+        const parts = { app: [] as LoadResult[], floor: [] as LoadResult[] };
+        const order = Array.from({ length: CHUNKS }, (_, i) => ((i + (i >> 1) + round) % 2 === 0 ? 'floor' : 'app') as 'floor' | 'app');
+        for (const which of order) {
+          const server = which === 'app' ? app : floor;
+          parts[which].push(await load(server, t.path, { requests: Math.ceil((2 * opts.requests) / CHUNKS), connections: opts.connections, headers: t.headers, warmup: 500 }));
         }
-        results.push({ target: t, app: a, floor: f });
+        results.push({ target: t, app: combine(parts.app), floor: combine(parts.floor) });
         process.stdout.write('.');
       }
       rounds.push(results);
@@ -138,7 +161,7 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
         t.name.padEnd(40) +
           median(per.map((p) => p.app.cpuPerRequest ?? NaN)).toFixed(1).padStart(11) +
           median(per.map((p) => p.floor.cpuPerRequest ?? NaN)).toFixed(1).padStart(10) +
-          `${ratio.toFixed(2)}; ${ratios.map((r) => r.toFixed(2)).join(' ')}`.padStart(30) +
+          `  ${ratio.toFixed(2)}; ${ratios.map((r) => r.toFixed(2)).join(' ')}`.padStart(30) +
           median(per.map((p) => p.app.rps)).toFixed(0).padStart(8) +
           p99.toFixed(2).padStart(8) +
           median(per.map((p) => p.floor.p99)).toFixed(2).padStart(10) +

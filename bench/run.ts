@@ -1,5 +1,6 @@
 // npm run bench: builds the server (as `npm start` runs it: compiled JavaScript) and measures
 //   cached     the cached path against bare Fastify sending the same bytes and headers (cached-path.ts);
+//   startup    spawn of the compiled server → its first /health answer (startup.ts);
 //   paid       what an x402 payment adds to a call, with the route's work started during verify and without (paid-path.ts);
 //   scale-out  three instances on one Redis: upstream calls per key per TTL, and the cached path with L2 vs L1 alone (scale-out.ts).
 // BENCH_ONLY=cached,paid,... picks parts. Each part prints its figures and whether its target is met.
@@ -7,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { runCachedPath } from './cached-path.ts';
 import { benchPaidPath, printPaidPath } from './paid-path.ts';
 import { runScaleOutBench } from './scale-out.ts';
+import { benchStartup, printStartup } from './startup.ts';
 
 const env = process.env;
 const PARTS: Record<string, () => Promise<void>> = {
@@ -17,6 +19,7 @@ const PARTS: Record<string, () => Promise<void>> = {
       rounds: Number(env.BENCH_ROUNDS ?? 3),
       logLevel: env.BENCH_LOG_LEVEL ?? 'warn',
     }),
+  startup: async () => printStartup(await benchStartup()),
   paid: async () => {
     const options = { calls: Number(env.BENCH_CALLS ?? 20), verifyMs: 150, settleMs: 1500, upstreamMs: 200 };
     printPaidPath(options, await benchPaidPath(options));
