@@ -6,9 +6,8 @@
 // other, as `npm run bench` measures its targets, the second of two identical servers often costs 20 %
 // more or less than the first on a shared machine: far more than what is measured here.)
 // BENCH_ROUNDS (10), BENCH_ROUND_MS (2000) and BENCH_CONNECTIONS (32) tune it.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { cpuMicros, startServer } from './lib.ts';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { Pool } from 'undici';
 import { startRecordedWorld } from '../test/fakes/recorded-world.ts';
 
@@ -26,40 +25,11 @@ interface Server {
   proc: ChildProcess;
 }
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, ['dist/server.js'], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(url + '/')).status > 0) return { url, proc };
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  proc.kill();
-  throw new Error('dist/server.js did not start');
-}
-
-/** CPU time (user + system) a process has used so far, µs (Linux /proc; clock ticks of 1/100 s). */
-function cpuMicros(pid: number | undefined): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
-}
-
 /** Loads `path` for `ms`; the server's CPU µs per request and req/s. */
 async function load(server: Server, path: string, headers: Record<string, string>, ms: number): Promise<{ cpu: number; rps: number }> {
   const pool = new Pool(server.url, { connections: CONNECTIONS, pipelining: 1 });
   let requests = 0;
-  const cpuBefore = cpuMicros(server.proc.pid);
+  const cpuBefore = cpuMicros(server.proc.pid)!;
   const start = performance.now();
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
@@ -72,7 +42,7 @@ async function load(server: Server, path: string, headers: Record<string, string
     }),
   );
   const elapsed = performance.now() - start;
-  const cpu = cpuMicros(server.proc.pid) - cpuBefore;
+  const cpu = cpuMicros(server.proc.pid)! - cpuBefore;
   await pool.close();
   return { cpu: cpu / requests, rps: requests / (elapsed / 1000) };
 }
@@ -93,9 +63,9 @@ const env = {
 };
 const started: Server[] = [];
 process.on('exit', () => started.forEach((s) => s.proc.kill()));
-const servers = { off: await startServer(env), on: undefined as unknown as Server };
+const servers = { off: await startServer(['dist/server.js'], env), on: undefined as unknown as Server };
 started.push(servers.off);
-servers.on = await startServer({ ...env, METRICS_TOKEN: 'bench-metrics-token-0123456789' });
+servers.on = await startServer(['dist/server.js'], { ...env, METRICS_TOKEN: 'bench-metrics-token-0123456789' });
 started.push(servers.on);
 try {
   for (const [path, headers] of TARGETS) {

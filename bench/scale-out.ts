@@ -16,9 +16,9 @@
 // database is open and, with Redis, its connection is up. BENCH_INSTANCES, BENCH_DURATION_MS,
 // BENCH_CONNECTIONS, BENCH_TTL_S, BENCH_TTLS, BENCH_COLD_KEYS, BENCH_COLD_BURST and BENCH_LOG_LEVEL tune it.
 // `runScaleOutBench()` is exported so that `npm run bench` can run it too.
+import { cpuMicros, freePort } from './lib.ts';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,14 +72,6 @@ interface Instance {
   pool: Pool;
 }
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
 async function startInstance(env: Record<string, string>, connections: number): Promise<Instance> {
   const port = await freePort();
   const proc = spawn(process.execPath, ['dist/server.js'], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -99,15 +91,6 @@ async function startInstance(env: Record<string, string>, connections: number): 
   throw new Error('dist/server.js did not start');
 }
 
-/** CPU time (user + system) a process has used so far, µs; from /proc (Linux), null elsewhere. */
-function cpuMicros(pid: number | undefined): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // utime + stime, in clock ticks of 1/100 s
-  } catch {
-    return null;
-  }
-}
 
 const totalCpu = (instances: Instance[]): number | null => {
   const each = instances.map((i) => cpuMicros(i.proc.pid));

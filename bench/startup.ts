@@ -18,10 +18,10 @@
 // (to compare with an older commit built elsewhere; the `npm start` row still starts this checkout).
 //
 // benchStartup() is exported for bench/run.ts; running this file prints its report.
+import { freePort } from './lib.ts';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -57,14 +57,6 @@ export interface StartupReport {
   profiles?: string;
   /** CPU ms until the first answer per package, from the profiles, per configuration. */
   profileSummaries?: { name: string; total: number; top: [string, number][] }[];
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 /** One GET /health: its status, or 0 when nothing answered (not listening yet). */

@@ -2,8 +2,6 @@
 // ledger. One payment identifier sent to both at once settles once, and both answer with it; with Redis
 // stopped, identifiers fall back to the shared ledger database and x402 keeps serving.
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { appendPaymentIdentifierToExtensions, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +14,7 @@ import { startPostgres, type TestPostgres } from './servers/postgres.ts';
 import { startRedis, type TestRedis } from './servers/redis.ts';
 import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
 import { startFacilitator } from './x402/facilitator.ts';
+import { paidEnv, payingClient } from './x402/paying.ts';
 
 let chain: LocalChain;
 let fx: Awaited<ReturnType<typeof deployFixtures>>;
@@ -30,6 +29,7 @@ const exchange = new FakeUpstream();
 const PRICE = '/v1/price?symbol=BTC';
 const TICKER = '/api/v3/ticker/24hr';
 let client: x402Client;
+const setting = () => ({ network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url });
 let nextId = '';
 
 beforeAll(async () => {
@@ -42,15 +42,7 @@ beforeAll(async () => {
   const databaseUrl = await postgres.createDatabase('scaleout_x402');
   for (let i = 0; i < 2; i++) {
     const { app } = await makeApp({
-      X402_NETWORK: chain.network,
-      X402_ASSET: fx.usdc,
-      X402_ASSET_NAME: 'Test USDC',
-      X402_PAY_TO: payTo,
-      X402_FACILITATOR: fac.url,
-      X402_FACILITATOR_TIMEOUT_MS: '3000',
-      BINANCE_SPOT_BASE_URL: exchange.url,
-      COINBASE_BASE_URL: exchange.url,
-      CACHE_TTL_PRICE_S: '0',
+      ...paidEnv(setting()),
       DATABASE_URL: databaseUrl,
       REDIS_URL: redis.url,
     });
@@ -59,13 +51,7 @@ beforeAll(async () => {
     apps.push(app);
     bases.push(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
   }
-  client = new x402Client();
-  registerExactEvmScheme(client, { signer: payer, networks: [chain.network] });
-  client.setSpendControls({ allowedAssets: [{ network: chain.network, asset: fx.usdc, maxAmountPerPayment: '10000' }] });
-  client.registerExtension({
-    key: PAYMENT_IDENTIFIER,
-    enrichPaymentPayload: async (payload) => (nextId ? { ...payload, extensions: appendPaymentIdentifierToExtensions(structuredClone(payload.extensions ?? {}), nextId) } : payload),
-  });
+  client = payingClient(payer, setting(), { identifier: () => nextId });
 }, 120_000);
 
 afterAll(async () => {

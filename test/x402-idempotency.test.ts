@@ -2,8 +2,7 @@
 // extension that sends an id, a local facilitator that counts its verify and settle calls, the EDR chain.
 // A retry with the same payment gets the first answer again and is never settled twice.
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +15,7 @@ import { recorded } from './fixtures.ts';
 import { makeApp } from './helpers.ts';
 import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
 import { startFacilitator } from './x402/facilitator.ts';
+import { paidEnv, payingClient } from './x402/paying.ts';
 
 let chain: LocalChain;
 let fx: Awaited<ReturnType<typeof deployFixtures>>;
@@ -35,6 +35,8 @@ let nextId = '';
 /** Payment headers the paying fetch sent. */
 const sent: string[] = [];
 
+const setting = () => ({ network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url });
+
 beforeAll(async () => {
   await exchange.start();
   ticker();
@@ -43,29 +45,15 @@ beforeAll(async () => {
   await fx.mint(payer.address, 5_000_000n);
   fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network });
   ({ app } = await makeApp({
-    X402_NETWORK: chain.network,
-    X402_ASSET: fx.usdc,
-    X402_ASSET_NAME: 'Test USDC',
-    X402_PAY_TO: payTo,
-    X402_FACILITATOR: fac.url,
-    X402_FACILITATOR_TIMEOUT_MS: '3000',
-    BINANCE_SPOT_BASE_URL: exchange.url,
-    COINBASE_BASE_URL: exchange.url,
-    CACHE_TTL_PRICE_S: '0',
+    ...paidEnv(setting()),
     DATA_DIR: await pgliteDataDir(),
   }));
   await app.services.db.ready();
   await app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
-  client = new x402Client();
-  registerExactEvmScheme(client, { signer: payer, networks: [chain.network] });
-  client.setSpendControls({ allowedAssets: [{ network: chain.network, asset: fx.usdc, maxAmountPerPayment: '10000' }] });
   // What an agent registers to send an id: the server's declaration, with the id filled in.
-  client.registerExtension({
-    key: PAYMENT_IDENTIFIER,
-    enrichPaymentPayload: async (payload) => (nextId ? { ...payload, extensions: appendPaymentIdentifierToExtensions(structuredClone(payload.extensions ?? {}), nextId) } : payload),
-  });
+  client = payingClient(payer, setting(), { identifier: () => nextId });
 }, 60_000);
 
 afterAll(async () => {

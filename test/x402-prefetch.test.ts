@@ -5,7 +5,6 @@
 // max(verify, handler) + settle, not their sum; a payment that fails verify gets no data and is not settled
 // although its work ran; a handler that fails while verify is in flight still cancels the payment.
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +16,7 @@ import { recorded } from './fixtures.ts';
 import { makeApp } from './helpers.ts';
 import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
 import { startFacilitator } from './x402/facilitator.ts';
+import { paidEnv, payingClient } from './x402/paying.ts';
 
 const VERIFY_MS = 300;
 const UPSTREAM_MS = 300;
@@ -59,15 +59,8 @@ afterAll(async () => {
 
 async function paidApp(env: Record<string, string> = {}): Promise<{ app: FastifyInstance; base: string }> {
   const { app } = await makeApp({
-    X402_NETWORK: chain.network,
-    X402_ASSET: fx.usdc,
-    X402_ASSET_NAME: 'Test USDC',
-    X402_PAY_TO: payTo,
-    X402_FACILITATOR: fac.url,
-    X402_FACILITATOR_TIMEOUT_MS: '5000',
-    BINANCE_SPOT_BASE_URL: exchange.url,
-    COINBASE_BASE_URL: exchange.url,
-    CACHE_TTL_PRICE_S: '0', // every call's handler asks the (slow) upstream
+    // CACHE_TTL_PRICE_S=0: every call's handler asks the (slow) upstream.
+    ...paidEnv({ network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url }, 5000),
     UPSTREAM_DEADLINE_MS: '5000',
     DATA_DIR: await pgliteDataDir(),
     ...env,
@@ -78,12 +71,7 @@ async function paidApp(env: Record<string, string> = {}): Promise<{ app: Fastify
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
 
-function clientOf(account: typeof payer): x402Client {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: account, networks: [chain.network] });
-  client.setSpendControls({ allowedAssets: [{ network: chain.network, asset: fx.usdc, maxAmountPerPayment: '10000' }] });
-  return client;
-}
+const clientOf = (account: typeof payer): x402Client => payingClient(account, { network: chain.network, asset: fx.usdc });
 
 /** A payment for the price route signed by `account` (its 402 challenge asked first), not sent yet. */
 async function signedPayment(base: string, account: typeof payer): Promise<string> {

@@ -4,8 +4,7 @@
 // with the ledger in PGlite (DATA_DIR, the default) and in a PostgreSQL server (DATABASE_URL), and
 // each leaves its row: settled, cancelled, unknown; a final status the database refuses at first is retried.
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { mnemonicToAccount } from 'viem/accounts';
@@ -18,6 +17,7 @@ import { makeApp } from './helpers.ts';
 import { startPostgres, type TestPostgres } from './servers/postgres.ts';
 import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
 import { startFacilitator } from './x402/facilitator.ts';
+import { paidEnv, payingClient } from './x402/paying.ts';
 
 let chain: LocalChain;
 let fx: Awaited<ReturnType<typeof deployFixtures>>;
@@ -40,9 +40,7 @@ beforeAll(async () => {
   await fx.mint(payer.address, 5_000_000n); // 5 tokens, 6 decimals
   fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network });
 
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: payer, networks: [chain.network] });
-  client.setSpendControls({ allowedAssets: [{ network: chain.network, asset: fx.usdc, maxAmountPerPayment: '10000' }] });
+  const client = payingClient(payer, { network: chain.network, asset: fx.usdc });
   const recording: typeof fetch = async (input, init) => {
     const req = new Request(input as string | URL | Request, init);
     const sig = req.headers.get('payment-signature');
@@ -64,15 +62,8 @@ afterAll(async () => {
 async function paidApp(env: Record<string, string>): Promise<{ app: FastifyInstance; base: string }> {
   const { app } = await makeApp({
     API_KEYS: 'test-key',
-    X402_NETWORK: chain.network,
-    X402_ASSET: fx.usdc,
-    X402_ASSET_NAME: 'Test USDC',
-    X402_PAY_TO: payTo,
-    X402_FACILITATOR: fac.url,
-    X402_FACILITATOR_TIMEOUT_MS: '3000',
-    BINANCE_SPOT_BASE_URL: exchange.url,
-    COINBASE_BASE_URL: exchange.url,
-    CACHE_TTL_PRICE_S: '0', // every handler run reaches the fake, so "handler not run" is observable
+    // CACHE_TTL_PRICE_S=0: every handler run reaches the fake, so "handler not run" is observable.
+    ...paidEnv({ network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url }),
     ...env,
   });
   await app.services.db.ready();

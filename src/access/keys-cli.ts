@@ -11,6 +11,7 @@
 // every instance applies it at once (through the admin socket, the server applies and announces it).
 // An existing API_KEYS_FILE not imported yet is imported first, once, as the server does.
 // Every failure is one line on stderr (exit 1; 2 for a usage error), never a stack trace.
+import { splitArgs } from '../admin/cli-args.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AdminRequestError, AdminUnreachableError, adminRequest } from '../admin/client.ts';
@@ -110,17 +111,7 @@ function propagation(admin: KeyAdmin, done: KeyWriteAnswer, s: Settings): string
 
 function parseArgs(argv: string[]): Task {
   const [command, ...rest] = argv;
-  const flags: Record<string, string> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === '--json') flags.json = 'yes';
-    else if (arg.startsWith('--')) {
-      const value = rest[++i];
-      if (value === undefined || value.startsWith('--')) usage(`${arg} needs a value`);
-      flags[arg.slice(2)] = value;
-    } else positional.push(arg);
-  }
+  const { flags, positional } = splitArgs(rest, usage);
   if ('file' in flags) usage('--file is gone: keys live in the database now (an existing API_KEYS_FILE is imported into it once; set API_KEYS_FILE to import another file)');
   const allow = (...names: string[]) => {
     for (const name of Object.keys(flags)) if (!names.includes(name)) usage(`--${name} is not an option of ${command}`);

@@ -14,6 +14,7 @@ import { chmodSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
+import type { z } from 'zod';
 import { AppError } from '../http/errors.ts';
 
 export interface AdminRequest {
@@ -134,4 +135,14 @@ async function removeStaleSocket(path: string): Promise<void> {
   });
   if (live) throw new Error(`another server answers on ${path}: is a second server running with the same DATA_DIR?`);
   unlinkSync(path);
+}
+
+/** An admin request's query or body read with `schema`; its first problem is a 400 naming the field. */
+export function parseAdminInput<T>(schema: z.ZodType<T>, value: unknown): T {
+  const r = schema.safeParse(value);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new AppError(400, `${issue.path.join('.') || 'request'}: ${issue.message}`);
+  }
+  return r.data;
 }

@@ -8,7 +8,7 @@ import type { KeyStore } from '../access/keys.ts';
 import { insertKey, listKeys, revokeKey, type KeyRecord } from '../db/api-keys.ts';
 import type { DatabaseService } from '../db/service.ts';
 import { AppError } from '../http/errors.ts';
-import type { AdminChannel } from './channel.ts';
+import { parseAdminInput, type AdminChannel } from './channel.ts';
 
 /** A key as the admin channel and the CLI show it: everything but its hash. */
 export type KeyListing = Omit<KeyRecord, 'hash'>;
@@ -31,15 +31,6 @@ const revokeBody = z.object({ id: z.string().min(1) });
 
 export const listing = ({ hash: _hash, ...rest }: KeyRecord): KeyListing => rest;
 
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const r = schema.safeParse(value);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new AppError(400, `${issue.path.join('.') || 'request'}: ${issue.message}`);
-  }
-  return r.data;
-}
-
 export function registerKeyAdminRoutes(admin: AdminChannel, deps: { keys: KeyStore; db: DatabaseService }): void {
   admin.route('GET', '/keys', async () =>
     deps.db.use(async (db) => {
@@ -48,7 +39,7 @@ export function registerKeyAdminRoutes(admin: AdminChannel, deps: { keys: KeySto
     }),
   );
   admin.route('POST', '/keys', async ({ body }): Promise<KeyWriteAnswer> => {
-    const key = parse(newKeyBody, body);
+    const key = parseAdminInput(newKeyBody, body);
     const { key: created, version } = await deps.db
       .use(async (db) => {
         await deps.keys.importFile(db);
@@ -63,7 +54,7 @@ export function registerKeyAdminRoutes(admin: AdminChannel, deps: { keys: KeySto
     return { key: listing(created), announced };
   });
   admin.route('POST', '/keys/revoke', async ({ body }): Promise<KeyWriteAnswer> => {
-    const { id } = parse(revokeBody, body);
+    const { id } = parseAdminInput(revokeBody, body);
     const done = await deps.db.use(async (db) => {
       await deps.keys.importFile(db);
       return revokeKey(db, id);

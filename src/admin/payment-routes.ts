@@ -7,8 +7,7 @@ import { z } from 'zod';
 import type { BatchEventLedger } from '../db/batch-events.ts';
 import { PAYMENT_STATUSES, resolvePayment, type PaymentLedger } from '../db/payments.ts';
 import type { DatabaseService } from '../db/service.ts';
-import { AppError } from '../http/errors.ts';
-import type { AdminChannel } from './channel.ts';
+import { parseAdminInput, type AdminChannel } from './channel.ts';
 
 const isoTime = z.iso.datetime({ offset: true }).transform((v) => new Date(v));
 
@@ -25,27 +24,18 @@ export const resolveBody = z.discriminatedUnion('status', [
   z.object({ id: z.string().min(1), status: z.literal('cancelled'), reason: z.string().min(1) }),
 ]);
 
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const r = schema.safeParse(value);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new AppError(400, `${issue.path.join('.') || 'request'}: ${issue.message}`);
-  }
-  return r.data;
-}
-
 export function registerPaymentAdminRoutes(admin: AdminChannel, deps: { ledger: PaymentLedger; batchEvents: BatchEventLedger; db: DatabaseService }): void {
   admin.route('GET', '/payments/batch-events', async ({ query }) => {
-    const { since, limit } = parse(listQuery, Object.fromEntries(query));
+    const { since, limit } = parseAdminInput(listQuery, Object.fromEntries(query));
     return deps.batchEvents.list(since, limit);
   });
-  admin.route('GET', '/payments', async ({ query }) => deps.ledger.list(parse(listQuery, Object.fromEntries(query))));
+  admin.route('GET', '/payments', async ({ query }) => deps.ledger.list(parseAdminInput(listQuery, Object.fromEntries(query))));
   admin.route('GET', '/payments/summary', async ({ query }) => {
-    const { since, until } = parse(listQuery, Object.fromEntries(query));
+    const { since, until } = parseAdminInput(listQuery, Object.fromEntries(query));
     return { rows: await deps.ledger.summary({ since, until }), ledger: deps.ledger.stats() };
   });
   admin.route('POST', '/payments/resolve', async ({ body }) => {
-    const { id, ...resolution } = parse(resolveBody, body);
+    const { id, ...resolution } = parseAdminInput(resolveBody, body);
     return deps.db.use((db) => resolvePayment(db, id, resolution));
   });
 }

@@ -8,6 +8,7 @@
 // embedded database in DATA_DIR, which belongs to the server's process while it runs: the CLI asks the
 // running server over its admin socket (DATA_DIR/admin.sock); when no server runs, it opens the
 // directory itself; when a server owns the directory but does not answer, it refuses and says why.
+import { splitArgs } from './cli-args.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { X402_NETWORKS } from '../access/x402/networks.ts';
@@ -103,17 +104,7 @@ async function main(argv: string[]): Promise<void> {
 function parseArgs(argv: string[]): { command: Task['command']; positional: string[]; flags: Record<string, string | undefined> } {
   const [command, ...rest] = argv;
   if (command !== 'list' && command !== 'summary' && command !== 'resolve' && command !== 'batch') usage(command ? `unknown command ${command}` : 'no command');
-  const flags: Record<string, string | undefined> & { json?: string } = {};
-  const positional: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === '--json') flags.json = 'yes';
-    else if (arg.startsWith('--')) {
-      const value = rest[++i];
-      if (value === undefined) usage(`${arg} needs a value`);
-      flags[arg.slice(2)] = value;
-    } else positional.push(arg);
-  }
+  const { flags, positional } = splitArgs(rest, usage);
   const known = { list: ['since', 'until', 'status', 'limit', 'json'], summary: ['since', 'until', 'json'], resolve: ['tx', 'amount', 'reason'], batch: ['since', 'limit', 'json'] }[command];
   for (const name of Object.keys(flags)) if (!known.includes(name)) usage(`--${name} is not an option of ${command}`);
   return { command, positional, flags };

@@ -13,7 +13,7 @@ import { endpointSchema, healthRoute } from '../catalog/status.ts';
 import { derived, envelope } from '../http/envelope.ts';
 import { createErrorHandler } from '../http/error-handler.ts';
 import { urlOrigin } from '../http/redact-url.ts';
-import { AppError, BadRequestError } from '../http/errors.ts';
+import { BadRequestError } from '../http/errors.ts';
 import { GOPLUS } from '../sources/goplus.ts';
 import { INTERFACE_VERSION } from '../version.ts';
 import { ACCEPTED_CHAINS, CHAINS, EVM_CHAINS_TEXT, findChain } from './chains.ts';

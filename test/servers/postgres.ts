@@ -3,9 +3,9 @@
 // port on 127.0.0.1 only, stopped and deleted by `stop()`. PostgreSQL refuses to run as root: as root
 // (CI, this machine) initdb and postgres run as the `postgres` system user the package creates, in a
 // directory it owns. Missing binaries are an error that says how to install them, never a skip.
+import { freePort } from './free-port.ts';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -46,17 +46,6 @@ const isRoot = () => process.getuid?.() === 0;
 /** Runs a server binary, as the `postgres` user when we are root. */
 function command(bin: string, args: string[]): [string, string[]] {
   return isRoot() ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPostgres(): Promise<TestPostgres> {

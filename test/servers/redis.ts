@@ -3,9 +3,10 @@
 // it (it accepts connections but never answers: a hung Redis); `kill` and `restart` stop it and bring it
 // back on the same port (an outage and its recovery). A missing binary is an error that says how to
 // install it, never a skip.
+import { freePort } from './free-port.ts';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 
 const CANDIDATES = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'];
 
@@ -27,17 +28,6 @@ export interface TestRedis {
   kill(): Promise<void>;
   restart(): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Resolves once the server answers PING on `port`. */
