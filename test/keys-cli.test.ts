@@ -3,7 +3,8 @@
 // the change at once), refusing when a server owns it but does not answer; on PostgreSQL (DATABASE_URL)
 // directly. Failures are one line on stderr, never a stack trace. (Compiled, as the Docker image ships it,
 // in server.test.ts against `npm start`; several instances in scale-out-keys.test.ts.)
-import { execFile, spawn } from 'node:child_process';
+import { startServerProcess } from './servers/marketgate.ts';
+import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -47,32 +48,8 @@ function oneLine(r: CliResult): string {
   return r.stderr.trimEnd();
 }
 
-/** The real server process (tsx), on a free port; resolves once its database is open and its admin socket listens. */
-async function startServer(env: Record<string, string>) {
-  const proc = spawn('node', ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', API_KEYS_FILE: '/nonexistent/api-keys.json', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 120_000;
-  while (!/"msg":"database open"/.test(out) || !/admin channel listening/.test(out)) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start: ${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
-  return {
-    url,
-    output: () => out,
-    async stop() {
-      proc.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
+/** The real server process on a free port, once its database is open and its admin socket listens. */
+const startServer = (env: Record<string, string>) => startServerProcess({ API_KEYS_FILE: '/nonexistent/api-keys.json', ...env });
 
 afterAll(() => removeTempDirs());
 

@@ -2,7 +2,8 @@
 // embedded database, directly once it has stopped, directly on DATABASE_URL, refusing when a server
 // owns the directory but does not answer. (Compiled, as the Docker image ships it, in server.test.ts
 // against `npm start`.) The admin channel is a 0600 Unix socket, never reachable on the public port.
-import { execFile, spawn } from 'node:child_process';
+import { startServerProcess } from './servers/marketgate.ts';
+import { execFile } from 'node:child_process';
 import { existsSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -63,28 +64,8 @@ async function seed(db: Database) {
   return { settled, cancelled, unknown };
 }
 
-/** The real server process (tsx), on a free port; resolves once its database is open. */
-async function startServer(env: Record<string, string>) {
-  const proc = spawn('node', ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 120_000;
-  while (!/"msg":"database open"/.test(out) || !/admin channel listening/.test(out)) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start: ${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
-  return {
-    url,
-    output: () => out,
-    async stop() {
-      proc.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
+/** The real server process on a free port, once its database is open and its admin socket listens. */
+const startServer = (env: Record<string, string>) => startServerProcess({ ...env });
 
 afterAll(() => removeTempDirs());
 

@@ -1,0 +1,41 @@
+// The real server process (`node --import tsx src/server.ts`), for the operator CLIs' tests: on a free port
+// with only the given environment, resolved once its database is open and its admin socket listens.
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface RunningServer {
+  url: string;
+  /** Everything it has written so far (its JSON log lines). */
+  output(): string;
+  /** SIGTERM; resolves with its exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function startServerProcess(env: Record<string, string>): Promise<RunningServer> {
+  const proc = spawn('node', ['--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 120_000;
+  while (!/"msg":"database open"/.test(out) || !/admin channel listening/.test(out)) {
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+  return {
+    url,
+    output: () => out,
+    async stop() {
+      proc.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
