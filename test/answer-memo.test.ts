@@ -157,10 +157,23 @@ describe('AnswerMemo', () => {
     const now = 1_000_000;
     const memo = new AnswerMemo();
     memo.remember('/r', 'k', fresh({ e: 2 }, now + 1000, now), now);
-    const served = JSON.parse(memo.serve('/r', 'k', now + 999)!);
+    const served = JSON.parse(String(memo.serve('/r', 'k', now + 999)));
     expect(served).toEqual({ data: { e: 2 }, meta: { timestamp: new Date(now + 999).toISOString(), sources: [{ provider: 'p', fetched_at: new Date(now - 500).toISOString(), cached: true, age_s: 1.5 }] } });
     expect(memo.serve('/r', 'k', now + 1000)).toBeUndefined();
     expect(memo.size).toBe(0);
+  });
+
+  it('a large answer is written as bytes, the same bytes as the text of a small one would be', () => {
+    const now = 1_000_000;
+    const memo = new AnswerMemo();
+    const big = { text: 'é'.repeat(3000) };
+    memo.remember('/r', 'big', fresh(big, now + 1000, now), now);
+    const served = memo.serve('/r', 'big', now + 100)!;
+    expect(Buffer.isBuffer(served)).toBe(true);
+    expect(JSON.parse(served.toString('utf8'))).toEqual({
+      data: big,
+      meta: { timestamp: new Date(now + 100).toISOString(), sources: [{ provider: 'p', fetched_at: new Date(now - 500).toISOString(), cached: true, age_s: 0.6 }] },
+    });
   });
 
   it('an answer that says its data holds only until some time is not served after it', () => {
@@ -168,7 +181,7 @@ describe('AnswerMemo', () => {
     const memo = new AnswerMemo();
     const answer = envelope(derived(source, 'clock', () => ({ f: 1 })), [sourceMeta('p', stamp(now), true, now, now + 60_000)], { note: 'x' }, now + 300);
     memo.remember('/r', 'k', answer, now);
-    expect(JSON.parse(memo.serve('/r', 'k', now + 299)!).meta.note).toBe('x');
+    expect(JSON.parse(String(memo.serve('/r', 'k', now + 299))).meta.note).toBe('x');
     expect(memo.serve('/r', 'k', now + 300)).toBeUndefined();
   });
 });

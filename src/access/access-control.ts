@@ -12,7 +12,9 @@
 // invariant. The one way a paid route's work starts earlier is the x402 prefetch, also in grant.ts: once a
 // payment goes to the facilitator's verify, its answer is computed meanwhile and held, unsent, for the grant.
 // Routes declared `rateLimited: false` (/health) are never limited; status pages (`reference: true`)
-// count in a bucket of their own. Payment headers on free routes are ignored.
+// count in a bucket of their own. Payment headers on free routes are ignored. A request admitted (free,
+// or a valid key for a paid route: its grant) whose answer is remembered and fresh is answered from the
+// access hook itself (the fast lane, answer-memo.ts): the same checks, limits and usage count, no handler.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';

@@ -1,12 +1,12 @@
-// Fixed-window rate limits, counted in a store: this process's (the LocalStore of @fastify/rate-limit)
-// or Redis shared by the instances (src/redis/rate-limit-store.ts, the plugin's own RedisStore with a
-// per-instance fallback). The check is one step of the access hook rather than the plugin's own
+// Fixed-window rate limits, counted in a store: this process's (window-store.ts) or Redis shared by the
+// instances (src/redis/rate-limit-store.ts: @fastify/rate-limit's own RedisStore, with a per-instance
+// fallback). The check is one step of the access hook rather than the plugin's own
 // per-route hook: the plugin awaits its key generator, its max and the store on every request, four
 // promises for what the in-process store answers synchronously. Here a request counted in this
 // process is decided without a promise; only a count in Redis waits, and never beyond its timeout.
-import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../http/errors.ts';
+import { WindowStore } from './window-store.ts';
 
 /** A bucket's count in its current window, and ms until the window ends. */
 export interface LimitCount {
@@ -30,8 +30,8 @@ export interface Limit<Scope extends string = string> {
   per: string;
 }
 
-/** This process's own counts (at most 5,000 buckets, least recently used evicted: the plugin's default). */
-export const localLimitStore = (): LimitStore => new LocalStore(false, false) as unknown as LimitStore;
+/** This process's own counts (window-store.ts). */
+export const localLimitStore = (): LimitStore => new WindowStore();
 
 export const LIMIT_WINDOW_MS = 60_000;
 

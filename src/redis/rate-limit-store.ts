@@ -3,19 +3,19 @@
 // script: INCR, PEXPIRE on a window's first hit, PTTL for Retry-After), under KEY_PREFIX.
 //
 // When a Redis command fails (Redis down, or hung past REDIS_TIMEOUT_MS), that request is counted in this
-// instance's own LocalStore instead: limits stay on (never the plugin's skipOnError, which would switch them
+// instance's own WindowStore instead: limits stay on (never the plugin's skipOnError, which would switch them
 // off), counted per instance until Redis is back, and nothing waits longer than the command timeout. The
 // failure goes to the Redis BackendHealth (logged once, metrics, /v1/status). While Redis is known degraded,
 // requests count locally without asking it: once its connection is back the health turns ok (the client's
 // 'ready') and counting is shared again; while the connection stays up but commands fail (a hung server),
 // one request a second tries Redis, so a hung Redis delays one request a second, not every request.
 //
-// Without REDIS_URL none of this exists: the limiter counts in the plugin's LocalStore alone.
+// Without REDIS_URL none of this exists: the limiter counts in a WindowStore alone.
 import type { FastifyRateLimitStore } from '@fastify/rate-limit';
-import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js';
 import type { Redis } from 'ioredis';
 import type { LimitStore } from '../access/rate-limit.ts';
+import { WindowStore } from '../access/window-store.ts';
 import type { BackendHealth } from '../http/backend-health.ts';
 import { KEY_PREFIX } from './client.ts';
 
@@ -52,13 +52,13 @@ class RedisGate {
   }
 }
 
-type Counter = Pick<LocalStore, 'incr' | 'read'>;
+type Counter = Pick<LimitStore, 'incr' | 'read'>;
 
-/** Redis first; this instance's LocalStore for a request whose Redis count failed or was not tried. */
+/** Redis first; this instance's WindowStore for a request whose Redis count failed or was not tried. */
 class FallbackLimitStore implements LimitStore {
   constructor(
     private readonly shared: RedisStore,
-    private readonly local: LocalStore,
+    private readonly local: Counter,
     private readonly gate: RedisGate,
   ) {}
 
@@ -97,5 +97,5 @@ class FallbackLimitStore implements LimitStore {
  */
 export function sharedLimitStore(redis: { client: Redis; health: BackendHealth }, namespace: string): LimitStore {
   const prefix = `${KEY_PREFIX}rate-limit:${namespace}:`;
-  return new FallbackLimitStore(new RedisStore(false, false, redis.client, prefix), new LocalStore(false, false), new RedisGate(redis.client, redis.health));
+  return new FallbackLimitStore(new RedisStore(false, false, redis.client, prefix), new WindowStore(), new RedisGate(redis.client, redis.health));
 }

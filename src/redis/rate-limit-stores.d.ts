@@ -1,16 +1,6 @@
-// Types for @fastify/rate-limit's own stores (plain CommonJS files without declarations), which the
-// shared rate-limit store (rate-limit-store.ts) composes. Both implement `read` (the count without counting,
+// Types for @fastify/rate-limit's Redis store (a plain CommonJS file without declarations), which the
+// shared rate-limit store (rate-limit-store.ts) uses. It implements `read` (the count without counting,
 // same arguments as `incr`), which the plugin's published types leave out.
-
-declare module '@fastify/rate-limit/store/LocalStore.js' {
-  import type { FastifyRateLimitStore } from '@fastify/rate-limit';
-  interface LocalStore extends FastifyRateLimitStore {
-    read: FastifyRateLimitStore['incr'];
-    child(routeOptions: Parameters<FastifyRateLimitStore['child']>[0]): LocalStore;
-  }
-  const LocalStore: new (continueExceeding: boolean, exponentialBackoff: boolean, cache?: number) => LocalStore;
-  export default LocalStore;
-}
 
 declare module '@fastify/rate-limit/store/RedisStore.js' {
   import type { FastifyRateLimitStore } from '@fastify/rate-limit';
