@@ -25,7 +25,7 @@ import type { KeyIdentity, KeyStore } from './keys.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
 import type { Limit, RateLimiter } from './rate-limit.ts';
-import type { AnswerMemo } from '../http/answer-memo.ts';
+import { sendRemembered, type AnswerMemo } from '../http/answer-memo.ts';
 
 export interface PaymentGate {
   /** Runs before the handler of `entry`: answers 402/503 itself, or grants the request once its payment is verified. */
@@ -68,7 +68,6 @@ declare module 'fastify' {
   }
 }
 
-export const JSON_TYPE = 'application/json; charset=utf-8';
 export const INVALID_KEY = 'invalid or revoked API key';
 export const KEY_REQUIRED = 'an API key is required (x-api-key header); x402 payments are not configured on this server';
 export const PAYMENT_REQUIRED = 'payment required';
@@ -134,7 +133,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     const json = answers.serve(entry.url, req.url);
     if (json === undefined) return false;
     if (credential !== null && check(req, reply) !== undefined) return false;
-    void reply.type(JSON_TYPE).send(json);
+    sendRemembered(reply, json);
     return true;
   };
 

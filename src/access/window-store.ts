@@ -18,7 +18,7 @@ export class WindowStore implements LimitStore {
 
   constructor(private readonly clock: () => number = Date.now) {}
 
-  incr(key: string, cb: (err: Error | null, count?: LimitCount) => void, windowMs: number): void {
+  incr(key: string, cb: (err: Error | null, count?: LimitCount) => void, windowMs: number, _max?: number): void {
     const now = this.clock();
     if (now >= this.nextSweep) this.sweep(now, windowMs);
     let w = this.windows.get(key);
@@ -30,7 +30,7 @@ export class WindowStore implements LimitStore {
     cb(null, { current: w.current, ttl: w.start + windowMs - now });
   }
 
-  read(key: string, cb: (err: Error | null, count?: LimitCount) => void, windowMs: number): void {
+  read(key: string, cb: (err: Error | null, count?: LimitCount) => void, windowMs: number, _max?: number): void {
     const now = this.clock();
     const w = this.windows.get(key);
     if (w === undefined || w.start + windowMs <= now) return cb(null, { current: 0, ttl: 0 });

@@ -1,7 +1,8 @@
 // Interface A: the free token risk check, mounted under /risk (and at the root of RISK_HOSTNAME).
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { freeBucketOf, hooksOf, JSON_TYPE } from '../access/access-control.ts';
+import { freeBucketOf, hooksOf } from '../access/access-control.ts';
+import { sendRemembered } from '../http/answer-memo.ts';
 import { catalogEntryOf } from '../access/grant.ts';
 import { RateLimiter, type LimitStore } from '../access/rate-limit.ts';
 import type { RouteContext } from '../catalog/context.ts';
@@ -195,7 +196,7 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
       if (err) return done(err);
       const json = req.method === 'GET' ? ctx.answers.serve(entry.url, req.url) : undefined;
       if (json === undefined) return done();
-      void reply.type(JSON_TYPE).send(json);
+      sendRemembered(reply, json);
     });
   };
   app.addHook('onRoute', (route) => {
