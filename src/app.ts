@@ -167,7 +167,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerOpenApi(app, config);
   registerReferenceRoutes(app, ctx);
 
-  // Rate limits count in Redis when instances share one; without REDIS_URL each limiter keeps the plugin's own store.
   await app.register(riskPlugin, { prefix: '/risk', ctx, limitStore: limitStore('risk') });
 
   const payments = await paymentGate(app, config, catalog, options, metrics);
@@ -180,7 +179,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       answers,
       payments,
       usage: storage.usage,
-      metrics,
     });
     mountRoutes(market, ctx, 'market', marketRoutes);
   });

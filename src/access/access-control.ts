@@ -18,7 +18,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';
-import type { Metrics } from '../metrics/metrics.ts';
 import { clientBucket } from './client-bucket.ts';
 import { catalogEntryOf, grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
@@ -26,6 +25,7 @@ import type { UsageCounter } from '../db/usage.ts';
 import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
 import type { Limit, RateLimiter } from './rate-limit.ts';
 import { sendRemembered, type AnswerMemo } from '../http/answer-memo.ts';
+import { withHook } from '../http/route-hooks.ts';
 
 export interface PaymentGate {
   /** Runs before the handler of `entry`: answers 402/503 itself, or grants the request once its payment is verified. */
@@ -47,8 +47,6 @@ export interface AccessControlOptions {
   payments: PaymentGate | undefined;
   /** Counts keyed calls per key, day and route (GET /v1/usage). */
   usage?: UsageCounter;
-  /** Counts the 429s by scope. */
-  metrics: Pick<Metrics, 'rateLimited'>;
 }
 
 /** Who is calling a paid route, as far as the request says. */
@@ -75,8 +73,8 @@ export const PAYMENT_REQUIRED = 'payment required';
 type LimitScope = 'key' | 'paid' | 'free' | 'ref';
 
 /** The per-client bucket of a free request: status pages count apart from the data routes. */
-export function freeBucketOf(req: FastifyRequest, entry: CatalogEntry | undefined): string {
-  return `${entry?.def.reference ? 'ref' : 'free'}:${clientBucket(req.ip)}`;
+export function freeBucketOf(req: FastifyRequest, entry: CatalogEntry): string {
+  return `${entry.def.reference ? 'ref' : 'free'}:${clientBucket(req.ip)}`;
 }
 
 /** Installs the hooks on the (encapsulated) context that holds interface B's routes. Register routes after it. */
@@ -118,7 +116,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   };
   app.addHook('onRoute', (route) => {
     const entry = catalogEntryOf(route);
-    if (entry) route.onRequest = [...hooksOf(route.onRequest), accessHook(entry)];
+    if (entry) route.onRequest = withHook(route.onRequest, accessHook(entry));
   });
 
   // The cached path's fast lane: a GET on a free route, or on a paid one with a valid key (which is its
@@ -213,9 +211,4 @@ function credentialOf(req: FastifyRequest, opts: AccessControlOptions): Credenti
 async function lookedUp(req: FastifyRequest, keys: KeyStore): Promise<Credential> {
   const key = await keys.lookup(req.headers['x-api-key'] as string);
   return key ? { kind: 'key', key } : INVALID;
-}
-
-/** A route's hooks of one kind as a list (Fastify takes one function or an array). */
-export function hooksOf<T>(hooks: T | T[] | undefined): T[] {
-  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }

@@ -10,6 +10,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
+import { withHook } from '../http/route-hooks.ts';
 import type { Metrics, ResponseRecorder } from './metrics.ts';
 
 export interface MetricsServing {
@@ -38,7 +39,7 @@ export async function registerMetrics(app: FastifyInstance, metrics: Metrics, se
   if (!metrics.enabled) return;
 
   app.addHook('onRoute', (route) => {
-    route.onResponse = [...hooksOf(route.onResponse), responseHook(metrics, route)];
+    route.onResponse = withHook(route.onResponse, responseHook(metrics, route));
   });
   // A request no route matched has no hook of its own: this one counts it and lets the others pass.
   const unmatched = new Map<string, ResponseRecorder>();
@@ -101,7 +102,6 @@ function responseHook(metrics: Metrics, route: RouteOptions): ResponseHook {
   };
 }
 
-const hooksOf = <H>(hooks: H | H[] | undefined): H[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 

@@ -1,7 +1,8 @@
 // Interface A: the free token risk check, mounted under /risk (and at the root of RISK_HOSTNAME).
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { freeBucketOf, hooksOf } from '../access/access-control.ts';
+import { freeBucketOf } from '../access/access-control.ts';
+import { withHook } from '../http/route-hooks.ts';
 import { sendRemembered } from '../http/answer-memo.ts';
 import { catalogEntryOf } from '../access/grant.ts';
 import { RateLimiter, type LimitStore } from '../access/rate-limit.ts';
@@ -201,7 +202,7 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
   };
   app.addHook('onRoute', (route) => {
     const entry = catalogEntryOf(route);
-    if (entry && entry.def.rateLimited !== false) route.onRequest = [...hooksOf(route.onRequest), limited(entry)];
+    if (entry && entry.def.rateLimited !== false) route.onRequest = withHook(route.onRequest, limited(entry));
   });
   mountRoutes(app, ctx, 'risk', RISK_ROUTES);
 };
