@@ -6,12 +6,13 @@
 // machine that speeds up or slows down weighs on both alike), and the figure is the server's CPU per
 // request from /proc: steadier on a shared machine than req/s. The ratio is floor CPU / marketgate CPU
 // (1.00: marketgate costs nothing beyond sending the bytes), paired per round; the bench prints the median
-// over the rounds and each round's. p99 is the median of the slices' p99 latencies.
+// over the rounds and each round's. Each round starts both servers afresh (see there). p99 is the median
+// of the slices' p99 latencies.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRecordedWorld } from '../test/fakes/recorded-world.ts';
-import { load, machine, median, startServer, type LoadResult } from './lib.ts';
+import { load, machine, median, startServer, type LoadResult, type Spawned } from './lib.ts';
 
 const EVM = '0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c';
 /** A cold burst: this many identical requests at once on a key nobody asked for yet. */
@@ -74,34 +75,42 @@ async function databaseOpen(url: string): Promise<void> {
 export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
   const world = await startRecordedWorld();
   const dataDir = mkdtempSync(join(tmpdir(), 'mg-bench-data-'));
-  const app = await startServer(
-    ['dist/server.js'],
-    {
-      ...world.env,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: opts.logLevel,
-      RISK_RATE_LIMIT: '1000000',
-      FREE_RATE_LIMIT: '1000000',
-      KEY_RATE_LIMIT: '1000000',
-      API_KEYS: 'bench-key',
-      CACHE_TTL_TOKEN_RISK_S: '3600',
-      CACHE_TTL_PRICE_S: '3600',
-      CACHE_TTL_SENTIMENT_S: '3600',
-    },
-    '/health',
-  );
-  let floor: Awaited<ReturnType<typeof startServer>> | undefined;
-  try {
+  const startApp = async () => {
+    const app = await startServer(
+      ['dist/server.js'],
+      {
+        ...world.env,
+        DATA_DIR: dataDir,
+        LOG_LEVEL: opts.logLevel,
+        RISK_RATE_LIMIT: '1000000',
+        FREE_RATE_LIMIT: '1000000',
+        KEY_RATE_LIMIT: '1000000',
+        API_KEYS: 'bench-key',
+        CACHE_TTL_TOKEN_RISK_S: '3600',
+        CACHE_TTL_PRICE_S: '3600',
+        CACHE_TTL_SENTIMENT_S: '3600',
+      },
+      '/health',
+    );
     // The embedded database opens in the background (initdb on a first start takes seconds of CPU):
     // measured only once it is open, so its start-up does not count against the first target.
-    await databaseOpen(app.url);
+    await databaseOpen(app.url).catch(async (err) => {
+      await app.stop();
+      throw err;
+    });
+    return app;
+  };
+  let app: Spawned | undefined;
+  let floor: Spawned | undefined;
+  try {
+    app = await startApp();
     // One cold burst per target: identical requests at once, then the upstream calls they made.
     const bursts: string[] = [];
     const captured = [];
     for (const t of TARGETS) {
       const [fake, upstreamPath] = t.upstream;
       const before = world.fakes[fake]!.calls(upstreamPath).length;
-      const answers = await Promise.all(Array.from({ length: BURST }, () => fetch(app.url + t.path, { headers: t.headers })));
+      const answers = await Promise.all(Array.from({ length: BURST }, () => fetch(app!.url + t.path, { headers: t.headers })));
       const statuses = new Set(answers.map((r) => r.status));
       const last = answers.at(-1)!;
       const body = Buffer.from(await last.arrayBuffer());
@@ -111,13 +120,17 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
     }
     const floorFile = join(mkdtempSync(join(tmpdir(), 'mg-bench-')), 'floor.json');
     writeFileSync(floorFile, JSON.stringify(captured));
-    floor = await startServer(['bench/floor.mjs'], { BENCH_FLOOR_FILE: floorFile });
 
-    // Both servers warmed on every target first: measured in steady state, after V8 has compiled the hot
-    // code (its optimising compiler runs on threads of the process, whose CPU the bench reads).
-    for (const t of TARGETS) for (const server of [app, floor]) await load(server, t.path, { requests: WARMUP, connections: opts.connections, headers: t.headers, warmup: 0 });
     const rounds: { target: Target; app: LoadResult; floor: LoadResult }[][] = [];
     for (let round = 0; round < opts.rounds; round++) {
+      // Each round on new processes of both servers: a process's own layout in memory moves its cost per
+      // request by a few µs for its whole life (the same build measured in two processes side by side
+      // differs by that much), so rounds on the same two processes would repeat one draw of it.
+      app ??= await startApp();
+      floor = await startServer(['bench/floor.mjs'], { BENCH_FLOOR_FILE: floorFile });
+      // Both servers warmed on every target first: measured in steady state, after V8 has compiled the hot
+      // code (its optimising compiler runs on threads of the process, whose CPU the bench reads).
+      for (const t of TARGETS) for (const server of [app, floor]) await load(server, t.path, { requests: WARMUP, connections: opts.connections, headers: t.headers, warmup: 0 });
       const results = [];
       for (const t of TARGETS) {
         // The round's requests in CHUNKS slices, alternating A B B A … (floor first in even rounds), each
@@ -133,6 +146,9 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
         process.stdout.write('.');
       }
       rounds.push(results);
+      await floor.stop();
+      await app.stop();
+      floor = app = undefined;
     }
     process.stdout.write('\n');
 
@@ -173,7 +189,7 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
     console.log(`\nupstream calls per cold burst of ${BURST} identical requests (target 1 each): ${bursts.join('; ')}`);
   } finally {
     await floor?.stop();
-    await app.stop();
+    await app?.stop();
     await world.stop();
   }
 }

@@ -38,7 +38,7 @@ import { errorHandler } from './http/error-handler.ts';
 import { serialize } from './http/envelope.ts';
 import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
-import { lazyChildLogger } from './http/lazy-logger.ts';
+import { lazyChildLogger, requestLogController } from './http/lazy-logger.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
@@ -97,9 +97,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     // A request's child logger is made only when the request writes a line (lazy-logger.ts).
     childLoggerFactory: lazyChildLogger as never,
+    // Its request lines are not even built below info (lazy-logger.ts).
+    logController: requestLogController(config.logLevel),
     // Fastify accepts a hop count at run time; its types omit the number form.
     trustProxy: config.trustProxy as boolean | string[],
-    rewriteUrl: riskHostRewrite(config.risk.hostname),
+    // Only with RISK_HOSTNAME: otherwise Fastify would call it (and copy each URL aside) on every request.
+    rewriteUrl: config.risk.hostname ? riskHostRewrite(config.risk.hostname) : undefined,
     bodyLimit: 64 * 1024,
     // A client that takes longer than this to send its request (headers and body) gets a 408.
     requestTimeout: config.requestTimeoutMs,
@@ -384,10 +387,9 @@ async function channelStorage(app: FastifyInstance, options: BuildOptions): Prom
  * absolute-form target (`http://risk.example.com/v1/token-risk`, which HTTP/1.1 servers must accept) is
  * read by its path, or it would become /riskhttp://….
  */
-function riskHostRewrite(hostname: string | undefined) {
+function riskHostRewrite(hostname: string) {
   return (req: { url?: string; headers: { host?: string } }): string => {
     const given = req.url ?? '/';
-    if (!hostname) return given;
     const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
     if (host !== hostname) return given;
     const url = originForm(given);

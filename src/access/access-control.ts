@@ -18,12 +18,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';
-import { clientBucket } from './client-bucket.ts';
+import { clientBucketName } from './client-bucket.ts';
 import { catalogEntryOf, grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
-import type { Limit, RateLimiter } from './rate-limit.ts';
+import { afterLimit, type Limit, type RateLimiter } from './rate-limit.ts';
 import { sendRemembered, type AnswerMemo } from '../http/answer-memo.ts';
 import { withHook } from '../http/route-hooks.ts';
 
@@ -74,7 +74,20 @@ type LimitScope = 'key' | 'paid' | 'free' | 'ref';
 
 /** The per-client bucket of a free request: status pages count apart from the data routes. */
 export function freeBucketOf(req: FastifyRequest, entry: CatalogEntry): string {
-  return `${entry.def.reference ? 'ref' : 'free'}:${clientBucket(req.ip)}`;
+  return clientBucketName(entry.def.reference ? 'ref' : 'free', req.ip, req.raw.socket);
+}
+
+/** `<prefix>:<key id>`, made once per key rather than per request. */
+function keyBuckets(prefix: string): (id: string) => string {
+  const names = new Map<string, string>();
+  return (id) => {
+    let name = names.get(id);
+    if (name === undefined) {
+      if (names.size >= 10_000) names.clear(); // a bound: keys come and go
+      names.set(id, (name = `${prefix}:${id}`));
+    }
+    return name;
+  };
 }
 
 /** Installs the hooks on the (encapsulated) context that holds interface B's routes. Register routes after it. */
@@ -103,16 +116,20 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   };
   // Each route of the catalog gets this check as a hook of its own, made for its entry when it is
   // registered (so nothing is looked up per request; HEAD twins included).
+  const keyBucket = keyBuckets('key');
+  const keyOnlyBucket = keyBuckets('key-only');
   const accessHook = (entry: CatalogEntry) => (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     req.catalogEntry = entry;
     const credential = needsCredential(entry.access) ? (req.credential = credentialOf(req, opts)) : null;
     if (entry.def.rateLimited === false) return done();
-    // Admitted within its limit: a remembered answer is served here (see serveRemembered), else the route runs.
-    const admitted = (err?: Error) => (err ? done(err) : serveRemembered(req, reply, entry) ? undefined : done());
-    if (credential?.kind === 'key') return limiter.hit(`${entry.access === 'key' ? 'key-only' : 'key'}:${credential.key.id}`, LIMITS.key, reply, admitted);
-    if (credential) return limiter.hit(`paid:${clientBucket(req.ip)}`, LIMITS.paid, reply, admitted);
-    const bucket = freeBucketOf(req, entry);
-    limiter.hit(bucket, entry.def.reference ? LIMITS.ref : LIMITS.free, reply, admitted);
+    // Within its limit, a remembered answer is served here (see serveRemembered), else the route runs.
+    const verdict =
+      credential?.kind === 'key'
+        ? limiter.check((entry.access === 'key' ? keyOnlyBucket : keyBucket)(credential.key.id), LIMITS.key, reply)
+        : credential
+          ? limiter.check(clientBucketName('paid', req.ip, req.raw.socket), LIMITS.paid, reply)
+          : limiter.check(freeBucketOf(req, entry), entry.def.reference ? LIMITS.ref : LIMITS.free, reply);
+    afterLimit(verdict, req, reply, serveRemembered, done);
   };
   app.addHook('onRoute', (route) => {
     const entry = catalogEntryOf(route);
@@ -124,11 +141,11 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   // remembered and still fresh (answer-memo.ts), is answered here. Anything else — x402, an unknown,
   // invalid or missing key, HEAD, an answer not remembered — takes the full path.
   const answers = opts.answers;
-  const serveRemembered = (req: FastifyRequest, reply: FastifyReply, entry: CatalogEntry): boolean => {
+  const serveRemembered = (req: FastifyRequest, reply: FastifyReply): boolean => {
     if (answers === undefined || req.method !== 'GET') return false;
     const credential = req.credential;
     if (credential !== null && credential.kind !== 'key') return false;
-    const json = answers.serve(entry.url, req.url);
+    const json = answers.serve(req.catalogEntry!.url, req.url);
     if (json === undefined) return false;
     if (credential !== null && check(req, reply) !== undefined) return false;
     sendRemembered(reply, json);

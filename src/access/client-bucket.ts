@@ -27,3 +27,23 @@ function expandIPv6(ip: string): string[] | null {
   if (!all.every((h) => /^[0-9a-f]{1,4}$/.test(h))) return null;
   return all.map((h) => String(parseInt(h, 16).toString(16)));
 }
+
+/** A connection's bucket names by scope, for the client address they were made for. */
+interface SocketBuckets {
+  ip: string;
+  names: Map<string, string>;
+}
+const bySocket = new WeakMap<object, SocketBuckets>();
+
+/**
+ * `<scope>:<client bucket>`, the name a per-client limit counts under. Kept per connection while its client
+ * address stays the same (always, unless TRUST_PROXY reads it from each request's headers), so a keep-alive
+ * client's requests count under one string whose hash is computed once rather than a new one per request.
+ */
+export function clientBucketName(scope: string, ip: string, socket: object): string {
+  let buckets = bySocket.get(socket);
+  if (buckets === undefined || buckets.ip !== ip) bySocket.set(socket, (buckets = { ip, names: new Map() }));
+  let name = buckets.names.get(scope);
+  if (name === undefined) buckets.names.set(scope, (name = `${scope}:${clientBucket(ip)}`));
+  return name;
+}

@@ -15,10 +15,21 @@ interface Window {
 export class WindowStore implements LimitStore {
   private readonly windows = new Map<string, Window>();
   private nextSweep = 0;
+  /** What incrNow answers (see there). */
+  private readonly last: LimitCount = { current: 0, ttl: 0 };
 
   constructor(private readonly clock: () => number = Date.now) {}
 
   incr(key: string, cb: (err: Error | null, count?: LimitCount) => void, windowMs: number, _max?: number): void {
+    const count = this.incrNow(key, windowMs);
+    cb(null, { current: count.current, ttl: count.ttl });
+  }
+
+  /**
+   * Counts one more in `key`'s window and answers at once, in one object of the store's own that the next
+   * call overwrites (read it before counting again): the cached path counts every request, and allocates nothing here.
+   */
+  incrNow(key: string, windowMs: number): Readonly<LimitCount> {
     const now = this.clock();
     if (now >= this.nextSweep) this.sweep(now, windowMs);
     let w = this.windows.get(key);
@@ -27,7 +38,9 @@ export class WindowStore implements LimitStore {
       this.windows.set(key, (w = { current: 0, start: now }));
     }
     w.current++;
-    cb(null, { current: w.current, ttl: w.start + windowMs - now });
+    this.last.current = w.current;
+    this.last.ttl = w.start + windowMs - now;
+    return this.last;
   }
 
   read(key: string, cb: (err: Error | null, count?: LimitCount) => void, windowMs: number, _max?: number): void {

@@ -28,43 +28,46 @@ interface Remembered {
   tail: string;
   /** Served until then (epoch ms, exclusive). */
   until: number;
+  /** The answer as last written, and the millisecond it was written for: served again within that millisecond. */
+  written: RememberedBody | undefined;
+  writtenAt: number;
 }
 
 /**
- * From this size of data on, an answer is written as bytes: its data's bytes made once, then the part
- * written per request, as two chunks of one write (a 7 KB token-risk answer otherwise costs a 7 KB string
- * built, measured and encoded per request).
+ * From this size of data on, an answer is written as bytes: its data's bytes made once, then joined
+ * with the part written for the millisecond (a 7 KB token-risk answer otherwise costs a 7 KB string built,
+ * measured and encoded each time).
  */
 const BYTES_FROM = 2048;
 
 /** How many answers are kept at most (past it, all are dropped and made again as asked: a bound, not a policy). */
 const MAX_ANSWERS = 10_000;
 
-/** A remembered answer as written: its text, or (large) its data's bytes and the bytes written for this request. */
-export type RememberedBody = string | readonly [Buffer, Buffer];
+/**
+ * A remembered answer as written for one millisecond: its JSON (text, or bytes when large) and its length
+ * in bytes. Never changed once made (several sockets may still be writing it), so it is shared by every
+ * request served in that millisecond: under load, most requests to a hot URL cost a lookup and a write.
+ */
+export interface RememberedBody {
+  readonly body: string | Buffer;
+  readonly length: number;
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Sends a remembered answer: 200, the headers the request's hooks have set (request id, security headers,
- * CORS) and the JSON, written to the socket as it is (Fastify's reply.send would serialise-check and copy it;
- * its response listeners — the log line, the metrics — still run when the answer is sent).
+ * CORS) and the JSON, written to the socket as it is (Fastify's reply.send would parse the content type and
+ * check the payload again; its response listeners — the log line, the metrics — still run when the answer is sent).
  */
-export function sendRemembered(reply: FastifyReply, body: RememberedBody): void {
+export function sendRemembered(reply: FastifyReply, answer: RememberedBody): void {
   reply.hijack();
   const headers = reply.getHeaders();
   headers['content-type'] = JSON_TYPE;
+  headers['content-length'] = answer.length;
   const res = reply.raw;
-  if (typeof body === 'string') {
-    headers['content-length'] = Buffer.byteLength(body);
-    res.writeHead(200, headers as OutgoingHttpHeaders);
-    res.end(body);
-    return;
-  }
-  headers['content-length'] = body[0].length + body[1].length;
   res.writeHead(200, headers as OutgoingHttpHeaders);
-  res.write(body[0]);
-  res.end(body[1]);
+  res.end(answer.body);
 }
 
 export class AnswerMemo {
@@ -97,10 +100,12 @@ export class AnswerMemo {
       })),
       tail: `}]${extraJson === '{}' ? '' : `,${extraJson.slice(1, -1)}`}}}`,
       until,
+      written: undefined,
+      writtenAt: -1,
     });
   }
 
-  /** The JSON of `route`'s answer to `url`, written for now, while it is fresh (as bytes when large); else undefined. */
+  /** `route`'s answer to `url`, written for now, while it is fresh; else undefined. */
   serve(route: string, url: string, now = Date.now()): RememberedBody | undefined {
     const answers = this.routes.get(route);
     const a = answers?.get(url);
@@ -110,13 +115,18 @@ export class AnswerMemo {
       this.count--;
       return undefined;
     }
+    if (this.recorder !== undefined) for (let i = 0; i < a.sources.length; i++) this.recorder.hit('l1');
+    if (a.writtenAt === now) return a.written!;
+    // Only the time served (to the millisecond) and the sources' ages (to the second) move.
     let written = isoNow(now);
-    for (const s of a.sources) {
-      written += s.text + ageOf(s.fetchedMs, now);
-      this.recorder?.hit('l1');
-    }
+    for (const s of a.sources) written += s.text + ageOf(s.fetchedMs, now);
     written += a.tail;
-    return a.headBytes === undefined ? a.head + written : [a.headBytes, Buffer.from(written, 'utf8')];
+    a.written =
+      a.headBytes === undefined
+        ? { body: (written = a.head + written), length: Buffer.byteLength(written) }
+        : bytesOf(a.headBytes, written);
+    a.writtenAt = now;
+    return a.written;
   }
 
   clear(): void {
@@ -127,6 +137,15 @@ export class AnswerMemo {
   get size(): number {
     return this.count;
   }
+}
+
+/** The large answer's data bytes and `rest`, as one buffer (one write, as any other answer). */
+function bytesOf(head: Buffer, rest: string): RememberedBody {
+  const restLength = Buffer.byteLength(rest);
+  const body = Buffer.allocUnsafe(head.length + restLength);
+  head.copy(body, 0);
+  body.write(rest, head.length, 'utf8');
+  return { body, length: body.length };
 }
 
 /** The first time any part of the answer stops holding; undefined when a part does not say (then it is not kept). */

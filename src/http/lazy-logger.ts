@@ -3,7 +3,7 @@
 // measured as a fifth of a cached answer's own cost, and most requests never log anything at the
 // configured level. The child made here becomes pino's child on the first call that would write a
 // line; a call below the level costs one comparison. Log lines keep their request id as before.
-import type { FastifyBaseLogger } from 'fastify';
+import { LogController, type FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 
 type Bindings = Record<string, unknown>;
@@ -78,4 +78,23 @@ export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, o
   const parent = logger as unknown as Logger;
   if (options?.level !== undefined) return parent.child(bindings, options) as unknown as FastifyBaseLogger;
   return new LazyChildLogger(parent, bindings, options) as unknown as FastifyBaseLogger;
+}
+
+const INFO_OR_BELOW = new Set(['trace', 'debug', 'info']);
+
+/**
+ * Fastify's request log lines ("incoming request", "request completed") are at info: below that level
+ * they are not built at all (Fastify would build each line's object and ask the logger per request).
+ * Errors are logged as before, at every level that shows them.
+ */
+export function requestLogController(level: string): LogController {
+  const infoShown = INFO_OR_BELOW.has(level);
+  return new (class extends LogController {
+    override incomingRequest(...args: Parameters<LogController['incomingRequest']>): void {
+      if (infoShown) super.incomingRequest(...args);
+    }
+    override requestCompleted(...args: Parameters<LogController['requestCompleted']>): void {
+      if (infoShown || args[0]) super.requestCompleted(...args);
+    }
+  })();
 }

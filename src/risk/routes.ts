@@ -5,7 +5,7 @@ import { freeBucketOf } from '../access/access-control.ts';
 import { withHook } from '../http/route-hooks.ts';
 import { sendRemembered } from '../http/answer-memo.ts';
 import { catalogEntryOf } from '../access/grant.ts';
-import { RateLimiter, type LimitStore } from '../access/rate-limit.ts';
+import { afterLimit, RateLimiter, type LimitStore } from '../access/rate-limit.ts';
 import type { RouteContext } from '../catalog/context.ts';
 import { evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../params/evm-address.ts';
 import { describeEndpoint } from '../catalog/describe.ts';
@@ -191,14 +191,15 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
   const limit = { scope: 'risk', max: ctx.config.risk.rateLimitPerMinute, per: 'per client' };
   // Within its limit, a GET whose answer is remembered and still fresh is answered here (answer-memo.ts).
   // A hook of each route's own, made for its entry when it is registered.
+  const serveRemembered = (req: FastifyRequest, reply: FastifyReply): boolean => {
+    const json = req.method === 'GET' ? ctx.answers.serve(req.catalogEntry!.url, req.url) : undefined;
+    if (json === undefined) return false;
+    sendRemembered(reply, json);
+    return true;
+  };
   const limited = (entry: CatalogEntry) => (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     req.catalogEntry = entry;
-    limiter.hit(freeBucketOf(req, entry), limit, reply, (err) => {
-      if (err) return done(err);
-      const json = req.method === 'GET' ? ctx.answers.serve(entry.url, req.url) : undefined;
-      if (json === undefined) return done();
-      sendRemembered(reply, json);
-    });
+    afterLimit(limiter.check(freeBucketOf(req, entry), limit, reply), req, reply, serveRemembered, done);
   };
   app.addHook('onRoute', (route) => {
     const entry = catalogEntryOf(route);
