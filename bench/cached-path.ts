@@ -12,7 +12,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRecordedWorld } from '../test/fakes/recorded-world.ts';
-import { load, machine, median, startServer, type LoadResult, type Spawned } from './lib.ts';
+import { cpus } from 'node:os';
+import { load, machine, median, pinToCpu, startServer, type LoadResult, type Spawned } from './lib.ts';
 
 const EVM = '0x4e7e15a6b83718ba79674cc4ce09f7d4a631ec2c';
 /** A cold burst: this many identical requests at once on a key nobody asked for yet. */
@@ -23,6 +24,8 @@ export interface CachedPathOptions {
   connections: number;
   rounds: number;
   logLevel: string;
+  /** Each server on the last CPU and the load generator on the first (BENCH_PIN=0: no pinning). */
+  pin: boolean;
 }
 
 interface Target {
@@ -121,6 +124,10 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
     const floorFile = join(mkdtempSync(join(tmpdir(), 'mg-bench-')), 'floor.json');
     writeFileSync(floorFile, JSON.stringify(captured));
 
+    // Pinned: the server measured on a CPU of its own (its threads all there, its CPU time read as before),
+    // the load generator on another, so neither competes with the other for a core; the same for both servers.
+    const serverCpu = cpus().length - 1;
+    const pinned = opts.pin && serverCpu > 0 && pinToCpu(process.pid, 0);
     const rounds: { target: Target; app: LoadResult; floor: LoadResult }[][] = [];
     for (let round = 0; round < opts.rounds; round++) {
       // Each round on new processes of both servers: a process's own layout in memory moves its cost per
@@ -128,6 +135,7 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
       // differs by that much), so rounds on the same two processes would repeat one draw of it.
       app ??= await startApp();
       floor = await startServer(['bench/floor.mjs'], { BENCH_FLOOR_FILE: floorFile });
+      if (pinned) for (const server of [app, floor]) pinToCpu(server.proc.pid, serverCpu);
       // Both servers warmed on every target first: measured in steady state, after V8 has compiled the hot
       // code (its optimising compiler runs on threads of the process, whose CPU the bench reads).
       for (const t of TARGETS) for (const server of [app, floor]) await load(server, t.path, { requests: WARMUP, connections: opts.connections, headers: t.headers, warmup: 0 });
@@ -152,7 +160,10 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
     }
     process.stdout.write('\n');
 
-    console.log(`\nCached path: ${machine()}; ${opts.requests} requests per target per round at ${opts.connections} connections, ${opts.rounds} rounds, log level ${opts.logLevel}`);
+    console.log(
+      `\nCached path: ${machine()}; ${opts.requests} requests per target per round at ${opts.connections} connections, ${opts.rounds} rounds, log level ${opts.logLevel}; ` +
+        (pinned ? `servers pinned to CPU ${serverCpu}, load generator to CPU 0` : 'not pinned'),
+    );
     console.log('ratio = floor CPU µs/req ÷ marketgate CPU µs/req, paired per round (1.00 = nothing beyond the floor)\n');
     console.log(
       'target'.padEnd(40) +

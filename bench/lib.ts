@@ -1,6 +1,6 @@
 // What the benchmarks share: free ports, spawning a server and waiting for it, the server's CPU time
 // from /proc, and a closed-loop load of a fixed number of requests over a fixed number of connections.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
@@ -117,3 +117,18 @@ export const median = (xs: number[]): number => {
 };
 
 export const machine = (): string => `${cpus().length} CPUs (${cpus()[0]?.model?.trim() ?? '?'}), node ${process.version}`;
+
+/**
+ * Pins a process (all its threads) to one CPU with taskset; false when it cannot (no taskset, not Linux).
+ * On a small machine the load generator and the server otherwise share every core and the scheduler's
+ * moves weigh on each measurement differently.
+ */
+export function pinToCpu(pid: number | undefined, cpu: number): boolean {
+  if (pid === undefined) return false;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -18,6 +18,7 @@ const PARTS: Record<string, () => Promise<void>> = {
       connections: Number(env.BENCH_CONNECTIONS ?? 32),
       rounds: Number(env.BENCH_ROUNDS ?? 5),
       logLevel: env.BENCH_LOG_LEVEL ?? 'warn',
+      pin: env.BENCH_PIN !== '0',
     }),
   startup: async () => printStartup(await benchStartup()),
   paid: async () => {

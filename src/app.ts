@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
-import type { DestinationStream } from 'pino';
+import { pino, type DestinationStream, type LoggerOptions } from 'pino';
 import { configuredUrls, publicBaseUrlWarning, type Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
 import { KEY_CHANGES_CHANNEL } from './access/key-changes.ts';
@@ -38,7 +38,7 @@ import { errorHandler } from './http/error-handler.ts';
 import { serialize } from './http/envelope.ts';
 import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
-import { lazyChildLogger, requestLogController } from './http/lazy-logger.ts';
+import { lazyLogger, requestLogController } from './http/lazy-logger.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
@@ -82,21 +82,22 @@ export const REDACTED_HEADERS = ['x-api-key', 'authorization', 'payment-signatur
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   // Secrets inside configured URLs (a key in an RPC path, a user:pass@ login) never reach a log line.
   const secrets = secretParts(configuredUrls(config));
-  const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: { paths: REDACTED_HEADERS.flatMap((h) => [`req.headers["${h}"]`, `headers["${h}"]`]), censor: '[redacted]' },
-      formatters: { log: scrubLogObject(secrets) },
-      hooks: {
-        logMethod(args, method) {
-          if (secrets.length) for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = scrub(args[i] as string, secrets);
-          method.apply(this, args);
-        },
+  const logOptions: LoggerOptions = {
+    level: config.logLevel,
+    redact: { paths: REDACTED_HEADERS.flatMap((h) => [`req.headers["${h}"]`, `headers["${h}"]`]), censor: '[redacted]' },
+    formatters: { log: scrubLogObject(secrets) },
+    hooks: {
+      logMethod(args, method) {
+        if (secrets.length) for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = scrub(args[i] as string, secrets);
+        method.apply(this, args);
       },
-      ...(options.logStream ? { stream: options.logStream } : {}),
     },
+  };
+  // (Fastify adds its serialisers of req, res and err to the logger it is given.)
+  const logger = options.logStream ? pino(logOptions, options.logStream) : pino(logOptions);
+  const app = Fastify({
     // A request's child logger is made only when the request writes a line (lazy-logger.ts).
-    childLoggerFactory: lazyChildLogger as never,
+    loggerInstance: lazyLogger(logger),
     // Its request lines are not even built below info (lazy-logger.ts).
     logController: requestLogController(config.logLevel),
     // Fastify accepts a hop count at run time; its types omit the number form.
@@ -211,8 +212,11 @@ function createStorage(app: FastifyInstance, config: Config, given: Database | u
   usage.start();
   const admin = new AdminChannel(join(config.db.dataDir, 'admin.sock'), app.log);
   registerPaymentAdminRoutes(admin, { ledger: payments, batchEvents, db });
-  // The database's health is kept current between requests (a paid call checks it before anything is verified).
+  // The database's health is kept current between requests (a paid call checks it before anything is verified),
+  // by a statement of its own when nothing else asked the database meanwhile (the API keys' change check
+  // usually has: each statement costs the embedded database's worker CPU).
   const probe = setInterval(() => {
+    if (Date.now() - db.answeredAt < DATABASE_PROBE_MS) return;
     if (db.state === 'open' || db.state === 'failed') db.use((d) => d.query('SELECT 1')).catch(() => {});
   }, DATABASE_PROBE_MS);
   probe.unref();

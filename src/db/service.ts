@@ -47,6 +47,8 @@ export class DatabaseService {
   private readonly abort = new AbortController();
   /** Milliseconds the last successful opening took (logged; measured for the README). */
   openMs: number | undefined;
+  /** When the database last answered a statement (epoch ms; 0: never). */
+  answeredAt = 0;
 
   constructor(private readonly options: DatabaseServiceOptions) {}
 
@@ -108,6 +110,7 @@ export class DatabaseService {
     const run = (db: Database) => (late ? Promise.reject(new DatabaseUnavailableError('database opened too late for this request')) : fn(db));
     try {
       const result = await Promise.race([this.ready(true).then(run).catch((err) => unavailable(this.forgetIfGone(err))), expired]);
+      this.answeredAt = Date.now();
       this.options.health?.ok();
       return result;
     } catch (err) {

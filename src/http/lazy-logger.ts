@@ -3,6 +3,7 @@
 // measured as a fifth of a cached answer's own cost, and most requests never log anything at the
 // configured level. The child made here becomes pino's child on the first call that would write a
 // line; a call below the level costs one comparison. Log lines keep their request id as before.
+// Fastify is given the root logger wrapped (lazyLogger), so that its own child factory makes these.
 import { LogController, type FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 
@@ -39,8 +40,10 @@ class LazyChildLogger {
     return this.made ? this.made.bindings() : { ...this.parent.bindings(), ...this.own };
   }
 
+  /** A child that is lazy in turn (made on first use), unless it has a level of its own, which must hold from the start. */
   child(bindings: Bindings, options?: ChildOptions): Logger {
-    return this.real().child(bindings, options) as unknown as Logger;
+    if (options?.level !== undefined) return this.real().child(bindings, options) as unknown as Logger;
+    return new LazyChildLogger(this.real(), bindings, options) as unknown as Logger;
   }
 
   silent(): void {}
@@ -71,13 +74,12 @@ class LazyChildLogger {
 }
 
 /**
- * Fastify's `childLoggerFactory`: a request's logger that becomes pino's child on first use. A child
- * with a level of its own (a route's `logLevel`) is made at once, as that level must hold from the start.
+ * The logger to give Fastify (`loggerInstance`): `logger` itself for the lines it writes, and children —
+ * every request's, made by Fastify's own factory — made only when they write a line. (Fastify checks a
+ * child made by a factory of one's own for every method, on every request; its own factory it trusts.)
  */
-export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger {
-  const parent = logger as unknown as Logger;
-  if (options?.level !== undefined) return parent.child(bindings, options) as unknown as FastifyBaseLogger;
-  return new LazyChildLogger(parent, bindings, options) as unknown as FastifyBaseLogger;
+export function lazyLogger(logger: Logger): FastifyBaseLogger {
+  return new LazyChildLogger(logger, {}, undefined) as unknown as FastifyBaseLogger;
 }
 
 const INFO_OR_BELOW = new Set(['trace', 'debug', 'info']);
