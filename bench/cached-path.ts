@@ -124,8 +124,8 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
     const floorFile = join(mkdtempSync(join(tmpdir(), 'mg-bench-')), 'floor.json');
     writeFileSync(floorFile, JSON.stringify(captured));
 
-    // Pinned: the server measured on a CPU of its own (its threads all there, its CPU time read as before),
-    // the load generator on another, so neither competes with the other for a core; the same for both servers.
+    // Pinned: the server (all its threads) on a CPU of its own, the load generator on another, so neither
+    // waits for the other's core; the same for both servers. Its CPU time is read as before.
     const serverCpu = cpus().length - 1;
     const pinned = opts.pin && serverCpu > 0 && pinToCpu(process.pid, 0);
     const rounds: { target: Target; app: LoadResult; floor: LoadResult }[][] = [];
@@ -135,7 +135,7 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
       // differs by that much), so rounds on the same two processes would repeat one draw of it.
       app ??= await startApp();
       floor = await startServer(['bench/floor.mjs'], { BENCH_FLOOR_FILE: floorFile });
-      if (pinned) for (const server of [app, floor]) pinToCpu(server.proc.pid, serverCpu);
+      if (pinned) for (const server of [app, floor]) pinToCpu(server.proc.pid, serverCpu, true);
       // Both servers warmed on every target first: measured in steady state, after V8 has compiled the hot
       // code (its optimising compiler runs on threads of the process, whose CPU the bench reads).
       for (const t of TARGETS) for (const server of [app, floor]) await load(server, t.path, { requests: WARMUP, connections: opts.connections, headers: t.headers, warmup: 0 });
@@ -162,7 +162,7 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
 
     console.log(
       `\nCached path: ${machine()}; ${opts.requests} requests per target per round at ${opts.connections} connections, ${opts.rounds} rounds, log level ${opts.logLevel}; ` +
-        (pinned ? `servers pinned to CPU ${serverCpu}, load generator to CPU 0` : 'not pinned'),
+        (pinned ? `servers pinned to CPU ${serverCpu}, the load generator to CPU 0` : 'not pinned'),
     );
     console.log('ratio = floor CPU µs/req ÷ marketgate CPU µs/req, paired per round (1.00 = nothing beyond the floor)\n');
     console.log(

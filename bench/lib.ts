@@ -119,14 +119,14 @@ export const median = (xs: number[]): number => {
 export const machine = (): string => `${cpus().length} CPUs (${cpus()[0]?.model?.trim() ?? '?'}), node ${process.version}`;
 
 /**
- * Pins a process (all its threads) to one CPU with taskset; false when it cannot (no taskset, not Linux).
- * On a small machine the load generator and the server otherwise share every core and the scheduler's
- * moves weigh on each measurement differently.
+ * Pins a process's main thread (`allThreads`: every thread) to one CPU with taskset; false when it cannot
+ * (no taskset, not Linux). On a small machine the load generator and the server otherwise share every core
+ * and the scheduler's moves weigh on each measurement differently.
  */
-export function pinToCpu(pid: number | undefined, cpu: number): boolean {
+export function pinToCpu(pid: number | undefined, cpu: number, allThreads = false): boolean {
   if (pid === undefined) return false;
   try {
-    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+    execFileSync('taskset', [...(allThreads ? ['-a'] : []), '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
     return true;
   } catch {
     return false;

@@ -16,7 +16,7 @@ const PARTS: Record<string, () => Promise<void>> = {
     runCachedPath({
       requests: Number(env.BENCH_REQUESTS ?? 60_000),
       connections: Number(env.BENCH_CONNECTIONS ?? 32),
-      rounds: Number(env.BENCH_ROUNDS ?? 5),
+      rounds: Number(env.BENCH_ROUNDS ?? 7),
       logLevel: env.BENCH_LOG_LEVEL ?? 'warn',
       pin: env.BENCH_PIN !== '0',
     }),
