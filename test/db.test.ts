@@ -286,6 +286,21 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       expect(await usage.usageOf('key_a')).toEqual({ today: 76, month: 76, today_by_route: { '/v1/ohlcv': 20, '/v1/price': 56 } });
     });
 
+    it('calls on each side of UTC midnight count on their own day', async () => {
+      let now = Date.parse('2026-09-30T23:59:59.500Z');
+      const usage = new UsageCounter(service, { flushMs: 60_000, log: memoryLog(), clock: () => now });
+      usage.count('key_m', '/v1/price');
+      usage.count('key_m', '/v1/price');
+      now += 1000;
+      usage.count('key_m', '/v1/price');
+      expect(await usage.flush()).toBe(2);
+      const rows = await (await service.ready()).query("SELECT day, calls FROM key_usage WHERE key_id = 'key_m' ORDER BY day");
+      expect(rows).toEqual([
+        { day: '2026-09-30', calls: 2 },
+        { day: '2026-10-01', calls: 1 },
+      ]);
+    });
+
     it('a flush that fails keeps its counts for the next one', async () => {
       const flaky = instrument(await service.ready());
       const usage = new UsageCounter(serviceOver(flaky), { flushMs: 60_000, log: memoryLog(), clock: () => Date.parse('2026-10-02T12:00:00Z') });

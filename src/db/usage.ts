@@ -41,6 +41,9 @@ export function utcDay(ms: number): string {
 export class UsageCounter {
   /** `key \0 day \0 route` → calls not written yet. */
   private pending = new Map<string, number>();
+  /** The pending keys made today, by key and route. */
+  private readonly keys = new Map<string, Map<string, string>>();
+  private keysDay = '';
   private flushing: Promise<number> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly clock: () => number;
@@ -54,8 +57,21 @@ export class UsageCounter {
 
   /** One call by `keyId` on `route`, now. */
   count(keyId: string, route: string): void {
-    const k = `${keyId}${SEP}${utcDay(this.clock())}${SEP}${route}`;
+    const k = this.pendingKey(keyId, utcDay(this.clock()), route);
     this.pending.set(k, (this.pending.get(k) ?? 0) + 1);
+  }
+
+  /** `key \0 day \0 route`, made once per key, route and day (this is on every keyed call). */
+  private pendingKey(keyId: string, day: string, route: string): string {
+    if (day !== this.keysDay) {
+      this.keys.clear();
+      this.keysDay = day;
+    }
+    let byRoute = this.keys.get(keyId);
+    if (byRoute === undefined) this.keys.set(keyId, (byRoute = new Map()));
+    let k = byRoute.get(route);
+    if (k === undefined) byRoute.set(route, (k = `${keyId}${SEP}${day}${SEP}${route}`));
+    return k;
   }
 
   /** Calls counted and not written yet. */
