@@ -34,9 +34,8 @@ interface Remembered {
 }
 
 /**
- * From this size of data on, an answer is written as bytes: its data's bytes made once, then joined
- * with the part written for the millisecond (a 7 KB token-risk answer otherwise costs a 7 KB string built,
- * measured and encoded each time).
+ * From this size of data on, an answer's data is also kept as bytes, which each millisecond's answer copies
+ * (a 7 KB token-risk answer would otherwise be a 7 KB string built and encoded again).
  */
 const BYTES_FROM = 2048;
 
@@ -44,12 +43,12 @@ const BYTES_FROM = 2048;
 const MAX_ANSWERS = 10_000;
 
 /**
- * A remembered answer as written for one millisecond: its JSON (text, or bytes when large) and its length
- * in bytes. Never changed once made (several sockets may still be writing it), so it is shared by every
- * request served in that millisecond: under load, most requests to a hot URL cost a lookup and a write.
+ * A remembered answer as written for one millisecond: its JSON as UTF-8 bytes, and their length. Never changed
+ * once made (several sockets may still be writing it), so it is shared by every request served in that
+ * millisecond: under load, most requests to a hot URL cost a lookup and a write.
  */
 export interface RememberedBody {
-  readonly body: string | Buffer;
+  readonly body: Buffer;
   readonly length: number;
 }
 
@@ -121,10 +120,11 @@ export class AnswerMemo {
     let written = isoNow(now);
     for (const s of a.sources) written += s.text + ageOf(s.fetchedMs, now);
     written += a.tail;
-    a.written =
-      a.headBytes === undefined
-        ? { body: (written = a.head + written), length: Buffer.byteLength(written) }
-        : bytesOf(a.headBytes, written);
+    // Always bytes, as the floor of every answer writes them: the socket's write path then takes one kind of
+    // chunk whatever the answer (text and bytes alike there cost each answer more than the conversion, made
+    // once per millisecond).
+    const body = a.headBytes === undefined ? Buffer.from(a.head + written, 'utf8') : bytesOf(a.headBytes, written);
+    a.written = { body, length: body.length };
     a.writtenAt = now;
     return a.written;
   }
@@ -139,13 +139,12 @@ export class AnswerMemo {
   }
 }
 
-/** The large answer's data bytes and `rest`, as one buffer (one write, as any other answer). */
-function bytesOf(head: Buffer, rest: string): RememberedBody {
-  const restLength = Buffer.byteLength(rest);
-  const body = Buffer.allocUnsafe(head.length + restLength);
+/** The large answer's data bytes and `rest`, as one buffer. */
+function bytesOf(head: Buffer, rest: string): Buffer {
+  const body = Buffer.allocUnsafe(head.length + Buffer.byteLength(rest));
   head.copy(body, 0);
   body.write(rest, head.length, 'utf8');
-  return { body, length: body.length };
+  return body;
 }
 
 /** The first time any part of the answer stops holding; undefined when a part does not say (then it is not kept). */
