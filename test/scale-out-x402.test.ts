@@ -45,6 +45,10 @@ beforeAll(async () => {
       ...paidEnv(setting()),
       DATABASE_URL: databaseUrl,
       REDIS_URL: redis.url,
+      // What is tested is one settlement through Redis while it answers. Past REDIS_TIMEOUT_MS an instance
+      // takes the ledger database instead (its own test below), and under a loaded CI the default 250 ms was
+      // once exceeded mid-claim: the two instances then claimed in different stores.
+      REDIS_TIMEOUT_MS: '2000',
     });
     await app.services.db.ready();
     await app.listen({ host: '127.0.0.1', port: 0 });
