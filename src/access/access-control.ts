@@ -145,10 +145,10 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     if (answers === undefined || req.method !== 'GET') return false;
     const credential = req.credential;
     if (credential !== null && credential.kind !== 'key') return false;
-    const json = answers.serve(req.catalogEntry!.url, req.url);
-    if (json === undefined) return false;
+    const remembered = answers.serve(req.catalogEntry!.url, req.url);
+    if (remembered === undefined) return false;
     if (credential !== null && check(req, reply) !== undefined) return false;
-    sendRemembered(reply, json);
+    sendRemembered(reply, remembered);
     return true;
   };
 

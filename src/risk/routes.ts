@@ -192,9 +192,9 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
   // Within its limit, a GET whose answer is remembered and still fresh is answered here (answer-memo.ts).
   // A hook of each route's own, made for its entry when it is registered.
   const serveRemembered = (req: FastifyRequest, reply: FastifyReply): boolean => {
-    const json = req.method === 'GET' ? ctx.answers.serve(req.catalogEntry!.url, req.url) : undefined;
-    if (json === undefined) return false;
-    sendRemembered(reply, json);
+    const remembered = req.method === 'GET' ? ctx.answers.serve(req.catalogEntry!.url, req.url) : undefined;
+    if (remembered === undefined) return false;
+    sendRemembered(reply, remembered);
     return true;
   };
   const limited = (entry: CatalogEntry) => (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
