@@ -203,6 +203,8 @@ export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
     }
     console.log(`\nupstream calls per cold burst of ${BURST} identical requests (target 1 each): ${bursts.join('; ')}`);
   } finally {
+    // The bench's other parts (and the servers they spawn, which inherit it) run on every CPU again.
+    if (opts.pin) pinToCpu(process.pid, `0-${cpus().length - 1}`);
     await floor?.stop();
     await app?.stop();
     await world.stop();

@@ -123,7 +123,7 @@ export const machine = (): string => `${cpus().length} CPUs (${cpus()[0]?.model?
  * (no taskset, not Linux). On a small machine the load generator and the server otherwise share every core
  * and the scheduler's moves weigh on each measurement differently.
  */
-export function pinToCpu(pid: number | undefined, cpu: number, allThreads = false): boolean {
+export function pinToCpu(pid: number | undefined, cpu: number | string, allThreads = false): boolean {
   if (pid === undefined) return false;
   try {
     execFileSync('taskset', [...(allThreads ? ['-a'] : []), '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });

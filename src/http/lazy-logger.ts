@@ -12,12 +12,12 @@ type ChildOptions = Parameters<Logger['child']>[1];
 type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
 class LazyChildLogger {
-  private made: Logger | undefined;
-
   constructor(
     private readonly parent: Logger,
     private readonly own: Bindings,
     private readonly options: ChildOptions,
+    /** The pino logger once made (given at once for the root: lazyLogger). */
+    private made?: Logger,
   ) {}
 
   private real(): Logger {
@@ -79,7 +79,7 @@ class LazyChildLogger {
  * child made by a factory of one's own for every method, on every request; its own factory it trusts.)
  */
 export function lazyLogger(logger: Logger): FastifyBaseLogger {
-  return new LazyChildLogger(logger, {}, undefined) as unknown as FastifyBaseLogger;
+  return new LazyChildLogger(logger, {}, undefined, logger) as unknown as FastifyBaseLogger;
 }
 
 const INFO_OR_BELOW = new Set(['trace', 'debug', 'info']);

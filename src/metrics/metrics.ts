@@ -243,15 +243,21 @@ class PrometheusMetrics implements Metrics {
     // A payment's final status (settled, cancelled, …) that the ledger could not write is retried in the
     // background and never fails the payer's answer: these say so where an alert can see it.
     const ledger = () => this.ledgerStats();
-    new Counter({
-      name: `${METRIC_PREFIX}payment_ledger_write_failures_total`,
-      help: "Failed attempts to write a payment's final status to the ledger (each is retried in the background; the payer's answer is unaffected).",
-      registers,
-      collect() {
-        this.reset();
-        this.inc(ledger().final_write_failures);
-      },
-    });
+    const ledgerCounter = (name: string, help: string, stat: keyof LedgerWriteStats) =>
+      new Counter({
+        name: `${METRIC_PREFIX}${name}`,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(ledger()[stat]);
+        },
+      });
+    ledgerCounter(
+      'payment_ledger_write_failures_total',
+      "Failed attempts to write a payment's final status to the ledger (each is retried in the background; the payer's answer is unaffected).",
+      'final_write_failures',
+    );
     new Gauge({
       name: `${METRIC_PREFIX}payment_ledger_writes_pending`,
       help: 'Final payment statuses waiting for a retry to be written to the ledger.',
@@ -260,15 +266,11 @@ class PrometheusMetrics implements Metrics {
         this.set(ledger().final_writes_pending);
       },
     });
-    new Counter({
-      name: `${METRIC_PREFIX}payment_ledger_writes_lost_total`,
-      help: 'Final payment statuses given up on (logged in full as LOST at error level: record them with npm run payments -- resolve).',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(ledger().final_writes_lost);
-      },
-    });
+    ledgerCounter(
+      'payment_ledger_writes_lost_total',
+      'Final payment statuses given up on (logged in full as LOST at error level: record them with npm run payments -- resolve).',
+      'final_writes_lost',
+    );
   }
 
   paymentLedger(stats: () => LedgerWriteStats): void {
