@@ -4,6 +4,8 @@ import type { FakeReply } from './fakes/fake-upstream.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { recorded } from './fixtures.ts';
 import { useFakeUpstreamApp } from './helpers.ts';
+import { ageOf } from '../src/http/envelope.ts';
+import { countdownAt, countdownHoldsUntil } from '../src/market/market-context/sentiment.ts';
 
 const FNG = '/fng/';
 
@@ -108,5 +110,35 @@ describe('GET /v1/sentiment', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: "query parameter 'limit' must be a whole number from 0 to 365" });
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+// The answer reads the clock (its countdown moves as the cached answer ages), so it says until when it holds:
+// the remembered answer (answer-memo.ts) is served until then, and one made at any moment must be
+// rememberable (its bound after that moment) and exact (the countdown the handler would give, up to the
+// bound and not at it).
+describe('sentiment countdown: until when an answer holds', () => {
+  const FETCHED = Date.parse('2026-11-27T09:00:00.123Z');
+  it.each([33432, 100, 1, 12.25, 7.75, 0.4])('holds exactly while it shows the same countdown (time_until_update %s)', (timeUntilUpdate) => {
+    for (let ageMs = 0; ageMs <= 3000; ageMs++) {
+      const now = FETCHED + ageMs;
+      const shown = countdownAt(timeUntilUpdate, ageOf(FETCHED, now));
+      const until = countdownHoldsUntil(FETCHED, timeUntilUpdate, ageOf(FETCHED, now));
+      if (shown === 0) {
+        expect(until).toBeUndefined();
+        continue;
+      }
+      // The countdown only ever goes down: the same value at both ends means the same in between.
+      expect(until, `age ${ageMs} ms`).toBeGreaterThan(now);
+      expect(countdownAt(timeUntilUpdate, ageOf(FETCHED, until! - 1)), `age ${ageMs} ms`).toBe(shown);
+      expect(countdownAt(timeUntilUpdate, ageOf(FETCHED, until!)), `age ${ageMs} ms`).not.toBe(shown);
+    }
+  });
+
+  it('changes a second apart, at the half tenth where age_s turns (e.g. 0.55 s after the fetch for a whole countdown)', () => {
+    expect(countdownHoldsUntil(FETCHED, 33432, 0)).toBe(FETCHED + 550);
+    // Made in the last 50 ms before it turns (age_s 0.5 still shows 33432): the same bound, still ahead.
+    expect(countdownHoldsUntil(FETCHED, 33432, 0.5)).toBe(FETCHED + 550);
+    expect(countdownHoldsUntil(FETCHED, 33432, 0.6)).toBe(FETCHED + 1550);
   });
 });

@@ -31,12 +31,29 @@ const data = z.object({
     .describe('The `limit` daily readings before the current one, oldest first (fewer when alternative.me has fewer)'),
 });
 
+/** next_update_in_s for a reading's time_until_update and the answer's age_s (in tenths, as served). */
+export function countdownAt(timeUntilUpdate: number, ageS: number): number {
+  return Math.max(0, Math.round(timeUntilUpdate - ageS));
+}
+
 /**
- * next_update_in_s counts down with the answer's age (age_s, in tenths): the answer holds until the age
- * reaches the half second at which the countdown's rounding moves on (a little before it, to be safe).
+ * Until when (epoch ms, exclusive) an answer made at `ageS` shows the same countdown: the first moment its
+ * age_s (tenths, rounded half up from the age in ms, see ageOf) reaches a tenth at which countdownAt gives
+ * another value; undefined once the countdown is 0 (it stays there). Found by the same arithmetic the
+ * countdown is made with, tenth by tenth, so the answer is remembered for exactly as long as it holds (a
+ * bound computed apart, as the age at the half second, ended 50 ms early every second: the answers made
+ * in that gap were already stale by it, could not be remembered, and every request took the full path).
  */
-function nextSecondOfAge(fetchedMs: number, ageAtThisCountS: number): number {
-  return fetchedMs + ageAtThisCountS * 1000 + 500;
+export function countdownHoldsUntil(fetchedMs: number, timeUntilUpdate: number, ageS: number): number | undefined {
+  const shown = countdownAt(timeUntilUpdate, ageS);
+  if (shown === 0) return undefined;
+  const tenth = Math.round(ageS * 10);
+  // The countdown moves by one a second: it changes within 10 tenths (11 at a rounding edge).
+  for (let k = tenth + 1; k <= tenth + 20; k++) {
+    // age_s is k/10 from age 100k − 50 ms on.
+    if (countdownAt(timeUntilUpdate, k / 10) !== shown) return fetchedMs + 100 * k - 50;
+  }
+  return fetchedMs + 100 * tenth + 50; // not reached; if it were, the answer would hold for this tenth only
 }
 
 export const sentiment = defineRoute({
@@ -55,7 +72,7 @@ export const sentiment = defineRoute({
   handler: async (req, { sources }) => {
     const { data: readings, meta } = await sources.alternativeMe.fearGreed();
     const [now, ...before] = readings as [(typeof readings)[number], ...typeof readings];
-    const untilUpdate = now.time_until_update === null ? null : Math.max(0, Math.round(now.time_until_update - meta.age_s));
+    const untilUpdate = now.time_until_update === null ? null : countdownAt(now.time_until_update, meta.age_s);
     const data = derived(readings, `${req.query.limit} ${untilUpdate}`, () => ({
       current: { value: now.value, classification: now.classification, time: isoFromMs(now.time), next_update_in_s: untilUpdate },
       history: before
@@ -63,6 +80,8 @@ export const sentiment = defineRoute({
         .reverse()
         .map((r) => ({ value: r.value, classification: r.classification, date: isoFromMs(r.time).slice(0, 10) })),
     }));
-    return envelope(data, [meta], {}, untilUpdate ? nextSecondOfAge(Date.parse(meta.fetched_at), now.time_until_update! - untilUpdate) : undefined);
+    // The countdown reads the clock: the answer holds only while it shows the same value.
+    const holdsUntil = now.time_until_update === null ? undefined : countdownHoldsUntil(Date.parse(meta.fetched_at), now.time_until_update, meta.age_s);
+    return envelope(data, [meta], {}, holdsUntil);
   },
 });
