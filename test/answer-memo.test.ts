@@ -169,7 +169,7 @@ describe('AnswerMemo', () => {
     const big = { text: 'é'.repeat(3000) };
     memo.remember('/r', 'big', fresh(big, now + 1000, now), now);
     const served = memo.serve('/r', 'big', now + 100)!;
-    expect(served.length).toBe(served.body.length);
+    expect(served.contentLength).toBe(String(served.body.length));
     expect(JSON.parse(served.body.toString('utf8'))).toEqual({
       data: big,
       meta: { timestamp: new Date(now + 100).toISOString(), sources: [{ provider: 'p', fetched_at: new Date(now - 500).toISOString(), cached: true, age_s: 0.6 }] },
@@ -182,7 +182,7 @@ describe('AnswerMemo', () => {
     memo.remember('/r', 'k', fresh({ e: 3 }, now + 5000, now), now);
     const first = memo.serve('/r', 'k', now + 10)!;
     expect(memo.serve('/r', 'k', now + 10)).toBe(first);
-    expect(first.length).toBe(first.body.length);
+    expect(first.contentLength).toBe(String(first.body.length));
     const next = memo.serve('/r', 'k', now + 1011)!;
     expect(next).not.toBe(first);
     const meta = JSON.parse(next.body.toString('utf8')).meta;
