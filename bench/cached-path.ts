@@ -28,7 +28,7 @@ export interface CachedPathOptions {
   pin: boolean;
 }
 
-interface Target {
+export interface Target {
   name: string;
   path: string;
   headers?: Record<string, string>;
@@ -38,7 +38,7 @@ interface Target {
   goal: number;
 }
 
-const TARGETS: Target[] = [
+export const TARGETS: Target[] = [
   { name: 'GET /v1/sentiment (cached, free)', path: '/v1/sentiment', upstream: ['alternative.me', '/fng/'], goal: 0.8 },
   { name: 'GET /v1/price (cached, API key)', path: '/v1/price?symbol=BTC', headers: { 'x-api-key': 'bench-key' }, upstream: ['binance', '/api/v3/ticker/24hr'], goal: 0.8 },
   { name: 'GET /risk/v1/token-risk (cached, free)', path: `/risk/v1/token-risk?chain=base&address=${EVM}`, upstream: ['goplus', '/api/v1/token_security/8453'], goal: 0.8 },
@@ -75,54 +75,67 @@ async function databaseOpen(url: string): Promise<void> {
   throw new Error('the database did not open within 60 s');
 }
 
+/**
+ * The compiled server (`node ARGS dist/server.js`) on the recorded world's upstreams with the bench's settings
+ * (limits out of the way, the bench key, hour-long TTLs), once its embedded database is open: initdb on a
+ * first start takes seconds of CPU in the background, which must not count against the first target.
+ */
+export async function startBenchApp(worldEnv: Record<string, string>, dataDir: string, logLevel: string, nodeArgs: string[] = []): Promise<Spawned> {
+  const app = await startServer(
+    [...nodeArgs, 'dist/server.js'],
+    {
+      ...worldEnv,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: logLevel,
+      RISK_RATE_LIMIT: '1000000',
+      FREE_RATE_LIMIT: '1000000',
+      KEY_RATE_LIMIT: '1000000',
+      API_KEYS: 'bench-key',
+      CACHE_TTL_TOKEN_RISK_S: '3600',
+      CACHE_TTL_PRICE_S: '3600',
+      CACHE_TTL_SENTIMENT_S: '3600',
+    },
+    '/health',
+  );
+  await databaseOpen(app.url).catch(async (err) => {
+    await app.stop();
+    throw err;
+  });
+  return app;
+}
+
+/** Each target's answer as the floor serves it: status, headers and body (base64), in a JSON file for bench/floor.mjs. */
+export async function captureFloorFile(app: Spawned, targets: Target[]): Promise<string> {
+  const captured = [];
+  for (const t of targets) {
+    const res = await fetch(app.url + t.path, { headers: t.headers });
+    captured.push({ path: t.path, status: res.status, headers: Object.fromEntries(res.headers), body: Buffer.from(await res.arrayBuffer()).toString('base64') });
+  }
+  const file = join(mkdtempSync(join(tmpdir(), 'mg-bench-')), 'floor.json');
+  writeFileSync(file, JSON.stringify(captured));
+  return file;
+}
+
 export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
   const world = await startRecordedWorld();
   const dataDir = mkdtempSync(join(tmpdir(), 'mg-bench-data-'));
-  const startApp = async () => {
-    const app = await startServer(
-      ['dist/server.js'],
-      {
-        ...world.env,
-        DATA_DIR: dataDir,
-        LOG_LEVEL: opts.logLevel,
-        RISK_RATE_LIMIT: '1000000',
-        FREE_RATE_LIMIT: '1000000',
-        KEY_RATE_LIMIT: '1000000',
-        API_KEYS: 'bench-key',
-        CACHE_TTL_TOKEN_RISK_S: '3600',
-        CACHE_TTL_PRICE_S: '3600',
-        CACHE_TTL_SENTIMENT_S: '3600',
-      },
-      '/health',
-    );
-    // The embedded database opens in the background (initdb on a first start takes seconds of CPU):
-    // measured only once it is open, so its start-up does not count against the first target.
-    await databaseOpen(app.url).catch(async (err) => {
-      await app.stop();
-      throw err;
-    });
-    return app;
-  };
+  const startApp = () => startBenchApp(world.env, dataDir, opts.logLevel);
   let app: Spawned | undefined;
   let floor: Spawned | undefined;
   try {
     app = await startApp();
     // One cold burst per target: identical requests at once, then the upstream calls they made.
     const bursts: string[] = [];
-    const captured = [];
     for (const t of TARGETS) {
       const [fake, upstreamPath] = t.upstream;
       const before = world.fakes[fake]!.calls(upstreamPath).length;
       const answers = await Promise.all(Array.from({ length: BURST }, () => fetch(app!.url + t.path, { headers: t.headers })));
       const statuses = new Set(answers.map((r) => r.status));
-      const last = answers.at(-1)!;
-      const body = Buffer.from(await last.arrayBuffer());
-      await Promise.all(answers.slice(0, -1).map((r) => r.arrayBuffer()));
+      await Promise.all(answers.map((r) => r.arrayBuffer()));
       bursts.push(`${fake} ${world.fakes[fake]!.calls(upstreamPath).length - before} (statuses ${[...statuses].join(',')})`);
-      captured.push({ path: t.path, status: last.status, headers: Object.fromEntries(last.headers), body: body.toString('base64') });
     }
-    const floorFile = join(mkdtempSync(join(tmpdir(), 'mg-bench-')), 'floor.json');
-    writeFileSync(floorFile, JSON.stringify(captured));
+    // What the floor sends: each target's answer as served from the cache.
+    const floorFile = await captureFloorFile(app, TARGETS);
     // Not measured: this first process created the embedded database (initdb, migrations), whose worker
     // goes on working for a while after it opens, and served the cold bursts.
     await app.stop();
