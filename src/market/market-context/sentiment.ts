@@ -39,10 +39,10 @@ export function countdownAt(timeUntilUpdate: number, ageS: number): number {
 /**
  * Until when (epoch ms, exclusive) an answer made at `ageS` shows the same countdown: the first moment its
  * age_s (tenths, rounded half up from the age in ms, see ageOf) reaches a tenth at which countdownAt gives
- * another value; undefined once the countdown is 0 (it stays there). Found by the same arithmetic the
- * countdown is made with, tenth by tenth, so the answer is remembered for exactly as long as it holds (a
- * bound computed apart, as the age at the half second, ended 50 ms early every second: the answers made
- * in that gap were already stale by it, could not be remembered, and every request took the full path).
+ * another value; undefined once the countdown is 0 (it stays there). Found with the countdown's own
+ * arithmetic, tenth by tenth, so that the answer is remembered exactly as long as it holds: a bound worked
+ * out apart is easily early (age_s rounds half up, so a whole countdown turns 0.55 s past the second, not
+ * 0.50 s), and an answer made past its own bound cannot be remembered: every request then takes the full path.
  */
 export function countdownHoldsUntil(fetchedMs: number, timeUntilUpdate: number, ageS: number): number | undefined {
   const shown = countdownAt(timeUntilUpdate, ageS);
