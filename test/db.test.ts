@@ -313,6 +313,40 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       expect(await usage.flush()).toBe(1);
       expect(await flaky.query("SELECT calls FROM key_usage WHERE key_id = 'key_c'")).toEqual([{ calls: 5 }]);
     });
+
+    // DB_TIMEOUT_MS gives up on a flush, not on the transaction it started: that one may still commit.
+    it.each([
+      ['commits after it was given up on: its counts are not counted again', false, 0],
+      ['fails after it was given up on: its counts are kept for the next flush', true, 3],
+    ] as const)('a flush whose transaction %s', async (_what, fails, keptAfter) => {
+      const key = fails ? 'key_late_fail' : 'key_late_commit';
+      const db = await service.ready();
+      let decide!: (fail: boolean) => void;
+      const decided = new Promise<boolean>((resolve) => (decide = resolve));
+      let first = true;
+      // Its first transaction starts when decided, then fails or runs; the next ones run at once.
+      const slow: Database = {
+        kind: db.kind,
+        query: (sql, params) => db.query(sql, params),
+        close: async () => {},
+        transaction: async (fn) => {
+          if (first && ((first = false), await decided)) throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+          return db.transaction(fn);
+        },
+      };
+      const usage = new UsageCounter(serviceOver(slow, { timeoutMs: 100 }), { flushMs: 60_000, log: memoryLog(), clock: () => Date.parse('2026-10-03T12:00:00Z') });
+      for (let i = 0; i < 3; i++) usage.count(key, '/v1/price');
+      await expect(usage.flush()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      expect(usage.unflushed).toBe(0); // its fate is not known yet
+      decide(fails);
+      const rows = () => db.query(`SELECT calls FROM key_usage WHERE key_id = '${key}'`);
+      for (let i = 0; i < 100 && (fails ? usage.unflushed === 0 : (await rows()).length === 0); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(usage.unflushed).toBe(keptAfter);
+      usage.count(key, '/v1/price');
+      expect(await usage.flush()).toBe(1);
+      expect(await rows()).toEqual([{ calls: 4 }]);
+      expect((await usage.usageOf(key)).today).toBe(4);
+    });
   });
 });
 

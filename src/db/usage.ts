@@ -1,8 +1,10 @@
 // Per-key usage: calls per API key, UTC day and route, counted in memory on the request path (a map
 // increment, no I/O) and written to the database every USAGE_FLUSH_MS in one statement: one row per
 // key, day and route, however many calls it counts. A flush that fails keeps its counts for the next
-// one (a flush whose fate is unknown — a timeout after the server committed — may count its calls
-// twice; calls are never dropped silently). The server's shutdown flushes what is left.
+// one. A flush given up on at DB_TIMEOUT_MS has started a transaction that goes on (and may commit):
+// its counts go back to the next flush only if that transaction fails, so they are neither lost nor
+// counted twice (until it ends they are in neither place: a read meanwhile may count them short). The
+// server's shutdown flushes what is left.
 import type { Queryable } from './database.ts';
 import type { DatabaseService, DbLog } from './service.ts';
 
@@ -98,17 +100,25 @@ export class UsageCounter {
       if (this.pending.size === 0) return 0;
       const batch = this.pending;
       this.pending = new Map();
+      let write: Promise<void> | undefined;
       try {
-        await this.db.use((db) => db.transaction((tx) => writeBatch(tx, batch)));
+        await this.db.use((db) => (write = db.transaction((tx) => writeBatch(tx, batch))));
         return batch.size;
       } catch (err) {
-        for (const [k, v] of batch) this.pending.set(k, (this.pending.get(k) ?? 0) + v);
+        // Not started: its counts wait for the next flush. Started, then given up on: its own end decides.
+        if (write === undefined) this.keep(batch);
+        else write.catch(() => this.keep(batch));
         throw err;
       }
     };
     const p = run();
     this.flushing = p;
     return p;
+  }
+
+  /** Counts a flush could not write, back for the next one. */
+  private keep(batch: Map<string, number>): void {
+    for (const [k, v] of batch) this.pending.set(k, (this.pending.get(k) ?? 0) + v);
   }
 
   /** A key's use today and this month: the stored rows plus this process's unflushed counts. */
