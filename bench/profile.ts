@@ -30,7 +30,7 @@ const PERF_ARGS = ['--perf-basic-prof'];
 /** Where a sampled symbol's code lives. */
 function placeOf(symbol: string, kernel: boolean): string {
   if (kernel) return 'kernel (TCP, syscalls)';
-  if (symbol.startsWith('JS:') || symbol.startsWith('LazyCompile:')) {
+  if (symbol.startsWith('JS:')) {
     if (symbol.includes('/dist/') || symbol.includes('bench/floor.mjs')) return 'JS: marketgate (or the floor handler)';
     if (/node_modules\/(fastify|find-my-way|fast-querystring|avvio|light-my-request)\//.test(symbol)) return 'JS: Fastify and its router';
     if (symbol.includes('node_modules/')) return 'JS: other packages';

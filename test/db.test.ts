@@ -347,6 +347,33 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       expect(await rows()).toEqual([{ calls: 4 }]);
       expect((await usage.usageOf(key)).today).toBe(4);
     });
+
+    it('shutdown waits for a flush given up on: counts its transaction gives back are written, not lost', async () => {
+      const db = await service.ready();
+      let fail!: () => void;
+      const failed = new Promise<void>((resolve) => (fail = resolve));
+      let first = true;
+      const slow: Database = {
+        kind: db.kind,
+        query: (sql, params) => db.query(sql, params),
+        close: async () => {},
+        transaction: async (fn) => {
+          if (first) {
+            first = false;
+            await failed;
+            throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+          }
+          return db.transaction(fn);
+        },
+      };
+      const usage = new UsageCounter(serviceOver(slow, { timeoutMs: 300 }), { flushMs: 60_000, log: memoryLog(), clock: () => Date.parse('2026-10-04T12:00:00Z') });
+      for (let i = 0; i < 2; i++) usage.count('key_late_close', '/v1/price');
+      await expect(usage.flush()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      const closing = usage.close();
+      setTimeout(fail, 50); // its transaction fails while the server shuts down
+      await closing;
+      expect(await db.query("SELECT calls FROM key_usage WHERE key_id = 'key_late_close'")).toEqual([{ calls: 2 }]);
+    });
   });
 });
 

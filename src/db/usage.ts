@@ -47,6 +47,8 @@ export class UsageCounter {
   private readonly keys = new Map<string, Map<string, string>>();
   private keysDay = '';
   private flushing: Promise<number> | undefined;
+  /** Transactions of flushes given up on at DB_TIMEOUT_MS, until they end (shutdown waits for them). */
+  private readonly inDoubt = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private readonly clock: () => number;
 
@@ -107,7 +109,13 @@ export class UsageCounter {
       } catch (err) {
         // Not started: its counts wait for the next flush. Started, then given up on: its own end decides.
         if (write === undefined) this.keep(batch);
-        else write.catch(() => this.keep(batch));
+        else {
+          const ended: Promise<void> = write.then(
+            () => void this.inDoubt.delete(ended),
+            () => void (this.inDoubt.delete(ended), this.keep(batch)),
+          );
+          this.inDoubt.add(ended);
+        }
         throw err;
       }
     };
@@ -148,6 +156,13 @@ export class UsageCounter {
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    // A transaction given up on may still fail and give its counts back: written below, not lost. Bounded,
+    // as every use of the database is.
+    if (this.inDoubt.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(this.inDoubt), new Promise((r) => (timer = setTimeout(r, this.db.timeoutMs)))]);
+      clearTimeout(timer);
+    }
     if (this.pending.size === 0) return;
     if (this.db.state === 'idle' || this.db.state === 'closed') {
       this.options.log.warn({ unflushed: this.unflushed }, 'usage counts not written: the database was never opened');

@@ -43,11 +43,11 @@ const BYTES_FROM = 2048;
 const MAX_ANSWERS = 10_000;
 
 /**
- * A remembered answer as written for one millisecond: its JSON as UTF-8 bytes, and their length as the
- * Content-Length header's text (Node checks each header value with a regular expression, which takes a
- * slower path for a number than for a string, as Fastify sets it). Never changed
- * once made (several sockets may still be writing it), so it is shared by every request served in that
- * millisecond: under load, most requests to a hot URL cost a lookup and a write.
+ * A remembered answer as written for one millisecond: its JSON as UTF-8 bytes, and their length as text for
+ * Content-Length (as Fastify sets it: Node checks every header value with a regular expression, which takes a
+ * slower path for a number). Never changed once made (several sockets may still be writing it), so it is
+ * shared by every request served in that millisecond: under load, most requests to a hot URL cost a lookup
+ * and a write.
  */
 export interface RememberedBody {
   readonly body: Buffer;
