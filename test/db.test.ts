@@ -260,6 +260,23 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     });
   });
 
+  /** `db` whose first transaction waits until `decide` says whether it fails (like a lost connection) or runs; the next ones run at once. */
+  function firstTransactionWaits(db: Database): { slow: Database; decide: (fail: boolean) => void } {
+    let decide!: (fail: boolean) => void;
+    const decided = new Promise<boolean>((resolve) => (decide = resolve));
+    let first = true;
+    const slow: Database = {
+      kind: db.kind,
+      query: (sql, params) => db.query(sql, params),
+      close: async () => {},
+      transaction: async (fn) => {
+        if (first && ((first = false), await decided)) throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+        return db.transaction(fn);
+      },
+    };
+    return { slow, decide };
+  }
+
   describe('usage counter', () => {
     it('N calls become one row write per key, route and UTC day, in one statement', async () => {
       const counted = instrument(await service.ready());
@@ -321,19 +338,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     ] as const)('a flush whose transaction %s', async (_what, fails, keptAfter) => {
       const key = fails ? 'key_late_fail' : 'key_late_commit';
       const db = await service.ready();
-      let decide!: (fail: boolean) => void;
-      const decided = new Promise<boolean>((resolve) => (decide = resolve));
-      let first = true;
-      // Its first transaction starts when decided, then fails or runs; the next ones run at once.
-      const slow: Database = {
-        kind: db.kind,
-        query: (sql, params) => db.query(sql, params),
-        close: async () => {},
-        transaction: async (fn) => {
-          if (first && ((first = false), await decided)) throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
-          return db.transaction(fn);
-        },
-      };
+      const { slow, decide } = firstTransactionWaits(db);
       const usage = new UsageCounter(serviceOver(slow, { timeoutMs: 100 }), { flushMs: 60_000, log: memoryLog(), clock: () => Date.parse('2026-10-03T12:00:00Z') });
       for (let i = 0; i < 3; i++) usage.count(key, '/v1/price');
       await expect(usage.flush()).rejects.toBeInstanceOf(DatabaseUnavailableError);
@@ -350,27 +355,12 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
 
     it('shutdown waits for a flush given up on: counts its transaction gives back are written, not lost', async () => {
       const db = await service.ready();
-      let fail!: () => void;
-      const failed = new Promise<void>((resolve) => (fail = resolve));
-      let first = true;
-      const slow: Database = {
-        kind: db.kind,
-        query: (sql, params) => db.query(sql, params),
-        close: async () => {},
-        transaction: async (fn) => {
-          if (first) {
-            first = false;
-            await failed;
-            throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
-          }
-          return db.transaction(fn);
-        },
-      };
+      const { slow, decide } = firstTransactionWaits(db);
       const usage = new UsageCounter(serviceOver(slow, { timeoutMs: 300 }), { flushMs: 60_000, log: memoryLog(), clock: () => Date.parse('2026-10-04T12:00:00Z') });
       for (let i = 0; i < 2; i++) usage.count('key_late_close', '/v1/price');
       await expect(usage.flush()).rejects.toBeInstanceOf(DatabaseUnavailableError);
       const closing = usage.close();
-      setTimeout(fail, 50); // its transaction fails while the server shuts down
+      setTimeout(() => decide(true), 50); // its transaction fails while the server shuts down
       await closing;
       expect(await db.query("SELECT calls FROM key_usage WHERE key_id = 'key_late_close'")).toEqual([{ calls: 2 }]);
     });
