@@ -44,9 +44,9 @@ export async function startServer(args: string[], env: Record<string, string>, r
 }
 
 /** CPU time (user + system) a process has used so far, µs; from /proc (Linux), null elsewhere. */
-export function cpuMicros(pid: number | undefined): number | null {
+export function cpuMicros(pid: number | undefined, mainThreadOnly = false): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // utime + stime, in clock ticks of 1/100 s
   } catch {
     return null;
@@ -60,6 +60,11 @@ export interface LoadResult {
   p99: number;
   /** Server CPU per request, µs (null off Linux). */
   cpuPerRequest: number | null;
+  /**
+   * Of it, the main thread's (the event loop); the rest is the other threads': V8's compiler and garbage
+   * collector helpers, worker threads (marketgate's database).
+   */
+  mainCpuPerRequest: number | null;
   /** Answers other than the expected status. */
   errors: number;
   bytes: number;
@@ -99,15 +104,19 @@ export async function load(
   };
   await run(options.warmup ?? Math.min(2000, requests), false);
   const cpuBefore = cpuMicros(server.proc.pid);
+  const mainBefore = cpuMicros(server.proc.pid, true);
   const start = performance.now();
   await run(requests, true);
   const elapsed = performance.now() - start;
   const cpuAfter = cpuMicros(server.proc.pid);
+  const mainAfter = cpuMicros(server.proc.pid, true);
   await pool.close();
   latencies.sort();
   const pct = (p: number) => latencies[Math.min(requests - 1, Math.floor((p / 100) * requests))]!;
-  const cpuPerRequest = cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / requests;
-  return { requests, rps: requests / (elapsed / 1000), p50: pct(50), p99: pct(99), cpuPerRequest, errors, bytes };
+  const perRequest = (before: number | null, after: number | null) => (before === null || after === null ? null : (after - before) / requests);
+  const cpuPerRequest = perRequest(cpuBefore, cpuAfter);
+  const mainCpuPerRequest = perRequest(mainBefore, mainAfter);
+  return { requests, rps: requests / (elapsed / 1000), p50: pct(50), p99: pct(99), cpuPerRequest, mainCpuPerRequest, errors, bytes };
 }
 
 export const median = (xs: number[]): number => {
