@@ -57,9 +57,10 @@ const newWorker = () => {
  * V8's budget for moving a WebAssembly function from its baseline code (Liftoff) to optimised code
  * (TurboFan), at the most it can be (2^31 − 1, about 1,200 times the default of 1.8 million, "roughly bytes
  * executed"): PGlite's functions stay on baseline code while the database is lightly used, as here. Under
- * the default, PostgreSQL's functions were recompiled as soon as one had run enough: about 1.4 s of CPU
- * while the database opened, then one function every few seconds as the usage counter flushed (up to
- * 190 ms of CPU at once, on the cores that serve requests), for as long as we watched. That bought nothing
+ * the default, PostgreSQL's functions were recompiled as soon as one had run enough: opening the database
+ * took 0.4 to 0.6 s more CPU (a first start, initdb included, 2 s more), then one function was recompiled
+ * every few seconds as the usage counter flushed (up to 190 ms of CPU at once, on the cores that serve
+ * requests), for as long as we watched. That bought nothing
  * measurable: 48,000 statements (inserts, updates, upserts, selects) took as long per statement either way,
  * and less CPU in all without it. A database kept busy still tiers up its hottest functions (two, after
  * about a hundred statements: some 200 ms of CPU, once). V8's flags are the process's: set here, before any
