@@ -121,6 +121,7 @@ try {
     console.log(place.padEnd(46) + per1k(o).toFixed(1).padStart(11) + per1k(b).toFixed(1).padStart(8) + per1k(o - b).toFixed(1).padStart(8));
   }
   console.log(`\nthe ${TOP} symbols marketgate spends most on beyond the floor (samples per 1,000 requests):`);
+  console.log('beyond'.padStart(7) + 'mg'.padStart(8) + 'floor'.padStart(8) + '  symbol');
   const symbols = [...new Set([...ours.keys(), ...base.keys()])]
     .map((s) => ({ s, o: ours.get(s)?.samples ?? 0, b: base.get(s)?.samples ?? 0 }))
     .sort((x, y) => y.o - y.b - (x.o - x.b))

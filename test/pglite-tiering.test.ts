@@ -1,5 +1,5 @@
-// The embedded database stays on V8's baseline WebAssembly code while lightly used (src/db/pglite.ts,
-// keepWasmOnBaselineCode): under V8's default tiering budget, PostgreSQL's functions were recompiled by the
+// The embedded database stays on V8's baseline WebAssembly code while lightly used (the tiering budget set in
+// src/db/pglite.ts): under V8's default tiering budget, PostgreSQL's functions were recompiled by the
 // optimising compiler while the server served (0.4 to 0.6 s more CPU to open the database, bursts of up to
 // 190 ms later), for no measurable gain. V8 says how it compiled each function when asked
 // (--trace-wasm-compilation-times).

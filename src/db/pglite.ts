@@ -11,6 +11,22 @@ import { startWorker, workerModule } from '../sources/off-thread.ts';
 import { DATABASE_GONE, type Database, type Queryable } from './database.ts';
 import { acquireLock } from './dir-lock.ts';
 
+/**
+ * V8's budget for moving a WebAssembly function from its baseline code (Liftoff) to optimised code
+ * (TurboFan), at the most it can be (2^31 − 1, about 1,200 times the default of 1.8 million, "roughly bytes
+ * executed"): PGlite's functions stay on baseline code while the database is lightly used, as here. Under
+ * the default, PostgreSQL's functions were recompiled as soon as one had run enough: opening the database
+ * took 0.4 to 0.6 s more CPU (a first start, initdb included, 2 s more), then one function was recompiled
+ * every few seconds as the usage counter flushed (up to 190 ms of CPU at once, on the cores that serve
+ * requests), for as long as we watched. That bought nothing measurable: 48,000 statements (inserts,
+ * updates, upserts, selects) took as long per statement either way, and less CPU in all without it. A
+ * database kept busy still tiers up its hottest functions (two, after about a hundred statements: some
+ * 200 ms of CPU, once). V8's flags are the process's, and the budget is read when a module is compiled:
+ * set as this module loads, before any PGlite worker starts (a server on DATABASE_URL never loads it). The
+ * only other WebAssembly the server runs is undici's HTTP parser, for upstream answers.
+ */
+setFlagsFromString(`--wasm-tiering-budget=${2 ** 31 - 1}`);
+
 /** Where PGlite keeps its cluster and its lock, below DATA_DIR. */
 export const pglitePaths = (dataDir: string) => ({ cluster: join(dataDir, 'pglite'), lock: join(dataDir, 'pglite.lock') });
 
@@ -48,32 +64,7 @@ export async function openPglite(dataDir: string, options: PgliteOpenOptions = {
   }
 }
 
-const newWorker = () => {
-  keepWasmOnBaselineCode();
-  return new WorkerCalls(startWorker(workerModule('pglite-worker', import.meta.url)));
-};
-
-/**
- * V8's budget for moving a WebAssembly function from its baseline code (Liftoff) to optimised code
- * (TurboFan), at the most it can be (2^31 − 1, about 1,200 times the default of 1.8 million, "roughly bytes
- * executed"): PGlite's functions stay on baseline code while the database is lightly used, as here. Under
- * the default, PostgreSQL's functions were recompiled as soon as one had run enough: opening the database
- * took 0.4 to 0.6 s more CPU (a first start, initdb included, 2 s more), then one function was recompiled
- * every few seconds as the usage counter flushed (up to 190 ms of CPU at once, on the cores that serve
- * requests), for as long as we watched. That bought nothing
- * measurable: 48,000 statements (inserts, updates, upserts, selects) took as long per statement either way,
- * and less CPU in all without it. A database kept busy still tiers up its hottest functions (two, after
- * about a hundred statements: some 200 ms of CPU, once). V8's flags are the process's: set here, before any
- * database module is compiled (the budget is read when a module is compiled); the only other WebAssembly
- * the server runs is undici's HTTP parser, for upstream answers.
- */
-let baselineSet = false;
-function keepWasmOnBaselineCode(): void {
-  if (baselineSet) return;
-  baselineSet = true;
-  setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
-}
-const WASM_TIERING_BUDGET = 2 ** 31 - 1;
+const newWorker = () => new WorkerCalls(startWorker(workerModule('pglite-worker', import.meta.url)));
 
 type Call =
   | { op: 'initdb' | 'open'; dir: string }

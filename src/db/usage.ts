@@ -7,6 +7,7 @@
 // server's shutdown flushes what is left.
 import type { Queryable } from './database.ts';
 import type { DatabaseService, DbLog } from './service.ts';
+import { waitAtMost } from '../http/wait-at-most.ts';
 
 /** A key's calls today and this month (UTC), what is stored plus what this process has not flushed yet. */
 export interface KeyUsage {
@@ -158,11 +159,7 @@ export class UsageCounter {
     this.timer = undefined;
     // A transaction given up on may still fail and give its counts back: written below, not lost. Bounded,
     // as every use of the database is.
-    if (this.inDoubt.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(this.inDoubt), new Promise((r) => (timer = setTimeout(r, this.db.timeoutMs)))]);
-      clearTimeout(timer);
-    }
+    if (this.inDoubt.size > 0) await waitAtMost(Promise.all(this.inDoubt), this.db.timeoutMs);
     if (this.pending.size === 0) return;
     if (this.db.state === 'idle' || this.db.state === 'closed') {
       this.options.log.warn({ unflushed: this.unflushed }, 'usage counts not written: the database was never opened');

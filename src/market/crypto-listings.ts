@@ -13,6 +13,7 @@ import { BINANCE } from '../sources/binance-spot.ts';
 import { COINBASE } from '../sources/coinbase.ts';
 import { HYPERLIQUID } from '../sources/hyperliquid.ts';
 import type { Sources } from '../sources/index.ts';
+import { waitAtMost } from '../http/wait-at-most.ts';
 
 /** The longest a request waits for the first load of the listings before it uses the shipped list. */
 export const FIRST_LOAD_WAIT_MS = 1000;
@@ -133,14 +134,4 @@ export class CryptoListings {
   private now(): number {
     return (this.options.now ?? Date.now)();
   }
-}
-
-/** Resolves when `p` settles or after `ms`, whichever comes first; the timer never holds the process. */
-function waitAtMost(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const elapsed = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
-  });
-  return Promise.race([p.then(() => undefined), elapsed]).finally(() => clearTimeout(timer));
 }
