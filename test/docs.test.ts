@@ -26,7 +26,7 @@ function filesUnder(dir: string, keep: (path: string) => boolean): string[] {
 /** The documentation: the README, every page of docs/, bench/README.md. */
 const PAGES = ['README.md', ...filesUnder('docs', (p) => p.endsWith('.md')), 'bench/README.md'];
 
-/** A markdown text split into prose and code (fenced blocks and inline code spans). */
+/** A markdown text split into prose and code (fenced blocks and inline code spans, `one` or ``two `ticks` ``). */
 export function splitCode(markdown: string): { prose: string; code: string } {
   const prose: string[] = [];
   const code: string[] = [];
@@ -37,7 +37,7 @@ export function splitCode(markdown: string): { prose: string; code: string } {
       continue;
     }
     if (fenced) code.push(line);
-    else prose.push(line.replace(/`[^`\n]*`/g, (span) => (code.push(span.slice(1, -1)), ' ')));
+    else prose.push(line.replace(/``.*?``|`[^`]*`/g, (span) => (code.push(span.replace(/^`+|`+$/g, '')), ' ')));
   }
   return { prose: prose.join('\n'), code: code.join('\n') };
 }
@@ -214,13 +214,14 @@ describe('what points into the documentation from the code', () => {
 });
 
 describe('the checks themselves', () => {
-  it("make GitHub's anchors", () => {
+  it("make GitHub's anchors, and tell code from prose", () => {
     expect(slug('Interface A — token risk')).toBe('interface-a--token-risk');
     expect(slug("How GoPlus's fields are read")).toBe('how-gopluss-fields-are-read');
     expect(slug('Per-key usage and `GET /v1/usage`')).toBe('per-key-usage-and-get-v1usage');
     expect(slug('`DATA_DIR`')).toBe('data_dir');
     expect(slug('Storage: the ledger database')).toBe('storage-the-ledger-database');
     expect([...anchorsOf('# A\n## B\n```\n# not a heading\n```\n## B\n')]).toEqual(['a', 'b', 'b-1']);
+    expect(splitCode('x ``a `b` `` y `c`\n```sh\nnpm test\n```')).toEqual({ prose: 'x   y  ', code: 'a `b` \nc\nnpm test' });
   });
 
   it('find a missing path, a compiled file without its source, an unknown command, a broken link or anchor', () => {
