@@ -1,4 +1,4 @@
-// Measures what the ATR warm-up buys (docs/analytics.md, "Warm-up"): over random candle series whose
+// Measures what the ATR warm-up buys (docs/using/analytics.md, "Warm-up"): over random candle series whose
 // volatility wanders (a seeded log-normal walk of the per-candle volatility, so the seed's mean of the
 // first TRs can be far from the later level), the ATR report of /v1/atr against one converged over
 // 3,000 more candles, and the two spans /v1/atr and /v1/momentum-score used before the warm-up.

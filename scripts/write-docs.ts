@@ -1,5 +1,6 @@
-// npm run docs: rewrites the generated files (openapi/openapi.json, .env.example, the README's
-// providers table) from the code. A test fails when a committed copy differs from what this writes.
+// npm run docs: rewrites the generated files (openapi/openapi.json, .env.example, the configuration
+// reference docs/operating/configuration.md, the providers table of docs/using/providers.md) from the
+// code. A test fails when a committed copy differs from what this writes.
 import { writeFileSync } from 'node:fs';
 import { generatedFiles, ROOT } from './generated-docs.ts';
 

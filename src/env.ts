@@ -1,6 +1,7 @@
 // Environment variables as data: each one is declared once with its parser, default and meaning.
-// config.ts parses the core ones and every source descriptor's own; `.env.example` and the README's
-// tables are written from the same declarations (npm run docs), so none of them can drift.
+// config.ts parses the core ones and every source descriptor's own; `.env.example`, the configuration
+// reference and the providers table are written from the same declarations (npm run docs), so none of
+// them can drift.
 import { z } from 'zod';
 
 export interface EnvVar<T = unknown> {
@@ -8,7 +9,7 @@ export interface EnvVar<T = unknown> {
   schema: z.ZodType<T, string>;
   /** The default, written as a value of the variable; undefined = unset means "not configured". */
   default: string | undefined;
-  /** One line on what it does, for .env.example and the README. */
+  /** One line on what it does, for .env.example and the configuration reference. */
   doc: string;
   /** A credential: its value is never printed, not even a default. */
   secret?: boolean;

@@ -145,7 +145,7 @@ describe('/openapi.json', () => {
     expect(untyped).toEqual([]);
   });
 
-  it('the committed generated files (openapi/openapi.json, .env.example, the README providers table) are current (run `npm run docs`)', async () => {
+  it('the committed generated files (openapi/openapi.json, .env.example, the configuration reference, the providers table) are current (run `npm run docs`)', async () => {
     for (const file of await generatedFiles()) {
       expect(readFileSync(new URL(`../${file.path}`, import.meta.url), 'utf8'), file.path).toBe(file.content);
     }

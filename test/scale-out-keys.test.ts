@@ -142,7 +142,7 @@ describe('API keys shared by instances through the database', () => {
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stderr).toMatch(/^keys: warning: the change is in the database, but Redis could not be told \(/);
     expect(revoked.stdout).toMatch(/: Redis was not reached: running instances refuse it within API_KEYS_RELOAD_MS/);
-    // Nothing told them, and their periodic check is a minute away: still accepted (the degradation the README states).
+    // Nothing told them, and their periodic check is a minute away: still accepted (the degradation docs/operating/api-keys.md states).
     await sleep(500);
     expect(await statuses(withRedis, key)).toEqual([200, 200]);
     await redis.restart();

@@ -1,4 +1,4 @@
-// Gas prices from an eth_feeHistory answer (no I/O). The definitions, also in docs/market-context.md:
+// Gas prices from an eth_feeHistory answer (no I/O). The definitions, also in docs/using/market-context.md:
 //
 //   next base fee   = baseFeePerGas[n]  (the node's last entry is the base fee of the block after the
 //                     newest one: what a transaction sent now pays, before its priority fee)

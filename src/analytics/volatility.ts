@@ -1,4 +1,4 @@
-// Implied vs realized volatility (no I/O). Definitions, also in docs/market-context.md:
+// Implied vs realized volatility (no I/O). Definitions, also in docs/using/market-context.md:
 //
 //   implied_volatility_30d        = DVOL at the end of the newest completed DVOL candle (its close).
 //   implied_volatility_change_24h = that value − DVOL exactly 24 h earlier (the close of the candle that ended

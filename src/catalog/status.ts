@@ -51,7 +51,7 @@ const upstreamSchema = z.object({
 });
 
 const backendSchema = z.object({
-  status: z.enum(['ok', 'degraded']).describe('degraded: unreachable or failing; the instance serves on its fallbacks (see the README, "When a backend fails")'),
+  status: z.enum(['ok', 'degraded']).describe('degraded: unreachable or failing; the instance serves on its fallbacks (see docs/operating/several-instances.md, "When a backend fails")'),
   since: z.string().nullable().describe('ISO-8601 time of the last change of status; null until first used'),
   reason: z.string().nullable().describe('The last error, while degraded'),
 });

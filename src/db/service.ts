@@ -45,7 +45,7 @@ export class DatabaseService {
   private failure: { err: unknown; at: number } | undefined;
   private closed = false;
   private readonly abort = new AbortController();
-  /** Milliseconds the last successful opening took (logged; measured for the README). */
+  /** Milliseconds the last successful opening took (logged as open_ms). */
   openMs: number | undefined;
   /** When the database last answered a statement (epoch ms; 0: never). */
   answeredAt = 0;

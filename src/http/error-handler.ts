@@ -8,7 +8,7 @@ const CONTEXT_NAMES: Record<string, string> = { querystring: 'query parameter', 
 
 /**
  * Seconds a 503 tells the client to wait when its cause named no time: every 503 carries Retry-After
- * (the README promises it), and most providers' limits are per minute.
+ * (docs/using/conventions.md promises it), and most providers' limits are per minute.
  */
 export const DEFAULT_RETRY_AFTER_S = 30;
 

@@ -1,5 +1,5 @@
 // Configured upstream URLs often carry secrets: a provider key in the path (Alchemy, Infura: the
-// style the README recommends for RPC_URL_*), in the query, or a `user:pass@` login. Wherever such a
+// usual style of an RPC_URL_*), in the query, or a `user:pass@` login. Wherever such a
 // URL is shown (/v1/status, /risk/v1/status, the agent card) only its origin appears, and wherever
 // something is logged, the secret parts of every configured URL are replaced before the line is written.
 

@@ -1,5 +1,5 @@
 // The risk signals: how each is read from the GoPlus object, how risky each value is, and how
-// much it weighs. This table is the scoring model; README "Scoring model" explains it.
+// much it weighs. This table is the scoring model; docs/using/token-risk.md, "Scoring model", explains it.
 import type { ChainFamily } from './chains.ts';
 import { roundTo } from '../analytics/numbers.ts';
 

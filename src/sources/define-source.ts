@@ -1,7 +1,7 @@
 // One upstream provider = one file that owns its descriptor: its names, the environment variables it
 // reads (base URLs, an optional key, TTLs) with their defaults, notes on its limits, and the factory
 // of its adapter. config.ts composes its schema from the descriptors, and the registry, /v1/status,
-// `.env.example` and the README's provider table are all derived from the list in index.ts.
+// `.env.example` and the providers table (docs/using/providers.md) are all derived from the list in index.ts.
 // (viem's `defineChain` files are the model: one file owns one chain's settings.)
 import { z } from 'zod';
 import type { EnvSpec, EnvValues } from '../env.ts';
@@ -60,7 +60,7 @@ export interface SourceDescriptor<Key extends string = string, E extends EnvSpec
   title: string;
   /** The provider's documentation. */
   docs: string;
-  /** Its limits and quirks, for operators (README, /v1/status). */
+  /** Its limits and quirks, for operators (docs/using/providers.md, /v1/status). */
   notes: string;
   /** The environment variables it reads, with defaults. */
   env: E;

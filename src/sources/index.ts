@@ -1,6 +1,6 @@
 // The source list: every upstream provider, one descriptor each. Adding a provider is one source
-// file and one line here; config, the registry below, /v1/status, `.env.example`, the README's
-// provider table and the fault-sweep test all enumerate this list.
+// file and one line here; config, the registry below, /v1/status, `.env.example`, the
+// providers table (docs/using/providers.md) and the fault-sweep test all enumerate this list.
 import { urlOrigin } from '../http/redact-url.ts';
 import { sourceContext, type SourcePlumbing } from './define-source.ts';
 import { binanceFuturesSource } from './binance-futures.ts';

@@ -1,5 +1,5 @@
 // A real Redis server for the tests, from Debian's `redis-server` package: on a free port on 127.0.0.1,
-// no persistence (as the README says Redis needs none here), stopped by `stop()`. `pause`/`resume` freeze
+// no persistence (as docs/operating/several-instances.md says Redis needs none here), stopped by `stop()`. `pause`/`resume` freeze
 // it (it accepts connections but never answers: a hung Redis); `kill` and `restart` stop it and bring it
 // back on the same port (an outage and its recovery). A missing binary is an error that says how to
 // install it, never a skip.
