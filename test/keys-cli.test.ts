@@ -178,6 +178,13 @@ describe('npm run keys, embedded database', () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^keys: no command\nusage: npm run keys -- create --label NAME/);
   }, 60_000);
+
+  it('--help, -h and help print the usage on stdout and exit 0, whatever else is given', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], ['create', '--help'], ['revoke', 'key_0123456789ab', '-h']]) {
+      const r = await keys({ DATA_DIR: '/nonexistent/data' }, args);
+      expect(r, args.join(' ')).toEqual({ code: 0, stdout: expect.stringMatching(/^usage: npm run keys -- create --label NAME\n[^]*--help\n/), stderr: '' });
+    }
+  }, 60_000);
 });
 
 describe('npm run keys, PostgreSQL (DATABASE_URL)', () => {

@@ -175,6 +175,13 @@ describe('npm run payments, embedded database', () => {
     expect(bad.stderr).toMatch(/^payments: --status paid: expected one of verified, settled, settle_failed, cancelled, unknown\nusage: npm run payments -- list/);
     expect((await cli({ DATA_DIR: empty }, ['list', '--since', 'yesterday'])).stderr).toMatch(/^payments: --since yesterday: expected a duration \(30m, 24h, 7d\), a date \(2026-11-01\) or an ISO-8601 time/);
   }, 60_000);
+
+  it('--help, -h and help print the usage on stdout and exit 0, whatever else is given', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], ['list', '--help'], ['resolve', 'pay_1', '-h']]) {
+      const r = await cli({ DATA_DIR: '/nonexistent/data' }, args);
+      expect(r, args.join(' ')).toEqual({ code: 0, stdout: expect.stringMatching(/^usage: npm run payments -- list [^]*--help\n/), stderr: '' });
+    }
+  }, 60_000);
 });
 
 describe('npm run payments, DATABASE_URL', () => {

@@ -11,7 +11,7 @@
 // every instance applies it at once (through the admin socket, the server applies and announces it).
 // An existing API_KEYS_FILE not imported yet is imported first, once, as the server does.
 // Every failure is one line on stderr (exit 1; 2 for a usage error), never a stack trace.
-import { splitArgs } from '../admin/cli-args.ts';
+import { splitArgs, wantsHelp } from '../admin/cli-args.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AdminRequestError, AdminUnreachableError, adminRequest } from '../admin/client.ts';
@@ -32,6 +32,7 @@ import { generateKey, hashKey } from './keys.ts';
 const USAGE = `usage: npm run keys -- create --label NAME
        npm run keys -- list [--json]
        npm run keys -- revoke ID
+       npm run keys -- --help
 (compiled: node dist/access/keys-cli.js …)`;
 
 class UsageError extends Error {}
@@ -61,6 +62,7 @@ interface KeyAdmin {
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (wantsHelp(argv)) return console.log(USAGE);
   const task = parseArgs(argv);
   const settings = readSettings();
   const admin = await connect(settings, task);

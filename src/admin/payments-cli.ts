@@ -8,7 +8,7 @@
 // embedded database in DATA_DIR, which belongs to the server's process while it runs: the CLI asks the
 // running server over its admin socket (DATA_DIR/admin.sock); when no server runs, it opens the
 // directory itself; when a server owns the directory but does not answer, it refuses and says why.
-import { splitArgs } from './cli-args.ts';
+import { splitArgs, wantsHelp } from './cli-args.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { X402_NETWORKS } from '../access/x402/networks.ts';
@@ -27,7 +27,9 @@ const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--un
        npm run payments -- resolve ID settled --tx 0xHASH [--amount UNITS]
        npm run payments -- resolve ID settle_failed --reason TEXT [--tx 0xHASH]
        npm run payments -- resolve ID cancelled --reason TEXT
-       npm run payments -- batch [--since 24h|7d|2026-11-01] [--limit N] [--json]`;
+       npm run payments -- batch [--since 24h|7d|2026-11-01] [--limit N] [--json]
+       npm run payments -- --help
+(compiled: node dist/admin/payments-cli.js …)`;
 
 class UsageError extends Error {}
 /** A failure to report in one line, exit code 1. */
@@ -55,6 +57,7 @@ type Task =
   | { command: 'batch'; filter: PaymentFilter };
 
 async function main(argv: string[]): Promise<void> {
+  if (wantsHelp(argv)) return console.log(USAGE);
   const { command, positional, flags } = parseArgs(argv);
   // Every argument is checked before anything is opened.
   const task: Task =
