@@ -14,3 +14,14 @@ describe('README', () => {
     expect(install!.sort()).toEqual([...packages].sort());
   });
 });
+
+describe('.env, as the README and .env.example describe it', () => {
+  const words = (text: string) => text.replace(/[#\s]+/g, ' ');
+  it('both say that .env is read at start-up and that the environment takes precedence', () => {
+    const example = words(readFileSync('.env.example', 'utf8').split('\n').slice(0, 6).join('\n'));
+    expect(example).toContain('read .env in their working directory at start-up');
+    expect(example).toContain('a variable set in the environment takes precedence over the file');
+    expect(words(readme)).toContain('A `.env` file in the working directory');
+    expect(words(readme)).toContain('a variable set in the environment takes precedence over the file');
+  });
+});

@@ -10,8 +10,9 @@ import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 
-function start(command: string[], env: Record<string, string>) {
+function start(command: string[], env: Record<string, string>, cwd?: string) {
   const proc = spawn(command[0]!, command.slice(1), {
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -32,6 +33,9 @@ async function listeningUrl(s: ReturnType<typeof start>, tries = 1200): Promise<
 }
 
 const dev = ['node', '--import', 'tsx', 'src/server.ts'];
+/** The same, from any working directory (where a `.env` may be). */
+const ROOT = join(import.meta.dirname, '..');
+const devAnywhere = ['node', '--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/server.ts')];
 
 describe('the server process', () => {
   it('`npm start` serves on defaults (the embedded database, no Redis, no keys); SIGTERM to npm stops the server itself, exit 0', async () => {
@@ -145,6 +149,32 @@ describe('the server process', () => {
     expect(await s.exited).toBe(1);
     expect(s.output()).toContain('PORT="eighty" is invalid: expected a whole number from 0 to 65535');
   }, 30_000);
+
+  it('reads .env in its working directory: a bad value there stops start-up naming the variable and the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-dotenv-'));
+    writeFileSync(join(dir, '.env'), 'LOG_LEVEL=error\nFREE_RATE_LIMIT=abc\n');
+    const s = start(devAnywhere, { PORT: '0', DATA_DIR: join(dir, 'data') }, dir);
+    expect(await s.exited).toBe(1);
+    expect(s.output()).toContain('FREE_RATE_LIMIT="abc" is invalid: expected a whole number from 1 to 1000000');
+    expect(s.output()).toContain(`(FREE_RATE_LIMIT set in ${join(dir, '.env')}; the environment overrides it)`);
+    rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('.env fills in what the environment does not set; the environment takes precedence', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-dotenv-'));
+    // PORT=1 and FREE_RATE_LIMIT=abc would stop it: the environment's PORT and FREE_RATE_LIMIT win.
+    writeFileSync(join(dir, '.env'), `# settings\nRISK_RATE_LIMIT=7\nPORT=1\nFREE_RATE_LIMIT=abc\nDATA_DIR=${join(dir, 'data')}\n`);
+    const s = start(devAnywhere, { PORT: '0', FREE_RATE_LIMIT: '50' }, dir);
+    const url = await listeningUrl(s);
+    expect(url, s.output()).not.toBe('');
+    const status = (await (await fetch(`${url}/risk/v1/status`)).json()) as { data: { rate_limit: { max: number } } };
+    expect(status.data.rate_limit.max).toBe(7);
+    const said = s.output().split('\n').filter((l) => l.includes('settings from .env')).map((l) => JSON.parse(l));
+    expect(said).toEqual([expect.objectContaining({ file: join(dir, '.env'), variables: ['DATA_DIR', 'RISK_RATE_LIMIT'] })]);
+    s.proc.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
 
   it("library console output (the x402 SDK's warnings) goes through the logger as JSON lines", async () => {
     // The facilitator cannot be reached, so the SDK warns at start-up that it could not fetch the supported kinds.
