@@ -183,6 +183,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       answers,
       payments,
       usage: storage.usage,
+      operatorContact: config.operatorContact,
     });
     mountRoutes(market, ctx, 'market', marketRoutes);
   });

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalendar } from './data/macro-calendar.ts';
 import { X402_NETWORKS } from './access/x402/networks.ts';
+import { contactSchema } from './access/key-contact.ts';
 import { KEYS_ENV } from './access/keys-env.ts';
 import { DATABASE_ENV } from './db/env.ts';
 import { REDIS_ENV } from './redis/env.ts';
@@ -73,6 +74,12 @@ export const CORE_ENV_SECTIONS = {
   },
   'interface B: access (API keys, x402, limits)': {
     ...KEYS_ENV,
+    OPERATOR_CONTACT: env.custom(
+      contactSchema,
+      undefined,
+      "How clients ask this server's operator for an API key: an email address or an http(s) URL, said in the 401 that asks for a key, /v1/status, the agent card, llms.txt and OpenAPI (unset: they say to ask this server's operator).",
+      { example: 'keys@example.com' },
+    ),
     KEY_RATE_LIMIT: env.int(1, 1_000_000, 120, 'Requests per minute per API key on paid routes.'),
     PAID_IP_RATE_LIMIT: env.int(1, 1_000_000, 120, 'Requests per minute per client IP on paid routes without an API key (checked before any payment is verified).'),
     FREE_RATE_LIMIT: env.int(1, 1_000_000, 60, 'Requests per minute per client IP on the free /v1 routes (/health is never limited).'),
@@ -174,6 +181,8 @@ export interface Config {
   cache: { maxEntries: number };
   limits: { freePerMinute: number; paidIpPerMinute: number };
   keys: { raw: string[]; file: string; reloadMs: number; rateLimitPerMinute: number };
+  /** OPERATOR_CONTACT: where clients ask for an API key (an email address or a URL); undefined = unset. */
+  operatorContact: string | undefined;
   x402: {
     /** Enabled and a payee set: paid routes take x402 payments. */
     active: boolean;
@@ -261,6 +270,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       reloadMs: e.API_KEYS_RELOAD_MS,
       rateLimitPerMinute: e.KEY_RATE_LIMIT,
     },
+    operatorContact: e.OPERATOR_CONTACT,
     x402: {
       active: x402Active,
       enabled: e.X402_ENABLED,

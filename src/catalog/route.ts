@@ -174,10 +174,11 @@ function errorStatuses(def: RouteDef, iface: InterfaceName): number[] {
 /** Interface A's 502 covers "try again later" too: its contract has no 503. */
 const RISK_502 = 'The upstream provider failed, is limiting us, or is paused after repeated failures (then with Retry-After); `source` names it';
 
-/** The status codes a route documents. */
-function responses(def: RouteDef, iface: InterfaceName) {
+/** The status codes a route documents; a 401 says how to get a key (`howToGetKey`, from OPERATOR_CONTACT). */
+function responses(def: RouteDef, iface: InterfaceName, howToGetKey: string) {
   const errors = errorStatuses(def, iface);
-  const describe = (code: number) => (iface === 'risk' && code === 502 ? RISK_502 : ERROR_DESCRIPTIONS[code]);
+  const describe = (code: number) =>
+    iface === 'risk' && code === 502 ? RISK_502 : code === 401 ? `${ERROR_DESCRIPTIONS[401]}. ${howToGetKey}` : ERROR_DESCRIPTIONS[code];
   const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
   return {
     200: { description: 'Success', ...json(envelopeSchema(def.data)) },
@@ -209,7 +210,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
         // Only when payments are on: without X402_PAY_TO a paid route takes an API key and nothing else.
         ...(entry.price && ctx.access.x402.enabled ? { 'x-payment-info': paymentInfo(entry.price) } : {}),
         ...(def.query ? { querystring: def.query } : {}),
-        response: responses(def, iface),
+        response: responses(def, iface, ctx.access.api_key.how_to_get),
       } as FastifySchema,
       ...(def.prepare ? { onRequest: preparedOnce(def.prepare) } : {}),
       // A GET answer made only of fresh cached provider answers is remembered, to be served again as it is.
