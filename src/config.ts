@@ -54,7 +54,10 @@ export const CORE_ENV_SECTIONS = {
     LOG_LEVEL: env.oneOf(LOG_LEVELS, 'info', 'Log level (pino); logs are JSON lines with a reqId.'),
     TRUST_PROXY: env.custom(trustProxy, 'false', 'Client IP behind proxies: false, true, a hop count, or comma-separated proxy IPs/CIDRs.'),
     REQUEST_TIMEOUT_MS: env.int(1000, 600_000, 30_000, 'A client must have sent its whole request within this long (ms), else it gets 408 (slow-client protection).'),
-    PUBLIC_BASE_URL: env.optionalUrl('Public URL used in generated docs and the agent card (default: http://HOST:PORT).', 'https://api.example.com'),
+    PUBLIC_BASE_URL: env.optionalUrl(
+      "The URL clients reach this server at: in the agent card, llms.txt and x402's resource URLs (unset: http://HOST:PORT), and as OpenAPI's server (unset: /, the origin /docs was loaded from).",
+      'https://api.example.com',
+    ),
   },
   'interface A (token risk)': {
     RISK_HOSTNAME: env.custom(hostname, undefined, 'When set, requests with this Host reach interface A at the root too (/v1/token-risk).', {
@@ -67,7 +70,7 @@ export const CORE_ENV_SECTIONS = {
     UPSTREAM_CONNECT_TIMEOUT_MS: env.int(1, 120_000, 3000, 'TCP/TLS connect timeout of one upstream call (ms), within the deadline.'),
     UPSTREAM_MAX_BODY_BYTES: env.int(1024, 256 * 1024 * 1024, 16 * 1024 * 1024, 'Largest upstream body accepted (bytes); larger answers fail with 502.'),
     UPSTREAM_CONNECTIONS: env.int(1, 1024, 16, 'Keep-alive connections per upstream origin.'),
-    BREAKER_FAILURES: env.int(1, 1000, 5, 'Consecutive failures of one provider that open its circuit (calls then fail fast with 503).'),
+    BREAKER_FAILURES: env.int(1, 1000, 5, 'Consecutive failures of one provider that open its circuit (calls then fail fast: 503 on interface B, 502 on interface A, with Retry-After).'),
     BREAKER_COOLDOWN_MS: env.int(100, 3_600_000, 30_000, 'How long an open circuit fails fast before one probe call is let through (ms).'),
     HEDGE_DELAY_MS: env.int(0, 60_000, 500, 'A fallback source is asked when the primary has not answered after this long (ms), or at once when it fails.'),
     CACHE_MAX_ENTRIES: env.int(1, 10_000_000, 10_000, 'Most entries held by the response cache (least recently used go first).'),
