@@ -44,3 +44,11 @@ describe('settings described as they behave', () => {
     expect(words(readme)).toContain('consecutive failures calls fail fast with `Retry-After` (503 on interface B, 502 on interface A');
   });
 });
+
+describe('key revocations across instances', () => {
+  it('the README states both cases: with REDIS_URL where the CLI runs, within 1 s; without, within API_KEYS_RELOAD_MS', () => {
+    const row = readme.split('\n').find((l) => l.startsWith('| API keys |')) ?? '';
+    expect(row).toContain('within 1 s of `npm run keys -- revoke` returning when the CLI has `REDIS_URL` too');
+    expect(row).toContain('else within `API_KEYS_RELOAD_MS` (2 s)');
+  });
+});
