@@ -14,6 +14,7 @@ import { defineRoute, mountRoutes, type CatalogEntry, type RouteDef } from '../c
 import { endpointSchema, healthRoute } from '../catalog/status.ts';
 import { derived, envelope } from '../http/envelope.ts';
 import { createErrorHandler } from '../http/error-handler.ts';
+import { NO_QUERY } from '../http/validator.ts';
 import { urlOrigin } from '../http/redact-url.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { GOPLUS } from '../sources/goplus.ts';
@@ -207,7 +208,7 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
   });
   mountRoutes(app, ctx, 'risk', RISK_ROUTES);
   // GET /risk (and /risk/, and / on RISK_HOSTNAME): interface A's index, as GET / is the whole server's.
-  app.get('/', { schema: { hide: true } }, async () => riskIndex());
+  app.get('/', { schema: { hide: true, querystring: NO_QUERY } }, async () => riskIndex());
 };
 
 /** Interface A's small index: what it is, and the links to use it. */
