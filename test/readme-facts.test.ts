@@ -52,3 +52,14 @@ describe('key revocations across instances', () => {
     expect(row).toContain('else within `API_KEYS_RELOAD_MS` (2 s)');
   });
 });
+
+describe('Node versions', () => {
+  it('the README states the supported, recommended and tested versions as package.json and the Dockerfile have them', () => {
+    const engines = JSON.parse(readFileSync('package.json', 'utf8')).engines.node;
+    expect(engines).toBe('>=20.18.1');
+    expect(readFileSync('Dockerfile', 'utf8')).toMatch(/^FROM node:22-/m);
+    const text = words(readme);
+    expect(text).toContain('**Supported:** Node 20 from 20.18.1 (`engines` in package.json), and Node 22 and later. **Recommended: Node 22**');
+    expect(text).toContain('**Tested:** the suite runs on Node 20');
+  });
+});
