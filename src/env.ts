@@ -123,15 +123,17 @@ export interface EnvFile {
 }
 
 /**
- * Reads `.env` (in the working directory, unless told another path) when there is one, into `target`
- * below the environment: a variable already set there, even to an empty string, keeps its value. The
- * file is read by Node's own parser (node:util parseEnv: `NAME=value` lines, `#` comments, quoted
- * values); its values are then parsed and checked by parseEnv like every other, so a bad one stops
- * start-up naming it. Undefined when there is no such file; a file that exists but cannot be read is
- * a ConfigError.
+ * Reads `.env` in the working directory (or the file ENV_FILE names; ENV_FILE empty: none) when there is
+ * one, into `target` below the environment: a variable already set there, even to an empty string, keeps
+ * its value. The file is read by Node's own parser (node:util parseEnv: `NAME=value` lines, `#` comments,
+ * quoted values); its values are then parsed and checked by parseEnv like every other, so a bad one stops
+ * start-up naming it. Undefined when there is no such file; a file that exists but cannot be read is a
+ * ConfigError.
  */
-export function loadEnvFile(path = '.env', target: NodeJS.ProcessEnv = process.env): EnvFile | undefined {
-  const absolute = resolve(path);
+export function loadEnvFile(path?: string, target: NodeJS.ProcessEnv = process.env): EnvFile | undefined {
+  const file = path ?? target.ENV_FILE ?? '.env';
+  if (file === '') return undefined;
+  const absolute = resolve(file);
   let text: string;
   try {
     text = readFileSync(absolute, 'utf8');

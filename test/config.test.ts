@@ -93,6 +93,17 @@ describe('.env (loadEnvFile)', () => {
     );
   });
 
+  it('ENV_FILE names another file; ENV_FILE empty reads none', () => {
+    const file = join(dir, 'c.env');
+    writeFileSync(file, 'LOG_LEVEL=warn\n');
+    const target: NodeJS.ProcessEnv = { ENV_FILE: file };
+    expect(loadEnvFile(undefined, target)).toEqual({ path: file, names: ['LOG_LEVEL'] });
+    expect(target.LOG_LEVEL).toBe('warn');
+    const none: NodeJS.ProcessEnv = { ENV_FILE: '' };
+    expect(loadEnvFile(undefined, none)).toBeUndefined();
+    expect(none).toEqual({ ENV_FILE: '' });
+  });
+
   it('no file: nothing read; a path that cannot be read: a ConfigError saying so', () => {
     expect(loadEnvFile(join(dir, 'none.env'), {})).toBeUndefined();
     expect(() => loadEnvFile(dir, {})).toThrow(new ConfigError(`invalid configuration:\n  ${dir} cannot be read (EISDIR)`));

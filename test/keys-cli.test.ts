@@ -32,7 +32,7 @@ async function keys(env: Record<string, string>, args: string[], asUser?: string
   try {
     const { stdout, stderr } = await run(command, argv, {
       cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', API_KEYS_FILE: '/nonexistent/api-keys.json', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', API_KEYS_FILE: '/nonexistent/api-keys.json', ENV_FILE: '', ...env },
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -184,12 +184,12 @@ describe('npm run keys, embedded database', () => {
   it('reads .env in its working directory, under the environment; a bad value there is named with the file', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, '.env'), `DATA_DIR=${join(dir, 'from-dotenv')}\nAPI_KEYS_FILE=/nonexistent/dotenv-keys.json\n`);
-    const list = await keys({}, ['list'], undefined, dir);
+    const list = await keys({ ENV_FILE: '.env' }, ['list'], undefined, dir);
     expect(list).toEqual({ code: 0, stdout: `no keys: there is no database in ${pglitePaths(join(dir, 'from-dotenv')).cluster} yet\n`, stderr: '' });
-    const overridden = await keys({ DATA_DIR: join(dir, 'from-env') }, ['list'], undefined, dir);
+    const overridden = await keys({ ENV_FILE: '.env', DATA_DIR: join(dir, 'from-env') }, ['list'], undefined, dir);
     expect(overridden.stdout).toBe(`no keys: there is no database in ${pglitePaths(join(dir, 'from-env')).cluster} yet\n`);
     writeFileSync(join(dir, '.env'), 'DB_TIMEOUT_MS=soon\n');
-    const bad = await keys({}, ['list'], undefined, dir);
+    const bad = await keys({ ENV_FILE: '.env' }, ['list'], undefined, dir);
     expect(bad.code).toBe(1);
     expect(oneLine(bad)).toBe(
       `keys: invalid configuration: DB_TIMEOUT_MS="soon" is invalid: expected a whole number from 100 to 60000 (DB_TIMEOUT_MS set in ${join(dir, '.env')}; the environment overrides it)`,

@@ -28,7 +28,7 @@ interface CliResult {
 /** Runs the CLI (`node --import tsx src/admin/payments-cli.ts`, or a compiled file) with only the given environment. */
 async function cli(env: Record<string, string>, args: string[], entry: string[] = ['--import', 'tsx', 'src/admin/payments-cli.ts'], cwd = ROOT): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run('node', [...entry, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+    const { stdout, stderr } = await run('node', [...entry, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENV_FILE: '', ...env } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -180,8 +180,8 @@ describe('npm run payments, embedded database', () => {
     const dir = tempDir();
     writeFileSync(join(dir, '.env'), `DATA_DIR=${join(dir, 'from-dotenv')}\n`);
     const anywhere = ['--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/admin/payments-cli.ts')];
-    expect(await cli({}, ['list'], anywhere, dir)).toEqual({ code: 0, stdout: `no payments: there is no database in ${join(dir, 'from-dotenv', 'pglite')} yet\n`, stderr: '' });
-    const overridden = await cli({ DATA_DIR: join(dir, 'from-env') }, ['list'], anywhere, dir);
+    expect(await cli({ ENV_FILE: '.env' }, ['list'], anywhere, dir)).toEqual({ code: 0, stdout: `no payments: there is no database in ${join(dir, 'from-dotenv', 'pglite')} yet\n`, stderr: '' });
+    const overridden = await cli({ ENV_FILE: '.env', DATA_DIR: join(dir, 'from-env') }, ['list'], anywhere, dir);
     expect(overridden.stdout).toBe(`no payments: there is no database in ${join(dir, 'from-env', 'pglite')} yet\n`);
   }, 60_000);
 

@@ -58,7 +58,7 @@ async function keysCliIn(cwd: string, env: Record<string, string>, ...args: stri
   try {
     const { stdout, stderr } = await run('node', ['--import', ...entry, ...args], {
       cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', API_KEYS_FILE: join(tempDir(), 'none.json'), ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', API_KEYS_FILE: join(tempDir(), 'none.json'), ENV_FILE: '', ...env },
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -131,7 +131,7 @@ describe('API keys shared by instances through the database', () => {
     expect(await statuses(withRedis, key)).toEqual([200, 200]);
     const dir = tempDir();
     writeFileSync(join(dir, '.env'), `DATABASE_URL=${databaseUrl}\nREDIS_URL=${redis.url}\n`);
-    const revoked = await keysCliIn(dir, {}, 'revoke', id);
+    const revoked = await keysCliIn(dir, { ENV_FILE: '.env' }, 'revoke', id);
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stdout).toBe(`revoked ${id} (dora): announced on Redis: every running instance refuses it within a second\n`);
     expect(await refusedBy(withRedis, key, 1000)).toBeLessThan(1000);
