@@ -23,7 +23,7 @@ export interface Spawned {
 /** Spawns `node ARGS` on a free port and resolves once `readyPath` answers (any status). */
 export async function startServer(args: string[], env: Record<string, string>, readyPath = '/'): Promise<Spawned> {
   const port = await freePort();
-  const proc = spawn(process.execPath, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const proc = spawn(process.execPath, args, { env: { ...process.env, ENV_FILE: '', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (proc.exitCode !== null || proc.signalCode !== null) return;

@@ -74,7 +74,7 @@ interface Instance {
 
 async function startInstance(env: Record<string, string>, connections: number): Promise<Instance> {
   const port = await freePort();
-  const proc = spawn(process.execPath, ['dist/server.js'], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const proc = spawn(process.execPath, ['dist/server.js'], { env: { ...process.env, ENV_FILE: '', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   // Ready once its ledger database is open (PGlite's start-up takes seconds of CPU: not measured as requests')
   // and, with REDIS_URL, Redis is connected (before that a lookup goes on without it, as it should).

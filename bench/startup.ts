@@ -87,7 +87,7 @@ async function startOnce(config: StartupConfiguration, nodeArgs: string[] = []):
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'mg-startup-'));
   const [command, ...args] = config.command;
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...config.env, PORT: String(port), DATA_DIR: dataDir };
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENV_FILE: '', ...config.env, PORT: String(port), DATA_DIR: dataDir };
   const t0 = performance.now();
   const proc = spawn(command === 'node' ? process.execPath : command!, [...nodeArgs, ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

@@ -3,7 +3,6 @@
 // the plugins as one RouteContext.
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { pino, type DestinationStream, type LoggerOptions } from 'pino';
@@ -35,6 +34,7 @@ import { AnswerMemo } from './http/answer-memo.ts';
 import { ResponseCache } from './http/cache.ts';
 import { originForm, registerEdge } from './http/edge.ts';
 import { errorHandler } from './http/error-handler.ts';
+import { validatorCompiler } from './http/validator.ts';
 import { serialize } from './http/envelope.ts';
 import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
@@ -183,6 +183,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       answers,
       payments,
       usage: storage.usage,
+      operatorContact: config.operatorContact,
     });
     mountRoutes(market, ctx, 'market', marketRoutes);
   });

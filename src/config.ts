@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalendar } from './data/macro-calendar.ts';
 import { X402_NETWORKS } from './access/x402/networks.ts';
+import { contactSchema } from './access/key-contact.ts';
 import { KEYS_ENV } from './access/keys-env.ts';
 import { DATABASE_ENV } from './db/env.ts';
 import { REDIS_ENV } from './redis/env.ts';
@@ -53,7 +54,10 @@ export const CORE_ENV_SECTIONS = {
     LOG_LEVEL: env.oneOf(LOG_LEVELS, 'info', 'Log level (pino); logs are JSON lines with a reqId.'),
     TRUST_PROXY: env.custom(trustProxy, 'false', 'Client IP behind proxies: false, true, a hop count, or comma-separated proxy IPs/CIDRs.'),
     REQUEST_TIMEOUT_MS: env.int(1000, 600_000, 30_000, 'A client must have sent its whole request within this long (ms), else it gets 408 (slow-client protection).'),
-    PUBLIC_BASE_URL: env.optionalUrl('Public URL used in generated docs and the agent card (default: http://HOST:PORT).', 'https://api.example.com'),
+    PUBLIC_BASE_URL: env.optionalUrl(
+      "The URL clients reach this server at: in the agent card, llms.txt and x402's resource URLs (unset: http://HOST:PORT), and as OpenAPI's server (unset: /, the origin /docs was loaded from).",
+      'https://api.example.com',
+    ),
   },
   'interface A (token risk)': {
     RISK_HOSTNAME: env.custom(hostname, undefined, 'When set, requests with this Host reach interface A at the root too (/v1/token-risk).', {
@@ -66,13 +70,19 @@ export const CORE_ENV_SECTIONS = {
     UPSTREAM_CONNECT_TIMEOUT_MS: env.int(1, 120_000, 3000, 'TCP/TLS connect timeout of one upstream call (ms), within the deadline.'),
     UPSTREAM_MAX_BODY_BYTES: env.int(1024, 256 * 1024 * 1024, 16 * 1024 * 1024, 'Largest upstream body accepted (bytes); larger answers fail with 502.'),
     UPSTREAM_CONNECTIONS: env.int(1, 1024, 16, 'Keep-alive connections per upstream origin.'),
-    BREAKER_FAILURES: env.int(1, 1000, 5, 'Consecutive failures of one provider that open its circuit (calls then fail fast with 503).'),
+    BREAKER_FAILURES: env.int(1, 1000, 5, 'Consecutive failures of one provider that open its circuit (calls then fail fast: 503 on interface B, 502 on interface A, with Retry-After).'),
     BREAKER_COOLDOWN_MS: env.int(100, 3_600_000, 30_000, 'How long an open circuit fails fast before one probe call is let through (ms).'),
     HEDGE_DELAY_MS: env.int(0, 60_000, 500, 'A fallback source is asked when the primary has not answered after this long (ms), or at once when it fails.'),
     CACHE_MAX_ENTRIES: env.int(1, 10_000_000, 10_000, 'Most entries held by the response cache (least recently used go first).'),
   },
   'interface B: access (API keys, x402, limits)': {
     ...KEYS_ENV,
+    OPERATOR_CONTACT: env.custom(
+      contactSchema,
+      undefined,
+      "How clients ask this server's operator for an API key: an email address or an http(s) URL, said in the 401 that asks for a key, /v1/status, the agent card, llms.txt and OpenAPI (unset: they say to ask this server's operator).",
+      { example: 'keys@example.com' },
+    ),
     KEY_RATE_LIMIT: env.int(1, 1_000_000, 120, 'Requests per minute per API key on paid routes.'),
     PAID_IP_RATE_LIMIT: env.int(1, 1_000_000, 120, 'Requests per minute per client IP on paid routes without an API key (checked before any payment is verified).'),
     FREE_RATE_LIMIT: env.int(1, 1_000_000, 60, 'Requests per minute per client IP on the free /v1 routes (/health is never limited).'),
@@ -174,6 +184,8 @@ export interface Config {
   cache: { maxEntries: number };
   limits: { freePerMinute: number; paidIpPerMinute: number };
   keys: { raw: string[]; file: string; reloadMs: number; rateLimitPerMinute: number };
+  /** OPERATOR_CONTACT: where clients ask for an API key (an email address or a URL); undefined = unset. */
+  operatorContact: string | undefined;
   x402: {
     /** Enabled and a payee set: paid routes take x402 payments. */
     active: boolean;
@@ -261,6 +273,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       reloadMs: e.API_KEYS_RELOAD_MS,
       rateLimitPerMinute: e.KEY_RATE_LIMIT,
     },
+    operatorContact: e.OPERATOR_CONTACT,
     x402: {
       active: x402Active,
       enabled: e.X402_ENABLED,

@@ -1,7 +1,11 @@
 // Environment variables as data: each one is declared once with its parser, default and meaning.
 // config.ts parses the core ones and every source descriptor's own; `.env.example`, the configuration
 // reference and the providers table are written from the same declarations (npm run docs), so none of
-// them can drift.
+// them can drift. A `.env` file in the working directory fills in what the environment does not set
+// (loadEnvFile).
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseEnv as parseDotenv } from 'node:util';
 import { z } from 'zod';
 
 export interface EnvVar<T = unknown> {
@@ -111,4 +115,45 @@ export function mergeEnvSpecs(specs: EnvSpec[]): EnvSpec {
     }
   }
   return merged;
+}
+
+/** What a `.env` file gave: its absolute path and the variables it set (not those the environment already had). */
+export interface EnvFile {
+  path: string;
+  names: string[];
+}
+
+/**
+ * Reads `.env` in the working directory (or the file ENV_FILE names; ENV_FILE empty: none) when there is
+ * one, into `target` below the environment: a variable already set there, even to an empty string, keeps
+ * its value. The file is read by Node's own parser (node:util parseEnv: `NAME=value` lines, `#` comments,
+ * quoted values); its values are then parsed and checked by parseEnv like every other, so a bad one stops
+ * start-up naming it. Undefined when there is no such file; a file that exists but cannot be read is a
+ * ConfigError.
+ */
+export function loadEnvFile(path?: string, target: NodeJS.ProcessEnv = process.env): EnvFile | undefined {
+  const file = path ?? target.ENV_FILE ?? '.env';
+  if (file === '') return undefined;
+  const absolute = resolve(file);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw new ConfigError(`invalid configuration:\n  ${absolute} cannot be read (${code ?? (err as Error).message})`);
+  }
+  const names: string[] = [];
+  for (const [name, value] of Object.entries(parseDotenv(text))) {
+    if (target[name] !== undefined || value === undefined) continue;
+    target[name] = value;
+    names.push(name);
+  }
+  return { path: absolute, names: names.sort() };
+}
+
+/** A ConfigError's message, saying which of the variables it names came from the `.env` file. */
+export function explainConfigError(err: ConfigError, file: EnvFile | undefined): string {
+  const named = file?.names.filter((name) => err.message.includes(`${name}=`)) ?? [];
+  return named.length ? `${err.message}\n  (${named.join(', ')} set in ${file!.path}; the environment overrides it)` : err.message;
 }

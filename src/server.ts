@@ -1,18 +1,21 @@
-// Start-up: read the config (stop with a clear message if it is invalid), build the app,
-// listen, and shut down gracefully on SIGINT/SIGTERM.
+// Start-up: read the config (the environment, over `.env` when there is one; stop with a clear message if
+// it is invalid), build the app, listen, and shut down gracefully on SIGINT/SIGTERM.
 import { format } from 'node:util';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, startStorage } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { explainConfigError, loadEnvFile, type EnvFile } from './env.ts';
 import { loadHttpLibrary } from './http/http-client.ts';
 
 async function main(): Promise<void> {
   let config;
+  let envFile: EnvFile | undefined;
   try {
+    envFile = loadEnvFile();
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(err.message);
+      console.error(explainConfigError(err, envFile));
       process.exit(1);
     }
     throw err;
@@ -20,6 +23,8 @@ async function main(): Promise<void> {
 
   const app = await buildApp(config);
   routeConsoleToLogger(app.log);
+  // The names only: a value may be a secret.
+  if (envFile) app.log.info({ file: envFile.path, variables: envFile.names }, `read ${envFile.names.length} settings from .env (the environment's own take precedence)`);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

@@ -14,7 +14,7 @@ afterAll(() => removeTempDirs());
 describe('API keys on paid routes', () => {
   it('valid → 200, unknown → 401, revoked through the CLI while running → 401 at once; only hashes are stored; keys never logged', async () => {
     const dataDir = await pgliteDataDir();
-    const cli = (...args: string[]) => run('node', ['--import', 'tsx', 'src/access/keys-cli.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
+    const cli = (...args: string[]) => run('node', ['--import', 'tsx', 'src/access/keys-cli.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ENV_FILE: '', DATA_DIR: dataDir } });
     const { app, logs } = await makeApp({ DATA_DIR: dataDir }, undefined, [probeRoute]);
     await app.services.db.ready();
     // The admin socket a serving process opens (startStorage): the CLI writes through it.

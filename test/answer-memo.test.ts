@@ -111,6 +111,24 @@ describe('the cached path\'s fast lane', () => {
     expect(t.fakes.binance.calls(TICKER)).toHaveLength(1);
   });
 
+  it.each([
+    ['a free route', '/v1/sentiment?limit=1'],
+    ['interface A', RISK],
+  ])('%s: a URL with a parameter the route does not take, or one given twice, is refused every time, never served or remembered', async (_what, url) => {
+    serveAll();
+    expect((await t.get(url)).statusCode).toBe(200);
+    expect((await t.get(url)).statusCode).toBe(200);
+    expect(t.app.services.answers.size).toBe(1);
+    const repeated = url.includes('limit=1') ? `${url}&limit=1` : `${url}&chain=base`;
+    for (const bad of [`${url}&bogus=1`, `${url}&bogus=1`, repeated, repeated]) {
+      const res = await t.get(bad);
+      expect(res.statusCode, bad).toBe(400);
+      expect(res.json().error, bad).toMatch(/unknown query parameter 'bogus'|was given 2 times/);
+    }
+    expect(t.app.services.answers.size).toBe(1);
+    expect((await t.get(url)).statusCode).toBe(200);
+  });
+
   it('HEAD takes the full path (and sends no body)', async () => {
     serveAll();
     await t.get('/v1/sentiment');

@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, ENV_SPEC, loadConfig } from '../src/config.ts';
+import { explainConfigError, loadEnvFile } from '../src/env.ts';
 import { VERSION } from '../src/version.ts';
 
 describe('config', () => {
@@ -55,5 +58,54 @@ describe('config', () => {
 
   it('VERSION matches package.json', () => {
     expect(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version).toBe(VERSION);
+  });
+});
+
+describe('.env (loadEnvFile)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mg-dotenv-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('fills in what the environment does not set; the environment wins, even an empty value', () => {
+    const file = join(dir, 'a.env');
+    writeFileSync(file, '# a comment\nLOG_LEVEL=error\nFREE_RATE_LIMIT="7"\nPORT=1\nHOST=\nexport_not=x y\n');
+    const target: NodeJS.ProcessEnv = { PORT: '0', HOST: '' };
+    const loaded = loadEnvFile(file, target);
+    expect(loaded?.path).toBe(file);
+    expect(loaded?.names).toEqual(['FREE_RATE_LIMIT', 'LOG_LEVEL', 'export_not']);
+    expect(target).toEqual({ PORT: '0', HOST: '', LOG_LEVEL: 'error', FREE_RATE_LIMIT: '7', export_not: 'x y' });
+    expect(loadConfig(target)).toMatchObject({ port: 0, host: '127.0.0.1', logLevel: 'error', limits: { freePerMinute: 7 } });
+  });
+
+  it('a bad value from the file stops start-up naming the variable and the file', () => {
+    const file = join(dir, 'b.env');
+    writeFileSync(file, 'FREE_RATE_LIMIT=abc\n');
+    const target: NodeJS.ProcessEnv = {};
+    const loaded = loadEnvFile(file, target);
+    let error: unknown;
+    try {
+      loadConfig(target);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(explainConfigError(error as ConfigError, loaded)).toBe(
+      `invalid configuration:\n  FREE_RATE_LIMIT="abc" is invalid: expected a whole number from 1 to 1000000\n  (FREE_RATE_LIMIT set in ${file}; the environment overrides it)`,
+    );
+  });
+
+  it('ENV_FILE names another file; ENV_FILE empty reads none', () => {
+    const file = join(dir, 'c.env');
+    writeFileSync(file, 'LOG_LEVEL=warn\n');
+    const target: NodeJS.ProcessEnv = { ENV_FILE: file };
+    expect(loadEnvFile(undefined, target)).toEqual({ path: file, names: ['LOG_LEVEL'] });
+    expect(target.LOG_LEVEL).toBe('warn');
+    const none: NodeJS.ProcessEnv = { ENV_FILE: '' };
+    expect(loadEnvFile(undefined, none)).toBeUndefined();
+    expect(none).toEqual({ ENV_FILE: '' });
+  });
+
+  it('no file: nothing read; a path that cannot be read: a ConfigError saying so', () => {
+    expect(loadEnvFile(join(dir, 'none.env'), {})).toBeUndefined();
+    expect(() => loadEnvFile(dir, {})).toThrow(new ConfigError(`invalid configuration:\n  ${dir} cannot be read (EISDIR)`));
   });
 });

@@ -47,6 +47,19 @@ describe('framework and protocol errors answer { error } JSON', () => {
     expect(res.json()).toMatchObject({ name: 'marketgate', version: expect.any(String), links: { docs: '/docs', openapi: '/openapi.json', llms_txt: '/llms.txt', market_status: '/v1/status', risk_status: '/risk/v1/status' } });
   });
 
+  it.each(['/risk', '/risk/'])('GET %s is interface A\'s index, with links that answer', async (url) => {
+    const res = await t.app.inject({ url });
+    expect(res.statusCode).toBe(200);
+    const index = res.json();
+    expect(index).toMatchObject({
+      name: 'marketgate token risk',
+      version: '1.0.0',
+      links: { status: '/risk/v1/status', health: '/risk/health', docs: '/docs', openapi: '/openapi.json', token_risk: '/risk/v1/token-risk?chain=base&address=0x833589fcd6edb6e08f4c7c32d4f71b54bda02913' },
+      disclaimer: expect.stringContaining('Not financial advice'),
+    });
+    for (const link of ['status', 'health']) expect((await t.app.inject({ url: index.links[link] })).statusCode, link).toBe(200);
+  });
+
   it('malformed percent-encoding → 400', async () => {
     const res = await t.app.inject({ url: '/%ff' });
     expect(res.statusCode).toBe(400);

@@ -24,13 +24,15 @@ interface CliResult {
 }
 
 /** Runs the keys CLI through tsx with only the given environment (no key file unless the test names one). */
-async function keys(env: Record<string, string>, args: string[], asUser?: string): Promise<CliResult> {
-  const node = ['node', '--import', 'tsx', 'src/access/keys-cli.ts', ...args];
+async function keys(env: Record<string, string>, args: string[], asUser?: string, cwd = ROOT): Promise<CliResult> {
+  // From another working directory (where a .env may be): tsx and the CLI by their absolute paths.
+  const entry = cwd === ROOT ? ['tsx', 'src/access/keys-cli.ts'] : [join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/access/keys-cli.ts')];
+  const node = ['node', '--import', ...entry, ...args];
   const [command, argv] = asUser ? ['runuser', ['-u', asUser, '--', ...node]] : [node[0]!, node.slice(1)];
   try {
     const { stdout, stderr } = await run(command, argv, {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', API_KEYS_FILE: '/nonexistent/api-keys.json', ...env },
+      cwd,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', API_KEYS_FILE: '/nonexistent/api-keys.json', ENV_FILE: '', ...env },
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -177,6 +179,28 @@ describe('npm run keys, embedded database', () => {
     const none = await keys({ DATA_DIR: empty }, []);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^keys: no command\nusage: npm run keys -- create --label NAME/);
+  }, 60_000);
+
+  it('reads .env in its working directory, under the environment; a bad value there is named with the file', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, '.env'), `DATA_DIR=${join(dir, 'from-dotenv')}\nAPI_KEYS_FILE=/nonexistent/dotenv-keys.json\n`);
+    const list = await keys({ ENV_FILE: '.env' }, ['list'], undefined, dir);
+    expect(list).toEqual({ code: 0, stdout: `no keys: there is no database in ${pglitePaths(join(dir, 'from-dotenv')).cluster} yet\n`, stderr: '' });
+    const overridden = await keys({ ENV_FILE: '.env', DATA_DIR: join(dir, 'from-env') }, ['list'], undefined, dir);
+    expect(overridden.stdout).toBe(`no keys: there is no database in ${pglitePaths(join(dir, 'from-env')).cluster} yet\n`);
+    writeFileSync(join(dir, '.env'), 'DB_TIMEOUT_MS=soon\n');
+    const bad = await keys({ ENV_FILE: '.env' }, ['list'], undefined, dir);
+    expect(bad.code).toBe(1);
+    expect(oneLine(bad)).toBe(
+      `keys: invalid configuration: DB_TIMEOUT_MS="soon" is invalid: expected a whole number from 100 to 60000 (DB_TIMEOUT_MS set in ${join(dir, '.env')}; the environment overrides it)`,
+    );
+  }, 60_000);
+
+  it('--help, -h and help print the usage on stdout and exit 0, whatever else is given', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], ['create', '--help'], ['revoke', 'key_0123456789ab', '-h']]) {
+      const r = await keys({ DATA_DIR: '/nonexistent/data' }, args);
+      expect(r, args.join(' ')).toEqual({ code: 0, stdout: expect.stringMatching(/^usage: npm run keys -- create --label NAME\n[^]*--help\n/), stderr: '' });
+    }
   }, 60_000);
 });
 

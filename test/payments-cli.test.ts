@@ -26,9 +26,9 @@ interface CliResult {
 }
 
 /** Runs the CLI (`node --import tsx src/admin/payments-cli.ts`, or a compiled file) with only the given environment. */
-async function cli(env: Record<string, string>, args: string[], entry: string[] = ['--import', 'tsx', 'src/admin/payments-cli.ts']): Promise<CliResult> {
+async function cli(env: Record<string, string>, args: string[], entry: string[] = ['--import', 'tsx', 'src/admin/payments-cli.ts'], cwd = ROOT): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run('node', [...entry, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+    const { stdout, stderr } = await run('node', [...entry, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENV_FILE: '', ...env } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -174,6 +174,22 @@ describe('npm run payments, embedded database', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^payments: --status paid: expected one of verified, settled, settle_failed, cancelled, unknown\nusage: npm run payments -- list/);
     expect((await cli({ DATA_DIR: empty }, ['list', '--since', 'yesterday'])).stderr).toMatch(/^payments: --since yesterday: expected a duration \(30m, 24h, 7d\), a date \(2026-11-01\) or an ISO-8601 time/);
+  }, 60_000);
+
+  it('reads .env in its working directory, under the environment', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, '.env'), `DATA_DIR=${join(dir, 'from-dotenv')}\n`);
+    const anywhere = ['--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/admin/payments-cli.ts')];
+    expect(await cli({ ENV_FILE: '.env' }, ['list'], anywhere, dir)).toEqual({ code: 0, stdout: `no payments: there is no database in ${join(dir, 'from-dotenv', 'pglite')} yet\n`, stderr: '' });
+    const overridden = await cli({ ENV_FILE: '.env', DATA_DIR: join(dir, 'from-env') }, ['list'], anywhere, dir);
+    expect(overridden.stdout).toBe(`no payments: there is no database in ${join(dir, 'from-env', 'pglite')} yet\n`);
+  }, 60_000);
+
+  it('--help, -h and help print the usage on stdout and exit 0, whatever else is given', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], ['list', '--help'], ['resolve', 'pay_1', '-h']]) {
+      const r = await cli({ DATA_DIR: '/nonexistent/data' }, args);
+      expect(r, args.join(' ')).toEqual({ code: 0, stdout: expect.stringMatching(/^usage: npm run payments -- list [^]*--help\n/), stderr: '' });
+    }
   }, 60_000);
 });
 

@@ -51,7 +51,7 @@ describe('/openapi.json', () => {
         // An API key is required, and nothing is ever charged: no x402 security, no 402.
         expect(op.security).toEqual([{ ApiKeyAuth: [] }]);
         expect(op['x-price']).toBeUndefined();
-        expect(Object.keys(op.responses).sort()).toEqual(['200', '401', '429', '503']);
+        expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '429', '503']); // 400: a query parameter it does not take
       } else {
         expect(op.security).toEqual([]);
         expect(op['x-payment-info']).toBeUndefined();

@@ -42,6 +42,9 @@ describe('RISK_HOSTNAME', () => {
     expect(root.json().data.score).toBe(80);
     expect((await onRiskHost('/health')).json().data.service).toBe('marketgate token risk');
     expect((await onRiskHost('/v1/status')).json().data.name).toBe('marketgate token risk');
+    // Its root is interface A's index, as /risk is on every host.
+    expect((await onRiskHost('/')).json().name).toBe('marketgate token risk');
+    expect((await app.inject({ url: '/', headers: { host: 'api.example.com' } })).json().name).toBe('marketgate');
     // The /risk prefix keeps working on that host too.
     expect((await onRiskHost('/risk/health')).statusCode).toBe(200);
     // On any other host the root is interface B, not A.

@@ -49,10 +49,16 @@ interface CliResult {
 
 /** `npm run keys` (through tsx) with only the given environment; resolves when it has returned. */
 async function keysCli(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return keysCliIn(ROOT, env, ...args);
+}
+
+/** The same from another working directory (where a .env may be): tsx and the CLI by their absolute paths. */
+async function keysCliIn(cwd: string, env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  const entry = cwd === ROOT ? ['tsx', 'src/access/keys-cli.ts'] : [join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/access/keys-cli.ts')];
   try {
-    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/access/keys-cli.ts', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', API_KEYS_FILE: join(tempDir(), 'none.json'), ...env },
+    const { stdout, stderr } = await run('node', ['--import', ...entry, ...args], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', API_KEYS_FILE: join(tempDir(), 'none.json'), ENV_FILE: '', ...env },
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -118,6 +124,17 @@ describe('API keys shared by instances through the database', () => {
     // (Measured: 2 ms after the CLI returned: the announcement arrives before it exits.)
     expect(performance.now() - returned).toBeLessThan(1000);
     expect(elapsed).toBeLessThan(1000);
+  }, 60_000);
+
+  it('REDIS_URL and DATABASE_URL in the .env the CLI starts beside: the revocation is announced on Redis all the same', async () => {
+    const { id, key } = await create('dora');
+    expect(await statuses(withRedis, key)).toEqual([200, 200]);
+    const dir = tempDir();
+    writeFileSync(join(dir, '.env'), `DATABASE_URL=${databaseUrl}\nREDIS_URL=${redis.url}\n`);
+    const revoked = await keysCliIn(dir, { ENV_FILE: '.env' }, 'revoke', id);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toBe(`revoked ${id} (dora): announced on Redis: every running instance refuses it within a second\n`);
+    expect(await refusedBy(withRedis, key, 1000)).toBeLessThan(1000);
   }, 60_000);
 
   it(`without Redis, every instance refuses a revoked key within API_KEYS_RELOAD_MS (${RELOAD_MS} ms here)`, async () => {

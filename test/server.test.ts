@@ -10,9 +10,12 @@ import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 
-function start(command: string[], env: Record<string, string>) {
+/** Spawns with only the given environment; no .env is read (ENV_FILE empty) unless `env` says otherwise (undefined: unset). */
+function start(command: string[], env: Record<string, string | undefined>, cwd?: string) {
+  const given = Object.entries({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENV_FILE: '', ...env }).filter(([, v]) => v !== undefined);
   const proc = spawn(command[0]!, command.slice(1), {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    cwd,
+    env: Object.fromEntries(given),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -32,6 +35,9 @@ async function listeningUrl(s: ReturnType<typeof start>, tries = 1200): Promise<
 }
 
 const dev = ['node', '--import', 'tsx', 'src/server.ts'];
+/** The same, from any working directory (where a `.env` may be). */
+const ROOT = join(import.meta.dirname, '..');
+const devAnywhere = ['node', '--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/server.ts')];
 
 describe('the server process', () => {
   it('`npm start` serves on defaults (the embedded database, no Redis, no keys); SIGTERM to npm stops the server itself, exit 0', async () => {
@@ -58,12 +64,12 @@ describe('the server process', () => {
     // (Measured: 28 to 250 ms alone, up to 1.2 s while the whole suite loads the machine; 4 to 5.4 s on the main thread.)
     expect(slowest).toBeLessThan(2500);
     // The compiled payments CLI (as the Docker image ships it) reads it through the server's admin socket.
-    const cli = await run('node', ['dist/admin/payments-cli.js', 'summary', '--json'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
+    const cli = await run('node', ['dist/admin/payments-cli.js', 'summary', '--json'], { env: { PATH: process.env.PATH ?? '', ENV_FILE: '', DATA_DIR: dataDir } });
     expect(JSON.parse(cli.stdout)).toEqual({ rows: [], ledger: { final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 } });
     expect(cli.stderr).toBe('');
     // The compiled keys CLI (`docker exec CONTAINER node dist/access/keys-cli.js create --label x` in the image)
     // makes a key through the same socket; the server accepts it at once.
-    const keysCli = (...args: string[]) => run('node', ['dist/access/keys-cli.js', ...args], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir } });
+    const keysCli = (...args: string[]) => run('node', ['dist/access/keys-cli.js', ...args], { env: { PATH: process.env.PATH ?? '', ENV_FILE: '', DATA_DIR: dataDir } });
     const made = await keysCli('create', '--label', 'x');
     expect(made.stderr).toBe('');
     expect(made.stdout).toMatch(/^created key_[0-9a-f]{12} \(x\) in the running server's database\nkey: mg_/);
@@ -145,6 +151,32 @@ describe('the server process', () => {
     expect(await s.exited).toBe(1);
     expect(s.output()).toContain('PORT="eighty" is invalid: expected a whole number from 0 to 65535');
   }, 30_000);
+
+  it('reads .env in its working directory: a bad value there stops start-up naming the variable and the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-dotenv-'));
+    writeFileSync(join(dir, '.env'), 'LOG_LEVEL=error\nFREE_RATE_LIMIT=abc\n');
+    const s = start(devAnywhere, { ENV_FILE: undefined, PORT: '0', DATA_DIR: join(dir, 'data') }, dir) // .env by default;
+    expect(await s.exited).toBe(1);
+    expect(s.output()).toContain('FREE_RATE_LIMIT="abc" is invalid: expected a whole number from 1 to 1000000');
+    expect(s.output()).toContain(`(FREE_RATE_LIMIT set in ${join(dir, '.env')}; the environment overrides it)`);
+    rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('.env fills in what the environment does not set; the environment takes precedence', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-dotenv-'));
+    // PORT=1 and FREE_RATE_LIMIT=abc would stop it: the environment's PORT and FREE_RATE_LIMIT win.
+    writeFileSync(join(dir, '.env'), `# settings\nRISK_RATE_LIMIT=7\nPORT=1\nFREE_RATE_LIMIT=abc\nDATA_DIR=${join(dir, 'data')}\n`);
+    const s = start(devAnywhere, { ENV_FILE: '.env', PORT: '0', FREE_RATE_LIMIT: '50' }, dir);
+    const url = await listeningUrl(s);
+    expect(url, s.output()).not.toBe('');
+    const status = (await (await fetch(`${url}/risk/v1/status`)).json()) as { data: { rate_limit: { max: number } } };
+    expect(status.data.rate_limit.max).toBe(7);
+    const said = s.output().split('\n').filter((l) => l.includes('settings from .env')).map((l) => JSON.parse(l));
+    expect(said).toEqual([expect.objectContaining({ file: join(dir, '.env'), variables: ['DATA_DIR', 'RISK_RATE_LIMIT'] })]);
+    s.proc.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
 
   it("library console output (the x402 SDK's warnings) goes through the logger as JSON lines", async () => {
     // The facilitator cannot be reached, so the SDK warns at start-up that it could not fetch the supported kinds.

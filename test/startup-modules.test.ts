@@ -20,7 +20,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 /** The npm packages loaded once the app, built from `env`, is ready. */
 async function packagesAtStart(env: Record<string, string>): Promise<string[]> {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/startup/loaded-packages.ts'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', DATA_DIR: dataDir, ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENV_FILE: '', PORT: '0', DATA_DIR: dataDir, ...env },
   });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as string[];
 }

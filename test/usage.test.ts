@@ -36,7 +36,7 @@ describe('GET /v1/usage', () => {
   it('needs a valid key: 401 without one (not 402, though x402 is on), 401 for an unknown key', async () => {
     const none = await call('/v1/usage');
     expect(none.statusCode).toBe(401);
-    expect(none.json()).toEqual({ error: 'an API key is required (x-api-key header)' });
+    expect(none.json()).toEqual({ error: "an API key is required (x-api-key header). API keys are free: ask this server's operator for one." });
     expect(none.headers['payment-required']).toBeUndefined();
     const bad = await call('/v1/usage', 'nope');
     expect(bad.statusCode).toBe(401);

@@ -7,7 +7,7 @@
 //                           IP, then looked up in the database: 503 (source "database") when it cannot say;
 //   paid, no key          → limited per client IP (PAID_IP_RATE_LIMIT) *before* any payment is looked
 //                           at, then x402 (402 with the price; verified before, settled after the handler);
-//   paid, x402 not set up → 401 saying an API key is required.
+//   paid, x402 not set up → 401 saying an API key is required, and how to ask for one (OPERATOR_CONTACT).
 // A paid handler's answer is delivered only with a grant for its route (grant.ts): that check is the
 // invariant. The one way a paid route's work starts earlier is the x402 prefetch, also in grant.ts: once a
 // payment goes to the facilitator's verify, its answer is computed meanwhile and held, unsent, for the grant.
@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';
 import { clientBucketName } from './client-bucket.ts';
+import { howToGetKey } from './key-contact.ts';
 import { catalogEntryOf, grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
 import type { KeyIdentity, KeyStore } from './keys.ts';
 import type { UsageCounter } from '../db/usage.ts';
@@ -47,6 +48,8 @@ export interface AccessControlOptions {
   payments: PaymentGate | undefined;
   /** Counts keyed calls per key, day and route (GET /v1/usage). */
   usage?: UsageCounter;
+  /** OPERATOR_CONTACT: where to ask for an API key, said by every 401 that asks for one (key-contact.ts). */
+  operatorContact?: string;
 }
 
 /** Who is calling a paid route, as far as the request says. */
@@ -97,7 +100,9 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
 
   // 0. Every paid route registered in this context (its HEAD twin included) gets the grant check
   // in front of its handler: without a grant for the matched route, the handler never runs.
-  const refusal = () => (opts.payments ? new AppError(402, PAYMENT_REQUIRED) : new AppError(401, KEY_REQUIRED));
+  const getAKey = howToGetKey(opts.operatorContact);
+  const keyRequired = `${KEY_REQUIRED}. ${getAKey}`;
+  const refusal = () => (opts.payments ? new AppError(402, PAYMENT_REQUIRED) : new AppError(401, keyRequired));
   app.addHook('onRoute', (route) => {
     const entry = paidEntryOf(route);
     if (entry) route.handler = grantRequired(entry, route.handler, refusal);
@@ -164,9 +169,9 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     const credential = req.credential;
     if (credential?.kind === 'unverified-key') return lookedUp(req, opts.keys).then((known) => ((req.credential = known), check(req, reply)));
     if (credential?.kind === 'invalid-key') throw new AppError(401, INVALID_KEY);
-    const keyOnly = keyOnlyRefusal(req);
+    const keyOnly = keyOnlyRefusal(req, getAKey);
     if (keyOnly) throw keyOnly;
-    if (credential?.kind === 'none') throw new AppError(401, KEY_REQUIRED);
+    if (credential?.kind === 'none') throw new AppError(401, keyRequired);
     if (credential?.kind === 'key') {
       req.grant = { entry: matchedEntry(req)!, via: 'key' };
       countKeyedCall(req, opts.usage);

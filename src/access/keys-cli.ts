@@ -10,8 +10,9 @@
 // A change the CLI wrote itself to a shared database is announced on Redis when REDIS_URL is set, so
 // every instance applies it at once (through the admin socket, the server applies and announces it).
 // An existing API_KEYS_FILE not imported yet is imported first, once, as the server does.
+// Its settings are the server's: the environment, over `.env` in the working directory when there is one.
 // Every failure is one line on stderr (exit 1; 2 for a usage error), never a stack trace.
-import { splitArgs } from '../admin/cli-args.ts';
+import { splitArgs, wantsHelp } from '../admin/cli-args.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AdminRequestError, AdminUnreachableError, adminRequest } from '../admin/client.ts';
@@ -22,7 +23,7 @@ import { lockOwner } from '../db/dir-lock.ts';
 import { DATABASE_ENV } from '../db/env.ts';
 import { describeDatabase, openDatabase, type DatabaseSettings } from '../db/open.ts';
 import { pglitePaths } from '../db/pglite.ts';
-import { ConfigError, parseEnv } from '../env.ts';
+import { ConfigError, explainConfigError, loadEnvFile, parseEnv, type EnvFile } from '../env.ts';
 import { REDIS_ENV } from '../redis/env.ts';
 import { announceOnce, type KeyChange } from './key-changes.ts';
 import { KeyFileError, loadKeyFile } from './key-file.ts';
@@ -32,6 +33,7 @@ import { generateKey, hashKey } from './keys.ts';
 const USAGE = `usage: npm run keys -- create --label NAME
        npm run keys -- list [--json]
        npm run keys -- revoke ID
+       npm run keys -- --help
 (compiled: node dist/access/keys-cli.js …)`;
 
 class UsageError extends Error {}
@@ -61,6 +63,7 @@ interface KeyAdmin {
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (wantsHelp(argv)) return console.log(USAGE);
   const task = parseArgs(argv);
   const settings = readSettings();
   const admin = await connect(settings, task);
@@ -145,8 +148,12 @@ function usage(problem: string): never {
   throw new UsageError(problem);
 }
 
-/** DATA_DIR, DATABASE_URL, DB_TIMEOUT_MS, REDIS_URL, REDIS_TIMEOUT_MS, API_KEYS_FILE, API_KEYS_RELOAD_MS, parsed as the server parses them. */
+/** `.env`, read as the server reads it (below the environment), once the arguments are known to be sound. */
+let envFile: EnvFile | undefined;
+
+/** DATA_DIR, DATABASE_URL, DB_TIMEOUT_MS, REDIS_URL, REDIS_TIMEOUT_MS, API_KEYS_FILE, API_KEYS_RELOAD_MS (the environment's, over `.env`'s), parsed as the server parses them. */
 function readSettings(): Settings {
+  envFile = loadEnvFile();
   const e = parseEnv({ ...DATABASE_ENV, ...REDIS_ENV, ...KEYS_ENV }, process.env);
   return {
     db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
@@ -283,7 +290,7 @@ function explain(err: unknown, dataDir: string): string {
     );
   }
   if (err instanceof CliError || err instanceof KeyFileError) return err.message;
-  if (err instanceof ConfigError) return err.message.replace(/\n\s*/g, ' ');
+  if (err instanceof ConfigError) return explainConfigError(err, envFile).replace(/\n\s*/g, ' ');
   if (err instanceof AdminRequestError && err.status === 503) return `the server could not reach its database (${err.message}); retry in a moment`;
   return firstLine(err);
 }

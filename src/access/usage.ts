@@ -13,10 +13,10 @@ export const KEY_ONLY = 'an API key is required (x-api-key header)';
 /** Routes whose caller is identified: paid ones (a key or a payment) and key-only ones (a key). */
 export const needsCredential = (access: Access | undefined) => access === 'paid' || access === 'key';
 
-/** 401 for a key-only route called without a key (an invalid key has its own 401 before this). */
-export function keyOnlyRefusal(req: FastifyRequest): AppError | undefined {
+/** 401 for a key-only route called without a key (an invalid key has its own 401 before this), saying how to get one. */
+export function keyOnlyRefusal(req: FastifyRequest, howToGetKey: string): AppError | undefined {
   if (matchedEntry(req)?.access !== 'key' || req.credential?.kind === 'key') return undefined;
-  return new AppError(401, KEY_ONLY);
+  return new AppError(401, `${KEY_ONLY}. ${howToGetKey}`);
 }
 
 /** Counts the call against its key's usage when it is a keyed call on a paid route. */

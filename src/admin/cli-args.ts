@@ -1,5 +1,6 @@
 // The operator CLIs' arguments (npm run keys, npm run payments): `--name value` flags, `--json` alone,
 // and positional words, in any order. A flag without its value is the caller's `usage` error.
+// `--help`, `-h` or `help` anywhere asks for the usage: printed on stdout, exit 0 (see wantsHelp).
 
 export interface CliArgs {
   flags: Record<string, string>;
@@ -19,4 +20,9 @@ export function splitArgs(args: string[], usage: (problem: string) => never): Cl
     } else positional.push(arg);
   }
   return { flags, positional };
+}
+
+/** Whether the arguments ask for the usage rather than a command: `--help`, `-h`, or the word `help` first. */
+export function wantsHelp(args: string[]): boolean {
+  return args[0] === 'help' || args.some((a) => a === '--help' || a === '-h');
 }

@@ -8,7 +8,8 @@
 // embedded database in DATA_DIR, which belongs to the server's process while it runs: the CLI asks the
 // running server over its admin socket (DATA_DIR/admin.sock); when no server runs, it opens the
 // directory itself; when a server owns the directory but does not answer, it refuses and says why.
-import { splitArgs } from './cli-args.ts';
+// Its settings are the server's: the environment, over `.env` in the working directory when there is one.
+import { splitArgs, wantsHelp } from './cli-args.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { X402_NETWORKS } from '../access/x402/networks.ts';
@@ -19,7 +20,7 @@ import { openDatabase, type DatabaseSettings } from '../db/open.ts';
 import { listPayments, PAYMENT_STATUSES, resolvePayment, summarizePayments, type LedgerStats, type PaymentFilter, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow, type Resolution } from '../db/payments.ts';
 import { pglitePaths } from '../db/pglite.ts';
 import { DATABASE_ENV } from '../db/env.ts';
-import { ConfigError, parseEnv } from '../env.ts';
+import { ConfigError, explainConfigError, loadEnvFile, parseEnv, type EnvFile } from '../env.ts';
 import { AdminRequestError, AdminUnreachableError, adminRequest } from './client.ts';
 
 const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--until TIME] [--status ${PAYMENT_STATUSES.join('|')}] [--limit N] [--json]
@@ -27,7 +28,9 @@ const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--un
        npm run payments -- resolve ID settled --tx 0xHASH [--amount UNITS]
        npm run payments -- resolve ID settle_failed --reason TEXT [--tx 0xHASH]
        npm run payments -- resolve ID cancelled --reason TEXT
-       npm run payments -- batch [--since 24h|7d|2026-11-01] [--limit N] [--json]`;
+       npm run payments -- batch [--since 24h|7d|2026-11-01] [--limit N] [--json]
+       npm run payments -- --help
+(compiled: node dist/admin/payments-cli.js …)`;
 
 class UsageError extends Error {}
 /** A failure to report in one line, exit code 1. */
@@ -55,6 +58,7 @@ type Task =
   | { command: 'batch'; filter: PaymentFilter };
 
 async function main(argv: string[]): Promise<void> {
+  if (wantsHelp(argv)) return console.log(USAGE);
   const { command, positional, flags } = parseArgs(argv);
   // Every argument is checked before anything is opened.
   const task: Task =
@@ -114,8 +118,12 @@ function usage(problem: string): never {
   throw new UsageError(problem);
 }
 
-/** DATA_DIR, DATABASE_URL and DB_TIMEOUT_MS, parsed as the server parses them. */
+/** `.env`, read as the server reads it (below the environment), once the arguments are known to be sound. */
+let envFile: EnvFile | undefined;
+
+/** DATA_DIR, DATABASE_URL and DB_TIMEOUT_MS (the environment's, over `.env`'s), parsed as the server parses them. */
 function databaseSettings(): DatabaseSettings {
+  envFile = loadEnvFile();
   const e = parseEnv(DATABASE_ENV, process.env);
   return { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS };
 }
@@ -270,7 +278,12 @@ main(process.argv.slice(2)).catch((err) => {
     console.error(`payments: ${err.message}\n${USAGE}`);
     process.exit(2);
   }
-  const message = err instanceof CliError || err instanceof ConfigError || err instanceof AdminRequestError ? err.message : `${(err as Error)?.message ?? err}`;
+  const message =
+    err instanceof ConfigError
+      ? explainConfigError(err, envFile).replace(/\n\s*/g, ' ')
+      : err instanceof CliError || err instanceof AdminRequestError
+        ? err.message
+        : `${(err as Error)?.message ?? err}`;
   console.error(`payments: ${message}`);
   process.exit(1);
 });

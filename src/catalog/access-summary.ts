@@ -2,10 +2,15 @@
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { facilitatorName } from '../access/x402/facilitator-name.ts';
+import { howToGetKey } from '../access/key-contact.ts';
 
 export const accessSummarySchema = z.object({
   price: z.string().describe('Price of one paid call'),
-  api_key: z.object({ header: z.literal('x-api-key'), how_to_get: z.string() }),
+  api_key: z.object({
+    header: z.literal('x-api-key'),
+    how_to_get: z.string().describe("How to ask this server's operator for a key (keys are free)"),
+    contact: z.string().nullable().describe("OPERATOR_CONTACT: the operator's email address or URL for key requests; null when the operator gave none"),
+  }),
   x402: z.object({
     enabled: z.boolean(),
     version: z.literal(2),
@@ -27,7 +32,7 @@ export function accessSummary(config: Config): AccessSummary {
   const x = config.x402;
   return {
     price: x.price,
-    api_key: { header: 'x-api-key', how_to_get: 'Issued by the operator (npm run keys -- create --label NAME).' },
+    api_key: { header: 'x-api-key', how_to_get: howToGetKey(config.operatorContact), contact: config.operatorContact ?? null },
     x402: {
       enabled: x.active,
       version: 2,
@@ -55,11 +60,15 @@ export const BAZAAR_TEXT =
   'and its answer as JSON Schema with a minimal example of the shape (not real data).';
 
 export function accessText(a: AccessSummary): string {
-  const pay = a.x402.enabled
-    ? `or pay per call with x402 (protocol v2, scheme "exact"): ${a.price} in the token ${a.x402.asset} on ${a.x402.network}, to ${a.x402.payTo}. ` +
-      'Call a paid endpoint without credentials to receive HTTP 402 with a PAYMENT-REQUIRED header (base64 JSON) and a JSON body stating the price; ' +
-      'retry with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does this). A successful paid call returns PAYMENT-RESPONSE; a failed call is never charged.\n\n' +
-      `Retries without paying twice. ${PAYMENT_IDENTIFIER_TEXT}\n\n${BAZAAR_TEXT}`
-    : `x402 pay-per-call (${a.price}) is not configured on this server, so paid endpoints need an API key.`;
-  return `Free endpoints need nothing. Paid endpoints accept an API key in the x-api-key header (no payment is taken when a key is sent), ${pay}`;
+  const key = `Paid endpoints accept an API key in the x-api-key header (no payment is taken when a key is sent). ${a.api_key.how_to_get}`;
+  if (!a.x402.enabled) return `Free endpoints need nothing. ${key} x402 pay-per-call (${a.price}) is not configured on this server, so paid endpoints need an API key.`;
+  const schemes = a.x402.batch_settlement
+    ? 'scheme "exact", or "batch-settlement" (one deposit, then a signed voucher per call) when the 402 lists it beside "exact"'
+    : 'scheme "exact"';
+  return (
+    `Free endpoints need nothing. ${key} Or pay per call with x402 (protocol v2, ${schemes}): ${a.price} in the token ${a.x402.asset} on ${a.x402.network}, to ${a.x402.payTo}. ` +
+    'Call a paid endpoint without credentials to receive HTTP 402 with a PAYMENT-REQUIRED header (base64 JSON) and a JSON body stating the price; ' +
+    'retry with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does this). A successful paid call returns PAYMENT-RESPONSE; a failed call is never charged.\n\n' +
+    `Retries without paying twice. ${PAYMENT_IDENTIFIER_TEXT}\n\n${BAZAAR_TEXT}`
+  );
 }

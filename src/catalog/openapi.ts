@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { howToGetKey } from '../access/key-contact.ts';
 import type { Config } from '../config.ts';
 import { INTERFACE_VERSION } from '../version.ts';
 import { SECURITY_HEADERS } from '../http/edge.ts';
@@ -29,7 +30,11 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         'x-interface-versions': { 'token risk (/risk)': INTERFACE_VERSION.risk, 'market data (/v1)': INTERFACE_VERSION.market },
         description:
           'Token risk check (free, under /risk) and market-data API for crypto and US equities (at the root). ' +
-          'Responses are `{ data, meta }`; errors are `{ error, source? }`. Paid operations accept an API key (x-api-key) or an x402 payment.',
+          'Responses are `{ data, meta }`; errors are `{ error, source? }`. ' +
+          (x.active
+            ? `Paid operations accept an API key (x-api-key) or an x402 payment (${x.price} per call).`
+            : `Paid operations need an API key (x-api-key): x402 payments are not configured on this server.`) +
+          ` ${howToGetKey(config.operatorContact)}`,
         // No licence has been granted for the API or its data: all rights reserved (the data itself comes from the named providers, under their terms).
         license: { name: 'Proprietary: all rights reserved' },
         // What agents read first (x402scan, @agentcash/discovery): how to pay, in a few lines.
@@ -43,7 +48,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       ],
       components: {
         securitySchemes: {
-          ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key issued by the operator (npm run keys -- create).' },
+          ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-key', description: `Sent in the x-api-key header. ${howToGetKey(config.operatorContact)}` },
           X402Payment: { type: 'apiKey', in: 'header', name: 'PAYMENT-SIGNATURE', description: payment },
         },
       },
@@ -84,10 +89,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
 }
 
 /** info["x-guidance"]: how an agent calls and pays, for discovery clients that read the document first. */
-function guidance({ x402: x }: Config): string {
+function guidance({ x402: x, operatorContact }: Config): string {
   const calls = 'Every operation is a GET with query parameters; success is JSON { data, meta }, failure { error, source? }. Operations with security: [] are free.';
   if (!x.active) {
-    return `${calls}\nPaid operations (x-access: paid) need an API key in x-api-key: x402 pay-per-call (${x.price}) is not configured on this server.`;
+    return `${calls}\nPaid operations (x-access: paid) need an API key in x-api-key: x402 pay-per-call (${x.price}) is not configured on this server. ${howToGetKey(operatorContact)}`;
   }
   return [
     calls,

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Envelope } from '../http/envelope.ts';
+import { NO_QUERY } from '../http/validator.ts';
 import type { RouteContext } from './context.ts';
 
 export type InterfaceName = 'risk' | 'market';
@@ -138,7 +139,7 @@ export const paymentRequiredSchema = z
   .meta({ id: 'PaymentRequired', description: 'x402 payment challenge' });
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'A parameter is missing, malformed or out of bounds; the message names it and what is accepted',
+  400: 'A parameter is missing, malformed, out of bounds, given twice, or not one this operation takes; the message names it and what is accepted',
   401: 'Unknown or revoked API key; no credentials while x402 is not configured; or no API key on a route that needs one',
   404: 'Well-formed, but unknown to the source',
   429: 'Rate limited; see Retry-After',
@@ -167,17 +168,18 @@ function errorStatuses(def: RouteDef, iface: InterfaceName): number[] {
   const limited = def.rateLimited !== false;
   if (iface === 'risk') return limited ? [400, 429, 502] : [400, 502];
   if (def.access === 'paid') return [400, 401, 404, 429, 502, 503];
-  if (def.access === 'key') return [401, 429, 503];
+  if (def.access === 'key') return [400, 401, 429, 503];
   return limited ? [400, 404, 429, 502, 503] : [400, 404, 502, 503];
 }
 
 /** Interface A's 502 covers "try again later" too: its contract has no 503. */
 const RISK_502 = 'The upstream provider failed, is limiting us, or is paused after repeated failures (then with Retry-After); `source` names it';
 
-/** The status codes a route documents. */
-function responses(def: RouteDef, iface: InterfaceName) {
+/** The status codes a route documents; a 401 says how to get a key (`howToGetKey`, from OPERATOR_CONTACT). */
+function responses(def: RouteDef, iface: InterfaceName, howToGetKey: string) {
   const errors = errorStatuses(def, iface);
-  const describe = (code: number) => (iface === 'risk' && code === 502 ? RISK_502 : ERROR_DESCRIPTIONS[code]);
+  const describe = (code: number) =>
+    iface === 'risk' && code === 502 ? RISK_502 : code === 401 ? `${ERROR_DESCRIPTIONS[401]}. ${howToGetKey}` : ERROR_DESCRIPTIONS[code];
   const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
   return {
     200: { description: 'Success', ...json(envelopeSchema(def.data)) },
@@ -208,8 +210,9 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
         ...(entry.price ? { 'x-price': entry.price } : {}),
         // Only when payments are on: without X402_PAY_TO a paid route takes an API key and nothing else.
         ...(entry.price && ctx.access.x402.enabled ? { 'x-payment-info': paymentInfo(entry.price) } : {}),
-        ...(def.query ? { querystring: def.query } : {}),
-        response: responses(def, iface),
+        // Declared for every route (NO_QUERY when it takes none): a parameter it does not take is a 400 (validator.ts).
+        querystring: def.query ?? NO_QUERY,
+        response: responses(def, iface, ctx.access.api_key.how_to_get),
       } as FastifySchema,
       ...(def.prepare ? { onRequest: preparedOnce(def.prepare) } : {}),
       // A GET answer made only of fresh cached provider answers is remembered, to be served again as it is.

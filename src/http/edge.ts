@@ -8,6 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import helmet from 'helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { INTERFACE_VERSION, VERSION } from '../version.ts';
+import { NO_QUERY } from './validator.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -195,8 +196,8 @@ async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> 
     void reply.code(404).send({ error: `no route for ${req.method} ${req.url.split('?')[0]}` });
   });
 
-  // A small index instead of a 404 at the root.
-  app.get('/', { schema: { hide: true } }, async () => ({
+  // A small index instead of a 404 at the root (it takes no parameters, as no route takes one it does not declare).
+  app.get('/', { schema: { hide: true, querystring: NO_QUERY } }, async () => ({
     name: 'marketgate',
     version: VERSION,
     interfaces: { token_risk: { path: '/risk', version: INTERFACE_VERSION.risk }, market_data: { path: '/v1', version: INTERFACE_VERSION.market } },

@@ -14,6 +14,7 @@ import { defineRoute, mountRoutes, type CatalogEntry, type RouteDef } from '../c
 import { endpointSchema, healthRoute } from '../catalog/status.ts';
 import { derived, envelope } from '../http/envelope.ts';
 import { createErrorHandler } from '../http/error-handler.ts';
+import { NO_QUERY } from '../http/validator.ts';
 import { urlOrigin } from '../http/redact-url.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { GOPLUS } from '../sources/goplus.ts';
@@ -206,7 +207,27 @@ export const riskPlugin: FastifyPluginAsync<RiskPluginOptions> = async (app, { c
     if (entry && entry.def.rateLimited !== false) route.onRequest = withHook(route.onRequest, limited(entry));
   });
   mountRoutes(app, ctx, 'risk', RISK_ROUTES);
+  // GET /risk (and /risk/, and / on RISK_HOSTNAME): interface A's index, as GET / is the whole server's.
+  app.get('/', { schema: { hide: true, querystring: NO_QUERY } }, async () => riskIndex());
 };
+
+/** Interface A's small index: what it is, and the links to use it. */
+function riskIndex() {
+  return {
+    name: 'marketgate token risk',
+    version: INTERFACE_VERSION.risk,
+    description: `Free token risk check: one 0-100 risk score for a token contract on ${EVM_CHAINS_TEXT} or a Solana mint, from GoPlus Security's signals, with the raw data and a disclaimer.`,
+    links: {
+      token_risk: `/risk${tokenRisk.path}?${new URLSearchParams(tokenRisk.example)}`,
+      status: '/risk/v1/status',
+      health: '/risk/health',
+      docs: '/docs',
+      openapi: '/openapi.json',
+      market_data: '/',
+    },
+    disclaimer: RISK_DISCLAIMER,
+  };
+}
 
 const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
 const metadata = (raw: Record<string, unknown> | null) => (raw?.metadata && typeof raw.metadata === 'object' ? (raw.metadata as Record<string, unknown>) : undefined);
