@@ -104,6 +104,7 @@ async function pay(c: Caller, url: string, path: string, offer: NonNullable<Retu
     }
     const charged = chargedWithout(signed, sent.attempts);
     if (charged === false) c.spend.release(signed.hold);
+    if (charged === true) c.spend.charge(signed.hold);
     if (final.status < 400) return finish(path, final, attempts, undefined); // served, and the server says nothing was settled
     // A refusal the scheme recovered from (its channel state resynchronised): the first payment was not taken, sign anew once.
     if (final.status === 402 && read?.recovered && charged === false && signing === 1) {
@@ -119,11 +120,13 @@ async function pay(c: Caller, url: string, path: string, offer: NonNullable<Retu
  * or a 5xx that does not say a route's own provider failed (a facilitator's, a proxy's), may have been settled.
  * Once such an attempt happened, a later definite answer about the same payment settles the question only when
  * the payment carried an identifier (the server answers the same payment once) and the answer is not a 402
- * (today a settled payment whose identifier was released is refused as used, which says nothing about the answer).
+ * (a settled payment whose identifier was released is refused as used: then its nonce says it was taken).
  */
 function chargedWithout(signed: SignedPayment, attempts: Outcome[]): boolean | 'unknown' {
   const final = attempts.at(-1)!;
   if (uncertain(final)) return 'unknown';
+  // An `exact` authorization's nonce is this payment's own: "already used" means its transfer happened.
+  if (signed.scheme === 'exact' && final.kind === 'answer' && final.status === 402 && /nonce_already_used/.test(paymentRequired(final.headers)?.error ?? '')) return true;
   const earlier = attempts.slice(0, -1).some(uncertain);
   if (!earlier) return false;
   return signed.identifier && final.kind === 'answer' && final.status !== 402 ? false : 'unknown';

@@ -12,6 +12,7 @@ import { makeApp, TEST_KEY_ENV } from '../helpers.ts';
 import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from '../x402/chain.ts';
 import { startFacilitator } from '../x402/facilitator.ts';
 import { paidEnv } from '../x402/paying.ts';
+import { LossyProxy } from './proxy.ts';
 
 export const TICKER = '/api/v3/ticker/24hr';
 export const FNG = '/fng/';
@@ -24,6 +25,8 @@ export interface World {
   chain: LocalChain;
   fx: Awaited<ReturnType<typeof deployFixtures>>;
   fac: Awaited<ReturnType<typeof startFacilitator>>;
+  /** With `facilitatorProxy`: what stands between marketgate and its facilitator. */
+  facProxy: LossyProxy | undefined;
   /** The fake Binance (ticker) and alternative.me (index). */
   upstream: FakeUpstream;
   payTo: `0x${string}`;
@@ -42,6 +45,8 @@ export interface WorldOptions {
   env?: Record<string, string>;
   /** Mnemonic index of the payer (each file may pick its own). */
   payerIndex?: number;
+  /** Put a LossyProxy between marketgate and the facilitator (`facProxy`). */
+  facilitatorProxy?: boolean;
 }
 
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
@@ -61,8 +66,9 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   await fx.mint(payer.address, 5_000_000n);
   const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 8 }).address;
   const fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, ...(options.batch ? { batch: { authorizerIndex: 4 } } : {}) });
+  const facProxy = options.facilitatorProxy ? await new LossyProxy(fac.url).start() : undefined;
   const { app } = await makeApp({
-    ...paidEnv({ network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: upstream.url }),
+    ...paidEnv({ network: chain.network, asset: fx.usdc, payTo, facilitator: facProxy?.url ?? fac.url, exchange: upstream.url }),
     ...TEST_KEY_ENV,
     ALTERNATIVE_ME_BASE_URL: upstream.url,
     DATA_DIR: await pgliteDataDir(),
@@ -78,6 +84,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     chain,
     fx,
     fac,
+    facProxy,
     upstream,
     payTo,
     payer,
@@ -86,6 +93,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     serveNormally,
     async close() {
       await app.close();
+      await facProxy?.stop();
       await fac.close().catch(() => {});
       await chain.close();
       await upstream.stop();
