@@ -24,6 +24,8 @@ export interface World {
   app: FastifyInstance;
   chain: LocalChain;
   fx: Awaited<ReturnType<typeof deployFixtures>>;
+  /** With `batch`: the batch-settlement contract's readers. */
+  bs: Awaited<ReturnType<typeof deployBatchSettlement>> | undefined;
   fac: Awaited<ReturnType<typeof startFacilitator>>;
   /** With `facilitatorProxy`: what stands between marketgate and its facilitator. */
   facProxy: LossyProxy | undefined;
@@ -59,7 +61,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   serveNormally();
   const chain = await startLocalChain(31337, options.batch ? { allowBlocksWithSameTimestamp: true } : {});
   const fx = await deployFixtures(chain);
-  if (options.batch) await deployBatchSettlement(chain);
+  const bs = options.batch ? await deployBatchSettlement(chain) : undefined;
   const payerIndex = options.payerIndex ?? 7;
   const payer = mnemonicToAccount(MNEMONIC, { addressIndex: payerIndex });
   const payerKey = `0x${Buffer.from(payer.getHdKey().privateKey!).toString('hex')}` as const;
@@ -83,6 +85,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     app,
     chain,
     fx,
+    bs,
     fac,
     facProxy,
     upstream,
