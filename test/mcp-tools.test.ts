@@ -66,5 +66,6 @@ describe('the environment', () => {
     expect(() => readEnv({ MARKETGATE_WALLET_KEY: '0x12' })).toThrow('MARKETGATE_WALLET_KEY must be a private key: 0x followed by 64 hex digits');
     expect(() => readEnv({ MARKETGATE_MAX_SPEND_USD: '$1' })).toThrow('MARKETGATE_MAX_SPEND_USD must be a number of dollars such as 0.10, got "$1"');
     expect(() => readEnv({ MARKETGATE_ASSETS: 'eip155:1:0xabc' })).toThrow(/^MARKETGATE_ASSETS: "eip155:1:0xabc" is not network:address:decimals/);
+    expect(() => readEnv({ MARKETGATE_ASSETS: 'eip155:1:0xabc:6' })).toThrow('MARKETGATE_ASSETS: must be a token address (0x + 40 hex digits), got "0xabc"');
   });
 });

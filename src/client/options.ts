@@ -86,6 +86,21 @@ function account(wallet: `0x${string}` | LocalAccount): LocalAccount {
   return wallet;
 }
 
+/**
+ * Tokens written as text, `network:address:decimals` comma-separated (`eip155:84532:0x036C…CF7e:6`), as an
+ * environment variable gives them; the network has a colon of its own, so the last two fields are split off.
+ */
+export function parseAssets(text: string): PaymentAsset[] {
+  if (text.trim() === '') return [];
+  return text.split(',').map((entry, i) => {
+    const parts = entry.trim().split(':');
+    const decimals = parts.pop();
+    const address = parts.pop();
+    if (parts.length < 2 || !address || !decimals || !/^\d+$/.test(decimals)) fail(`assets[${i}]`, `${JSON.stringify(entry.trim())} is not network:address:decimals (e.g. eip155:84532:0x036CbD53842c5426634e7929541eC2318f3dCF7e:6)`);
+    return asset({ network: parts.join(':'), asset: address, decimals: Number(decimals) }, i);
+  });
+}
+
 function asset(a: PaymentAsset, i: number): PaymentAsset {
   if (!/^[a-z0-9-]+:[A-Za-z0-9-]+$/.test(a?.network ?? '')) fail(`assets[${i}].network`, `must be a CAIP-2 network such as eip155:8453, got ${JSON.stringify(a?.network)}`);
   if (!/^0x[0-9a-fA-F]{40}$/.test(a.asset ?? '')) fail(`assets[${i}].asset`, `must be a token address (0x + 40 hex digits), got ${JSON.stringify(a.asset)}`);

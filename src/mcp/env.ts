@@ -1,6 +1,6 @@
 // The MCP server's settings, from its environment (what an agent host's `mcpServers` entry sets). A bad value
 // stops it with one line on stderr naming the variable.
-import type { ClientOptions, PaymentAsset } from '../client/index.ts';
+import { MarketgateError, parseAssets, type ClientOptions, type PaymentAsset } from '../client/index.ts';
 
 export const MCP_ENV = {
   MARKETGATE_URL: 'the marketgate server to call (default http://127.0.0.1:3000)',
@@ -46,15 +46,11 @@ export function readEnv(env: NodeJS.ProcessEnv): McpSettings {
   };
 }
 
-/** `eip155:31337:0xabc…:6,…` (the network itself has a colon: the last two fields are the address and decimals). */
+/** `eip155:31337:0xabc…:6,…`: see parseAssets. */
 function assets(value: string | undefined): PaymentAsset[] {
-  if (value === undefined) return [];
-  return value.split(',').map((entry) => {
-    const parts = entry.trim().split(':');
-    const decimals = parts.pop();
-    const asset = parts.pop();
-    const network = parts.join(':');
-    if (!network || !asset || !decimals || !/^\d+$/.test(decimals)) throw new EnvError(`MARKETGATE_ASSETS: ${JSON.stringify(entry)} is not network:address:decimals (e.g. eip155:84532:0x036C…CF7e:6)`);
-    return { network, asset, decimals: Number(decimals) };
-  });
+  try {
+    return parseAssets(value ?? '');
+  } catch (err) {
+    throw new EnvError(`MARKETGATE_ASSETS: ${err instanceof MarketgateError ? err.error : String(err)}`);
+  }
 }
