@@ -92,6 +92,19 @@ describe('createClient', () => {
     expect(client.spending()).toEqual({ limitUsd: '0.0015', spentUsd: '0.001', heldUsd: '0' });
   });
 
+  it('a viem account as the wallet pays as its key does', async () => {
+    const result = await createClient({ baseUrl: w.base, wallet: w.payer, assets: [w.asset] }).request('/v1/price', { symbol: 'BTC' });
+    expect(result.payment).toMatchObject({ scheme: 'exact', settle: { success: true, payer: w.payer.address } });
+  });
+
+  it('an offer in a token the client does not know is refused before signing (a payment error naming the offer)', async () => {
+    const verifies = w.fac.state.calls.verify;
+    const err = await createClient({ baseUrl: w.base, wallet: w.payerKey }).price({ symbol: 'BTC' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'payment', status: 402, charged: false });
+    expect((err as MarketgateError).error).toBe(`no offer this client can pay: exact ${w.fx.usdc} on ${w.chain.network} (a token other than a network's USDC must be listed in \`assets\`)`);
+    expect(w.fac.state.calls.verify).toBe(verifies);
+  });
+
   it('the default limit is $0.10', () => {
     expect(paying().spending().limitUsd).toBe('0.1');
   });
