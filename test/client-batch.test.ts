@@ -1,7 +1,8 @@
 // The client paying with batch-settlement when the caller opts in (marketgate with X402_BATCH_SETTLEMENT on the
 // local chain, the batch contracts at the SDK's addresses): one deposit bounded by maxSpendUsd, then a voucher
 // per call (no facilitator call, no transaction), a lost voucher answer resent unchanged and charged once,
-// concurrent calls taken one at a time, the unused deposit refunded. Without opting in, the client pays exact.
+// concurrent calls taken one at a time, a second process resynchronised by the corrective 402, the unused deposit
+// refunded. Without opting in, the client pays exact.
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,10 +78,20 @@ describe('batch-settlement, opted in', () => {
     expect(await w.chain.publicClient.getBlockNumber()).toBe(block);
     expect(c.spending()).toEqual({ limitUsd: '0.05', spentUsd: '0.005', heldUsd: '0' });
 
-    // The unused deposit back: all but the five calls charged.
-    const refund = await c.refund(PRICE);
-    expect(refund).toMatchObject({ success: true, amount: String(50_000 - 5_000) });
-    expect(await w.fx.balanceOf(w.payer.address)).toBe(start - 5_000n);
+    // Another process with the same wallet knows nothing of the channel: its first voucher is refused with the
+    // scheme's corrective 402 (the channel's state), which says the payment was not taken; it signs once more.
+    const other = batchClient();
+    const signed = proxy.paid().length;
+    const sixth = await other.request('/v1/price', { symbol: 'BTC' });
+    expect(sixth.attempts).toBe(3); // the 402, the refused voucher, the new one
+    expect(sixth.payment).toMatchObject({ settle: { success: true, extra: { channelState: { chargedCumulativeAmount: '6000' } } } });
+    expect(proxy.paid()).toHaveLength(signed); // (it called marketgate directly)
+    expect(other.spending()).toMatchObject({ spentUsd: '0.001', heldUsd: '0' });
+
+    // The unused deposit back: all but the six calls charged.
+    const refund = await other.refund(PRICE);
+    expect(refund).toMatchObject({ success: true, amount: String(50_000 - 6_000) });
+    expect(await w.fx.balanceOf(w.payer.address)).toBe(start - 6_000n);
   });
 
   it('a deposit is refused before signing when maxSpendUsd leaves less than the call needs', async () => {
