@@ -108,7 +108,7 @@ export function missingPaths(text: string): string[] {
 export function unknownCommands(markdown: string, scripts: Record<string, string>): string[] {
   const { code } = splitCode(markdown);
   const unknown: string[] = [];
-  for (const [, name] of markdown.matchAll(/\bnpm\s+run\s+([\w:.-]+)/g)) if (!(name! in scripts)) unknown.push(`npm run ${name}`);
+  for (const [, name] of markdown.matchAll(/\bnpm\s+run\s+(?:--silent\s+)?([\w:.-]+)/g)) if (!(name! in scripts)) unknown.push(`npm run ${name}`);
   for (const [, name] of code.matchAll(/(?<![\w-])npm\s+(?!run\b)([a-z][\w-]*)/g)) {
     if (!(name! in scripts) && !NPM_COMMANDS.has(name!)) unknown.push(`npm ${name}`);
   }

@@ -22,10 +22,35 @@ export function llmsTxt(entries: CatalogEntry[], baseUrl: string, access: Access
     '',
     `OpenAPI 3.0.3: ${baseUrl}/openapi.json — interactive docs: ${baseUrl}/docs — agent card: ${baseUrl}/.well-known/agent.json`,
     '',
+    agentHosts(baseUrl),
+    '',
     section('Token risk (interface A, free)', risk),
     '',
     section('Market data (interface B)', market),
     '',
+  ].join('\n');
+}
+
+/** How an agent host adds marketgate's MCP server (docs/using/mcp.md), and where the typed client is (docs/paying/client.md). */
+function agentHosts(baseUrl: string): string {
+  const entry = {
+    mcpServers: {
+      marketgate: {
+        command: 'npm',
+        args: ['run', '--silent', '--prefix', '/path/to/marketgate', 'mcp'],
+        env: { MARKETGATE_URL: baseUrl, MARKETGATE_WALLET_KEY: '0xYOUR_PRIVATE_KEY', MARKETGATE_MAX_SPEND_USD: '0.10' },
+      },
+    },
+  };
+  return [
+    '## Agent hosts (MCP) and a typed client',
+    '',
+    "marketgate's repository ships a Model Context Protocol server (stdio, its own process; this HTTP service has no JSON-RPC endpoint) whose tools are the data routes below, " +
+      'made from /openapi.json, paid with an API key (MARKETGATE_API_KEY) or x402 (MARKETGATE_WALLET_KEY, within MARKETGATE_MAX_SPEND_USD). In a checkout (npm ci), add to the host\'s configuration:',
+    '',
+    JSON.stringify(entry, null, 2),
+    '',
+    'For TypeScript: the package export marketgate/client (createClient) has a typed method per route, pays with a key or x402, resends the same payment when it retries, and caps spending.',
   ].join('\n');
 }
 

@@ -1,0 +1,210 @@
+// One call to a marketgate route: GET, retried as retry.ts allows; on a 402 with a wallet, one payment is
+// signed and sent — and resent unchanged on every retry, so the server's payment identifier answers it once.
+// A second payment is signed only when the server said the first was refused (the batch-settlement scheme's
+// corrective 402); never while the first one's outcome is unknown.
+import type { SettleResponse } from '@x402/core/types';
+import { errorBody, paymentRequired, paymentResponse, retryAfterSeconds } from './answer.ts';
+import { MarketgateError, type SentPayment } from './errors.ts';
+import type { Payer, SignedPayment } from './payer.ts';
+import { exchange, type Outcome, type RetryPolicy } from './retry.ts';
+import { attoUsd, usd, type SpendLimit } from './spend.ts';
+
+/** Query parameters as a route takes them; undefined and null ones are left out. */
+export type QueryInput = Record<string, string | number | boolean | null | undefined>;
+
+/** A success: the envelope as served, and what a caller may want to know about how it came. */
+export interface CallResult<E = unknown> {
+  /** `{ data, meta }`, as the server sent it. */
+  envelope: E;
+  status: number;
+  requestId: string | undefined;
+  /** Requests sent for this call: the unpaid one and the paid one(s), retries included. */
+  attempts: number;
+  /** The x402 payment, when this call was paid with the wallet. */
+  payment: Payment | undefined;
+  /** The answer's headers as received (PAYMENT-RESPONSE, and any receipt a server adds). */
+  headers: Headers;
+}
+
+/** A call paid with x402: what was signed, and what the server's PAYMENT-RESPONSE said. */
+export interface Payment extends SentPayment {
+  /** What the call was charged, in US dollars (a batch-settlement voucher's `chargedAmount`, else the price). */
+  chargedUsd: string;
+  /** The decoded PAYMENT-RESPONSE. */
+  settle: SettleResponse;
+}
+
+export interface Caller {
+  baseUrl: string;
+  headers: Record<string, string>;
+  hasKey: boolean;
+  fetch: typeof fetch;
+  retry: Omit<RetryPolicy, 'deadline'>;
+  deadlineMs: number;
+  payer: Payer | undefined;
+  spend: SpendLimit;
+}
+
+export function routeUrl(baseUrl: string, path: string, query: QueryInput | undefined): string {
+  if (!path.startsWith('/')) throw new MarketgateError({ kind: 'config', path, error: 'a route path starts with /' });
+  let search = '';
+  if (query) {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) params.append(k, String(v));
+    search = params.size ? `${path.includes('?') ? '&' : '?'}${params}` : '';
+  }
+  return `${baseUrl}${path}${search}`;
+}
+
+export async function callRoute(c: Caller, path: string, query: QueryInput | undefined): Promise<CallResult> {
+  const url = routeUrl(c.baseUrl, path, query);
+  const policy: RetryPolicy = { ...c.retry, deadline: performance.now() + c.deadlineMs };
+  const first = await exchange((signal) => c.fetch(url, { headers: c.headers, signal }), policy);
+  const answer = first.final;
+  const attempts = first.attempts.length;
+  if (answer.kind !== 'answer') throw noAnswer(path, answer, attempts, undefined);
+  if (answer.status !== 402 || c.hasKey) return finish(path, answer, attempts, undefined);
+  const required = paymentRequired(answer.headers);
+  if (!c.payer || !required) {
+    const price = (parseJson(answer.body) as { price?: unknown } | undefined)?.price;
+    const priced = typeof price === 'string' ? ` (${price} a call)` : '';
+    throw new MarketgateError({
+      kind: c.payer ? 'http' : 'payment-required',
+      path,
+      status: 402,
+      error: c.payer ? 'the 402 carries no readable PAYMENT-REQUIRED header' : `this route is paid${priced}: give the client an apiKey, or a wallet to pay with x402`,
+      requestId: answer.headers.get('x-request-id') ?? undefined,
+      attempts,
+    });
+  }
+  return pay(c, url, path, required, policy, attempts);
+}
+
+async function pay(c: Caller, url: string, path: string, offer: NonNullable<ReturnType<typeof paymentRequired>>, policy: RetryPolicy, attempts: number): Promise<CallResult> {
+  const payer = c.payer!;
+  for (let signing = 1; ; signing++) {
+    const requirements = payer.choose(offer, path);
+    const { signed, sent, read } = await payer.serialize(requirements, async () => {
+      const signed = await payer.sign(offer, requirements, path);
+      const headers = { ...c.headers, 'PAYMENT-SIGNATURE': signed.signature };
+      const sent = await exchange((signal) => c.fetch(url, { headers, signal }), policy);
+      const final = sent.final;
+      const read = final.kind === 'answer' ? await payer.read(signed, final.status, final.headers) : undefined;
+      return { signed, sent, read };
+    });
+    attempts += sent.attempts.length;
+    const final = sent.final;
+    if (final.kind !== 'answer') throw noAnswer(path, final, attempts, signed); // the hold stays: it may have been taken
+    const settle = read?.settle ?? paymentResponse(final.headers);
+    if (settle?.success) {
+      const chargedAtto = attoUsd(BigInt(chargedAmount(settle) ?? signed.amount), signed.decimals);
+      c.spend.charge(signed.hold, chargedAtto);
+      if (final.status < 400) return finish(path, final, attempts, { ...sentPayment(signed), chargedUsd: usd(chargedAtto), settle });
+      throw httpError(path, final, attempts, true, signed);
+    }
+    const charged = chargedWithout(signed, sent.attempts);
+    if (charged === false) c.spend.release(signed.hold);
+    if (charged === true) c.spend.charge(signed.hold);
+    if (final.status < 400) return finish(path, final, attempts, undefined); // served, and the server says nothing was settled
+    // A refusal the scheme recovered from (its channel state resynchronised): the first payment was not taken, sign anew once.
+    if (final.status === 402 && read?.recovered && charged === false && signing === 1) {
+      offer = paymentRequired(final.headers) ?? offer;
+      continue;
+    }
+    throw httpError(path, final, attempts, charged, signed);
+  }
+}
+
+/**
+ * Whether a paid call that ended without a successful PAYMENT-RESPONSE was charged. An attempt with no answer,
+ * or a 5xx that does not say a route's own provider failed (a facilitator's, a proxy's), may have been settled.
+ * Once such an attempt happened, a later definite answer about the same payment settles the question only when
+ * the payment carried an identifier (the server answers the same payment once) and the answer is not a 402
+ * (a settled payment whose identifier was released is refused as used: then its nonce says it was taken).
+ */
+function chargedWithout(signed: SignedPayment, attempts: Outcome[]): boolean | 'unknown' {
+  const final = attempts.at(-1)!;
+  if (uncertain(final)) return 'unknown';
+  // An `exact` authorization's nonce is this payment's own: "already used" means its transfer happened.
+  if (signed.scheme === 'exact' && final.kind === 'answer' && final.status === 402 && /nonce_already_used/.test(paymentRequired(final.headers)?.error ?? '')) return true;
+  const earlier = attempts.slice(0, -1).some(uncertain);
+  if (!earlier) return false;
+  return signed.identifier && final.kind === 'answer' && final.status !== 402 ? false : 'unknown';
+}
+
+function uncertain(o: Outcome): boolean {
+  if (o.kind !== 'answer') return true;
+  if (o.status < 500) return false;
+  const source = errorBody(o.body)?.source;
+  return source === undefined || source === 'facilitator';
+}
+
+function chargedAmount(settle: SettleResponse): string | undefined {
+  const amount = (settle.extra as { chargedAmount?: unknown } | undefined)?.chargedAmount;
+  return typeof amount === 'string' && /^\d+$/.test(amount) ? amount : undefined;
+}
+
+const sentPayment = (s: SignedPayment): SentPayment => ({
+  scheme: s.scheme,
+  network: s.network,
+  amount: s.amount,
+  asset: s.asset,
+  usd: s.usd,
+  identifier: s.identifier,
+  signature: s.signature,
+});
+
+function finish(path: string, answer: Extract<Outcome, { kind: 'answer' }>, attempts: number, payment: Payment | undefined): CallResult {
+  const requestId = answer.headers.get('x-request-id') ?? undefined;
+  if (answer.status >= 400) throw httpError(path, answer, attempts, false, undefined);
+  const envelope = parseJson(answer.body);
+  if (envelope === undefined) {
+    throw new MarketgateError({ kind: 'http', path, status: answer.status, error: 'the answer is not JSON', requestId, attempts, charged: payment ? true : false, payment });
+  }
+  return { envelope, status: answer.status, requestId, attempts, payment, headers: answer.headers };
+}
+
+function httpError(path: string, answer: Extract<Outcome, { kind: 'answer' }>, attempts: number, charged: boolean | 'unknown', signed: SignedPayment | undefined): MarketgateError {
+  const body = errorBody(answer.body);
+  return new MarketgateError({
+    kind: 'http',
+    path,
+    status: answer.status,
+    error: body?.error ?? `HTTP ${answer.status}${answer.body ? `: ${answer.body.slice(0, 200)}` : ''}`,
+    source: body?.source,
+    charged,
+    requestId: answer.headers.get('x-request-id') ?? undefined,
+    attempts,
+    payment: signed ? sentPayment(signed) : undefined,
+    retryAfterS: retryAfterSeconds(answer.headers),
+  });
+}
+
+function noAnswer(path: string, o: Extract<Outcome, { kind: 'network' | 'timeout' }>, attempts: number, signed: SignedPayment | undefined): MarketgateError {
+  const why = o.kind === 'timeout' ? 'no answer in time' : `no answer: ${describe(o.error)}`;
+  const resend = signed ? ' (resend error.payment.signature to get the answer it paid for)' : '';
+  return new MarketgateError({
+    kind: o.kind,
+    path,
+    error: `${why} after ${attempts} attempt${attempts === 1 ? '' : 's'}${resend}`,
+    charged: signed ? 'unknown' : false,
+    attempts,
+    payment: signed ? sentPayment(signed) : undefined,
+    cause: o.error,
+  });
+}
+
+/** undici's "fetch failed" says what failed in its cause. */
+function describe(err: unknown): string {
+  const e = err as { message?: string; cause?: { message?: string; code?: string } } | undefined;
+  const cause = e?.cause?.code ?? e?.cause?.message;
+  return `${e?.message ?? String(err)}${cause ? ` (${cause})` : ''}`;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

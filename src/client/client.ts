@@ -1,0 +1,56 @@
+// createClient: marketgate's routes as typed methods, over one call path (call.ts) that pays safely.
+import { callRoute, routeUrl, type Caller, type CallResult, type QueryInput } from './call.ts';
+import { MarketgateError } from './errors.ts';
+import { ROUTES } from './openapi-types.ts';
+import { resolveOptions, type ClientOptions } from './options.ts';
+import { Payer } from './payer.ts';
+import { SpendLimit, type Spending } from './spend.ts';
+import type { QueryArgs, RouteEnvelope, RouteMethods, RoutePath } from './typed.ts';
+
+export interface MarketgateClient {
+  /** GET a route; resolves with its envelope `{ data, meta }`, rejects with a MarketgateError. */
+  call<P extends RoutePath>(path: P, ...query: QueryArgs<P>): Promise<RouteEnvelope<P>>;
+  call(path: string, query?: QueryInput): Promise<unknown>;
+  /** As `call`, with how the answer came: status, request id, attempts, the payment and the answer's headers. */
+  request<P extends RoutePath>(path: P, ...query: QueryArgs<P>): Promise<CallResult<RouteEnvelope<P>>>;
+  request(path: string, query?: QueryInput): Promise<CallResult>;
+  /** What this client has paid and holds against maxSpendUsd. */
+  spending(): Spending;
+  /** The wallet's address, when it has one. */
+  readonly payer: string | undefined;
+  /** Asks for the unused batch-settlement deposit back (cooperative refund), through a paid route (`/v1/price?symbol=BTC`). */
+  refund(path: string): Promise<{ success: boolean; amount?: string; transaction: string }>;
+}
+
+export type Client = MarketgateClient & RouteMethods;
+
+export function createClient(options: ClientOptions): Client {
+  const o = resolveOptions(options);
+  const spend = new SpendLimit(o.maxSpendUsd);
+  const payer = o.account ? new Payer({ account: o.account, spend, assets: o.assets, batch: o.batch, fetch: o.fetch }) : undefined;
+  const headers: Record<string, string> = { accept: 'application/json', ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}) };
+  const caller: Caller = {
+    baseUrl: o.baseUrl,
+    headers,
+    hasKey: o.apiKey !== undefined,
+    fetch: o.fetch,
+    retry: { retries: o.retries, attemptTimeoutMs: o.attemptTimeoutMs, minDelayMs: 100, maxDelayMs: 2000 },
+    deadlineMs: o.deadlineMs,
+    payer,
+    spend,
+  };
+  const request = (path: string, query?: QueryInput) => callRoute(caller, path, query);
+  const call = async (path: string, query?: QueryInput) => (await callRoute(caller, path, query)).envelope;
+  const client: MarketgateClient = {
+    call: call as MarketgateClient['call'],
+    request: request as MarketgateClient['request'],
+    spending: () => spend.snapshot(),
+    payer: payer?.address,
+    async refund(path) {
+      if (!payer) throw new MarketgateError({ kind: 'config', path: 'wallet', error: 'a refund needs the wallet that deposited' });
+      return payer.refund(routeUrl(o.baseUrl, path, undefined));
+    },
+  };
+  const methods = Object.fromEntries(Object.entries(ROUTES).map(([name, path]) => [name, (query?: QueryInput) => call(path, query)]));
+  return Object.assign(client, methods) as unknown as Client;
+}

@@ -1,0 +1,109 @@
+// createClient's options, checked once: a bad one throws a `config` MarketgateError naming it.
+import type { LocalAccount } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { MarketgateError } from './errors.ts';
+import type { BatchOptions, PaymentAsset } from './payer.ts';
+
+export interface ClientOptions {
+  /** Where marketgate serves, e.g. `http://127.0.0.1:3000` or `https://api.example.com`. */
+  baseUrl: string;
+  /** An API key (`x-api-key`): paid routes are then served on the key, and nothing is paid with x402. */
+  apiKey?: string;
+  /** A private key (`0x` + 64 hex digits) or a viem local account: pays paid routes with x402. */
+  wallet?: `0x${string}` | LocalAccount;
+  /** The most this client pays in all, in US dollars (default 0.10). A call that would pass it fails before signing. */
+  maxSpendUsd?: number;
+  /**
+   * Pay with `batch-settlement` (one deposit, then a signed voucher per call) when the server offers it; `exact`
+   * otherwise. A deposit never exceeds what maxSpendUsd leaves. Default: off (every call an `exact` payment).
+   */
+  batch?: boolean | BatchOptions;
+  /** Tokens to pay in besides each network's USDC (a test network's token), each taken as $1 a token. */
+  assets?: PaymentAsset[];
+  /** Attempts after the first on a dropped connection, a timeout or a 5xx (default 3). */
+  retries?: number;
+  /** Longest wait for one attempt's answer (ms, default 10,000). */
+  attemptTimeoutMs?: number;
+  /** Longest a whole call takes, retries and payment included (ms, default 30,000). */
+  deadlineMs?: number;
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+export interface ResolvedOptions {
+  baseUrl: string;
+  apiKey: string | undefined;
+  account: LocalAccount | undefined;
+  maxSpendUsd: number;
+  batch: BatchOptions | undefined;
+  assets: PaymentAsset[];
+  retries: number;
+  attemptTimeoutMs: number;
+  deadlineMs: number;
+  fetch: typeof fetch;
+}
+
+export const DEFAULT_MAX_SPEND_USD = 0.1;
+
+function fail(path: string, error: string): never {
+  throw new MarketgateError({ kind: 'config', path, error });
+}
+
+export function resolveOptions(o: ClientOptions): ResolvedOptions {
+  let base: URL | undefined;
+  try {
+    base = new URL(o.baseUrl);
+  } catch {
+    /* below */
+  }
+  if (!base || (base.protocol !== 'http:' && base.protocol !== 'https:')) fail('baseUrl', `must be an http(s) URL, got ${JSON.stringify(o.baseUrl)}`);
+  if (o.apiKey !== undefined && (typeof o.apiKey !== 'string' || o.apiKey === '')) fail('apiKey', 'must be a non-empty string');
+  const count = (name: string, v: number | undefined, fallback: number, min: number) => {
+    if (v === undefined) return fallback;
+    if (!Number.isInteger(v) || v < min) fail(name, `must be an integer ≥ ${min}, got ${v}`);
+    return v;
+  };
+  return {
+    baseUrl: o.baseUrl.replace(/\/+$/, ''),
+    apiKey: o.apiKey,
+    account: o.wallet === undefined ? undefined : account(o.wallet),
+    maxSpendUsd: o.maxSpendUsd ?? DEFAULT_MAX_SPEND_USD,
+    batch: o.batch === true ? {} : o.batch === false || o.batch === undefined ? undefined : o.batch,
+    assets: (o.assets ?? []).map(asset),
+    retries: count('retries', o.retries, 3, 0),
+    attemptTimeoutMs: count('attemptTimeoutMs', o.attemptTimeoutMs, 10_000, 1),
+    deadlineMs: count('deadlineMs', o.deadlineMs, 30_000, 1),
+    fetch: o.fetch ?? globalThis.fetch,
+  };
+}
+
+function account(wallet: `0x${string}` | LocalAccount): LocalAccount {
+  if (typeof wallet === 'string') {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(wallet)) fail('wallet', 'must be a private key (0x + 64 hex digits) or a viem local account');
+    return privateKeyToAccount(wallet);
+  }
+  if (typeof wallet?.address !== 'string' || typeof wallet.signTypedData !== 'function') fail('wallet', 'must be a private key (0x + 64 hex digits) or a viem local account');
+  return wallet;
+}
+
+/**
+ * Tokens written as text, `network:address:decimals` comma-separated (`eip155:84532:0x036C…CF7e:6`), as an
+ * environment variable gives them; the network has a colon of its own, so the last two fields are split off.
+ */
+export function parseAssets(text: string): PaymentAsset[] {
+  if (text.trim() === '') return [];
+  return text.split(',').map((entry, i) => {
+    const parts = entry.trim().split(':');
+    const decimals = parts.pop();
+    const address = parts.pop();
+    if (parts.length < 2 || !address || !decimals || !/^\d+$/.test(decimals)) fail(`assets[${i}]`, `${JSON.stringify(entry.trim())} is not network:address:decimals (e.g. eip155:84532:0x036CbD53842c5426634e7929541eC2318f3dCF7e:6)`);
+    return asset({ network: parts.join(':'), asset: address, decimals: Number(decimals) }, i);
+  });
+}
+
+function asset(a: PaymentAsset, i: number): PaymentAsset {
+  if (!/^[a-z0-9-]+:[A-Za-z0-9-]+$/.test(a?.network ?? '')) fail(`assets[${i}].network`, `must be a CAIP-2 network such as eip155:8453, got ${JSON.stringify(a?.network)}`);
+  if (!/^0x[0-9a-fA-F]{40}$/.test(a.asset ?? '')) fail(`assets[${i}].asset`, `must be a token address (0x + 40 hex digits), got ${JSON.stringify(a.asset)}`);
+  if (!Number.isInteger(a.decimals) || a.decimals < 0 || a.decimals > 36) fail(`assets[${i}].decimals`, `must be an integer from 0 to 36, got ${a.decimals}`);
+  return { network: a.network, asset: a.asset, decimals: a.decimals };
+}

@@ -1,0 +1,165 @@
+// Paying a 402 with the official x402 client packages: `exact` always, `batch-settlement` when the caller opted
+// in and the server offers it. The client drives 402 → sign → send itself (not @x402/fetch), so that a payment
+// is signed once per call and resent unchanged on a retry; this module only chooses what to pay, holds it
+// against maxSpendUsd, signs it with a payment identifier, and lets the scheme read the answer (a
+// batch-settlement channel's state lives in the scheme's storage).
+import { x402Client, x402HTTPClient } from '@x402/core/client';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import { findDefaultAsset, toClientEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme, type BatchSettlementDepositStrategyContext, type ClientChannelStorage } from '@x402/evm/batch-settlement/client';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { appendPaymentIdentifierToExtensions, generatePaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import { createPublicClient, http, type LocalAccount } from 'viem';
+import { MarketgateError, type SentPayment } from './errors.ts';
+import { attoUsd, tokenUnits, usd, type Hold, type SpendLimit } from './spend.ts';
+
+/** A token the client may pay in besides the networks' default USDC (a local or test token), taken as $1 a token. */
+export interface PaymentAsset {
+  /** CAIP-2 network, e.g. `eip155:84532`. */
+  network: string;
+  /** The token's contract address. */
+  asset: string;
+  decimals: number;
+}
+
+export interface BatchOptions {
+  /** An RPC endpoint of the payment network: lets the scheme read a channel's state on chain (recovery after a restart). */
+  rpcUrl?: string;
+  /** Where channel state is kept (default: in memory, for this process). */
+  storage?: ClientChannelStorage;
+}
+
+export interface PayerOptions {
+  account: LocalAccount;
+  spend: SpendLimit;
+  assets: PaymentAsset[];
+  batch?: BatchOptions;
+  fetch: typeof fetch;
+}
+
+/** A payment signed for one call, ready to send (and to resend unchanged). */
+export interface SignedPayment extends SentPayment {
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  hold: Hold;
+  decimals: number;
+}
+
+const BATCH = 'batch-settlement';
+
+export class Payer {
+  private readonly client = new x402Client();
+  private readonly http = new x402HTTPClient(this.client);
+  private readonly batchScheme: BatchSettlementEvmScheme | undefined;
+  /** One batch-settlement payment at a time: the channel takes one call at a time, and its state moves with each. */
+  private batchQueue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly opts: PayerOptions) {
+    this.client.register('eip155:*', new ExactEvmScheme(opts.account));
+    if (opts.batch) {
+      const reader = opts.batch.rpcUrl ? createPublicClient({ transport: http(opts.batch.rpcUrl) }) : undefined;
+      this.batchScheme = new BatchSettlementEvmScheme(toClientEvmSigner(opts.account, reader), {
+        ...(opts.batch.storage ? { storage: opts.batch.storage } : {}),
+        depositStrategy: (ctx) => this.depositWithinLimit(ctx),
+      });
+      this.client.register('eip155:*', this.batchScheme);
+    }
+    // The payer's own limit is maxSpendUsd (checked before signing); the SDK's per-payment cap only has to admit it.
+    const cap = opts.spend.limit;
+    this.client.setSpendControls({
+      maxAmountPerPayment: `$${usd(cap)}`,
+      allowedAssets: opts.assets.map((a) => ({ network: a.network as `${string}:${string}`, asset: a.asset, maxAmountPerPayment: String(tokenUnits(cap, a.decimals)) })),
+    });
+  }
+
+  get address(): string {
+    return this.opts.account.address;
+  }
+
+  /** Runs a paid exchange; batch-settlement ones one at a time. */
+  serialize<T>(requirements: PaymentRequirements, run: () => Promise<T>): Promise<T> {
+    if (requirements.scheme !== BATCH) return run();
+    const next = this.batchQueue.then(run, run);
+    this.batchQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** What this client would pay from a 402's offers: batch-settlement first when opted in, else exact. */
+  choose(required: PaymentRequired, path: string): PaymentRequirements {
+    const schemes = this.batchScheme ? [BATCH, 'exact'] : ['exact'];
+    const payable = required.accepts.filter((a) => schemes.includes(a.scheme) && a.network.startsWith('eip155:') && this.decimalsOf(a) !== undefined);
+    payable.sort((a, b) => schemes.indexOf(a.scheme) - schemes.indexOf(b.scheme));
+    const chosen = payable[0];
+    if (!chosen) {
+      const offered = required.accepts.map((a) => `${a.scheme} ${a.asset} on ${a.network}`).join(', ') || 'nothing';
+      throw new MarketgateError({ kind: 'payment', path, status: 402, error: `no offer this client can pay: ${offered} (a token other than a network's USDC must be listed in \`assets\`)` });
+    }
+    return chosen;
+  }
+
+  /** Holds the price against maxSpendUsd, then signs it with a fresh payment identifier. Nothing is signed past the limit. */
+  async sign(required: PaymentRequired, requirements: PaymentRequirements, path: string): Promise<SignedPayment> {
+    const decimals = this.decimalsOf(requirements)!;
+    const hold = this.opts.spend.hold(attoUsd(BigInt(requirements.amount), decimals), path);
+    try {
+      const payload = await this.client.createPaymentPayload({ ...required, accepts: [requirements] });
+      const identifier = required.extensions?.[PAYMENT_IDENTIFIER] ? generatePaymentId() : undefined;
+      if (identifier) payload.extensions = appendPaymentIdentifierToExtensions(structuredClone(payload.extensions ?? {}), identifier);
+      return {
+        scheme: requirements.scheme,
+        network: requirements.network,
+        amount: requirements.amount,
+        asset: requirements.asset,
+        usd: usd(hold.atto),
+        identifier,
+        signature: encodePaymentSignatureHeader(payload),
+        payload,
+        requirements,
+        hold,
+        decimals,
+      };
+    } catch (err) {
+      this.opts.spend.release(hold);
+      if (err instanceof MarketgateError) throw err;
+      throw new MarketgateError({ kind: 'payment', path, status: 402, error: `could not sign the payment: ${(err as Error)?.message ?? String(err)}`, cause: err });
+    }
+  }
+
+  /**
+   * Lets the scheme read the answer to a paid request (a batch channel's new state, or the corrective 402
+   * it recovers from); `recovered`: the scheme resynchronised and a new payment may be signed.
+   */
+  async read(signed: SignedPayment, status: number, headers: Headers): Promise<{ recovered: boolean; settle: SettleResponse | undefined }> {
+    try {
+      const { recovered, settleResponse } = await this.http.processPaymentResult(signed.payload, (name) => headers.get(name), status);
+      return { recovered, settle: settleResponse };
+    } catch {
+      return { recovered: false, settle: undefined };
+    }
+  }
+
+  /** Returns the unused batch-settlement deposit of the channel paying `url` (a paid route) to this wallet. */
+  async refund(url: string): Promise<SettleResponse> {
+    if (!this.batchScheme) throw new MarketgateError({ kind: 'config', path: 'batch', error: 'refunds are for batch-settlement deposits: create the client with `batch`' });
+    return this.batchScheme.refund(url, { fetch: this.opts.fetch });
+  }
+
+  /** A deposit never exceeds what maxSpendUsd leaves (this call's price included): money locked in a channel is bounded too. */
+  private depositWithinLimit(ctx: BatchSettlementDepositStrategyContext): string {
+    const decimals = this.decimalsOf(ctx.paymentRequirements)!;
+    const room = tokenUnits(this.opts.spend.remaining + attoUsd(BigInt(ctx.requestAmount), decimals), decimals);
+    const wanted = BigInt(ctx.depositAmount);
+    if (wanted <= room) return ctx.depositAmount;
+    if (BigInt(ctx.minimumDepositAmount) > room) {
+      const need = usd(attoUsd(BigInt(ctx.minimumDepositAmount), decimals));
+      throw new MarketgateError({ kind: 'spend-limit', path: 'batch deposit', error: `a batch-settlement deposit of $${need} would pass what maxSpendUsd leaves` });
+    }
+    return String(room);
+  }
+
+  private decimalsOf(r: Pick<PaymentRequirements, 'asset' | 'network'>): number | undefined {
+    const listed = this.opts.assets.find((a) => a.network === r.network && a.asset.toLowerCase() === r.asset.toLowerCase());
+    return listed?.decimals ?? findDefaultAsset(r.asset, r.network as `${string}:${string}`)?.decimals;
+  }
+}
