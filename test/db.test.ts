@@ -53,6 +53,8 @@ const payment = (over: Partial<VerifiedPayment> = {}): VerifiedPayment => ({
 });
 
 const TX = `0x${'ab'.repeat(32)}`;
+const TX2 = `0x${'ac'.repeat(32)}`;
+const nonce = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 
 describe.each(BACKENDS)('$name', ({ name, fresh }) => {
   let settings: DatabaseSettings;
@@ -154,8 +156,8 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       await ledger.recordUnknown(c, { errorReason: 'settle timed out after 10000 ms' });
       expect((await ledger.list()).find((r) => r.id === c)).toMatchObject({ status: 'unknown', error_reason: 'settle timed out after 10000 ms', finished_at: null });
       // Reconciled by hand: the transfer did land. The amount defaults to the amount required.
-      expect(await service.use((d) => resolvePayment(d, c, { status: 'settled', txHash: TX }))).toEqual({ id: c, previous: 'unknown', status: 'settled' });
-      expect((await ledger.list()).find((r) => r.id === c)).toMatchObject({ status: 'settled', settled_amount: '1000', tx_hash: TX });
+      expect(await service.use((d) => resolvePayment(d, c, { status: 'settled', txHash: TX2 }))).toEqual({ id: c, previous: 'unknown', status: 'settled' });
+      expect((await ledger.list()).find((r) => r.id === c)).toMatchObject({ status: 'settled', settled_amount: '1000', tx_hash: TX2 });
       await expect(service.use((d) => resolvePayment(d, c, { status: 'cancelled', reason: 'x' }))).rejects.toMatchObject({ statusCode: 409 });
       await expect(service.use((d) => resolvePayment(d, 'nope', { status: 'cancelled', reason: 'x' }))).rejects.toMatchObject({ statusCode: 404 });
 
@@ -210,6 +212,89 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       expect(ledger.stats()).toMatchObject({ final_writes_lost: 1 });
       expect(log.lines.at(-1)).toMatchObject({ level: 'error', obj: { payment: id2, outcome: { status: 'settled', txHash: TX } } });
       expect(log.lines.at(-1)!.msg).toMatch(/LOST the settled status of payment .*record it by hand with npm run payments -- resolve/);
+    });
+
+    it('one settled row per authorization: a second row of the same (network, payer, nonce) becomes a cancelled duplicate, never revenue', async () => {
+      const ledger = new PaymentLedger(service, { log: memoryLog() });
+      const TX3 = `0x${'d3'.repeat(32)}`;
+      const auth = { authorizationNonce: nonce(0xd0b1e), validBefore: new Date('2026-11-24T02:00:00Z') };
+      // A crash between verify and settle left the first row; the same authorization was verified again, then settled.
+      const first = await ledger.recordVerified(payment({ requestId: 'req-crashed', paymentIdentifier: 'pay_first_identifier_01', ...auth }));
+      const second = await ledger.recordVerified(payment({ requestId: 'req-again', paymentIdentifier: 'pay_second_identifier_1', ...auth }));
+      await ledger.recordSettled(second, { txHash: TX3, settledAmount: '1000', answered: true });
+      // The chain then says the first row's authorization was used (in that same transaction).
+      await ledger.recordSettled(first, { txHash: TX3, settledAmount: '1000', chain: 'authorizationState = true' });
+      const rows = (await ledger.list()).filter((r) => r.id === first || r.id === second);
+      expect(rows.find((r) => r.id === second)).toMatchObject({ status: 'settled', tx_hash: TX3, settled_amount: '1000' });
+      expect(rows.find((r) => r.id === first)).toMatchObject({ status: 'cancelled', settled_amount: null, tx_hash: null, chain_state: 'authorizationState = true' });
+      expect(rows.find((r) => r.id === first)!.error_reason).toBe(`duplicate: this authorization is settled on payment ${second} (tx ${TX3}); one transfer, counted once`);
+      // The database itself refuses a second settled row, whoever writes it.
+      const third = await ledger.recordVerified(payment({ requestId: 'req-third', ...auth }));
+      await expect(service.use((d) => d.query(`UPDATE payments SET status = 'settled' WHERE id = $1`, [third]))).rejects.toMatchObject({ code: '23505' });
+      // An operator neither: the transaction is recorded already, and so is the authorization's settlement.
+      await expect(service.use((d) => resolvePayment(d, third, { status: 'settled', txHash: TX3 }))).rejects.toMatchObject({
+        statusCode: 409,
+        message: `transaction ${TX3} is already recorded on payment ${second} (settled): one transfer is counted once`,
+      });
+      await expect(service.use((d) => resolvePayment(d, third, { status: 'settled', txHash: `0x${'ee'.repeat(32)}` }))).rejects.toMatchObject({
+        statusCode: 409,
+        message: `payment ${third}'s authorization is already settled on another payment: one transfer is counted once`,
+      });
+      expect((await ledger.list()).find((r) => r.id === third)!.status).toBe('verified');
+      await ledger.close();
+    });
+
+    it('a payment whose answer never went out is found by its payload; its answer is claimed once, and never after its authorization answered', async () => {
+      const ledger = new PaymentLedger(service, { log: memoryLog() });
+      const auth = { authorizationNonce: nonce(0xa115), validBefore: new Date('2026-11-24T02:00:00Z'), payloadHash: 'c'.repeat(64) };
+      const id = await ledger.recordVerified(payment({ requestId: 'req-unanswered', ...auth }));
+      expect((await ledger.unanswered('c'.repeat(64)))?.id).toBe(id);
+      expect(await ledger.unanswered('d'.repeat(64))).toBeUndefined();
+      await ledger.recordSettled(id, { txHash: `0x${'a1'.repeat(32)}`, settledAmount: '1000', chain: 'landed' });
+      expect(await ledger.unanswered('c'.repeat(64))).toMatchObject({ id, status: 'settled', answered_at: null });
+      expect(await Promise.all([ledger.claimAnswer(id), ledger.claimAnswer(id)])).toEqual(expect.arrayContaining([true, false]));
+      expect(await ledger.unanswered('c'.repeat(64))).toBeUndefined();
+      // Answered through another row of the same authorization: this one is not answered again either.
+      const other = { authorizationNonce: nonce(0xa116), validBefore: new Date('2026-11-24T02:00:00Z') };
+      const x = await ledger.recordVerified(payment({ requestId: 'req-x', payloadHash: 'e'.repeat(64), ...other }));
+      const y = await ledger.recordVerified(payment({ requestId: 'req-y', payloadHash: 'f'.repeat(64), ...other }));
+      await ledger.recordSettled(y, { txHash: `0x${'a2'.repeat(32)}`, settledAmount: '1000', answered: true });
+      expect(await ledger.unanswered('e'.repeat(64))).toBeUndefined();
+      expect(await ledger.claimAnswer(x)).toBe(false);
+      await ledger.close();
+    });
+
+    it('what a payer wrote is stored with its control characters escaped', async () => {
+      const ledger = new PaymentLedger(service, { log: memoryLog() });
+      const id = await ledger.recordVerified(payment({ requestId: 'req-escape', resourceUrl: 'http://x/v1/price\n2026-01-01 settled \u001b[31mforged', authorizationNonce: 'not-a-nonce\r\n' }));
+      await ledger.recordSettleFailed(id, { errorReason: 'refused:\nsettled 0xforged\u2028' });
+      expect((await ledger.list()).find((r) => r.id === id)).toMatchObject({
+        resource_url: 'http://x/v1/price\\x0a2026-01-01 settled \\x1b[31mforged',
+        authorization_nonce: 'not-a-nonce\\x0d\\x0a',
+        error_reason: 'refused:\\x0asettled 0xforged\\u2028',
+      });
+      await ledger.close();
+    });
+
+    it.runIf(name !== 'PGlite')('migration 7 keeps the first of two settled rows of one authorization that an earlier version recorded', async () => {
+      const { openPostgres } = await import('../src/db/postgres.ts');
+      const target = await openPostgres({ url: (await fresh()).url!, timeoutMs: 5000 });
+      expect(await migrate(target, MIGRATIONS.slice(0, 6))).toEqual([1, 2, 3, 4, 5, 6]);
+      const insert = (id: string, at: string) =>
+        target.query(
+          `INSERT INTO payments (id, request_id, route, resource_url, scheme, network, asset, amount_required, pay_to, payer, payload_hash, authorization_nonce,
+             status, tx_hash, settled_amount, facilitator, verified_at, updated_at, finished_at)
+           VALUES ($1, $1, '/v1/price', 'u', 'exact', 'eip155:8453', 'a', 1000, 'p', '0x2222222222222222222222222222222222222222', 'h', $2, 'settled', $3, 1000, 'f', $4, $4, $4)`,
+          [id, nonce(7), `0x${id.padStart(64, '0')}`, at],
+        );
+      await insert('1', '2026-11-01T00:00:00Z');
+      await insert('2', '2026-11-01T00:05:00Z');
+      expect(await migrate(target)).toEqual([7]);
+      expect(await target.query('SELECT id, status, settled_amount::text AS settled_amount FROM payments ORDER BY id')).toEqual([
+        { id: '1', status: 'settled', settled_amount: '1000' },
+        { id: '2', status: 'cancelled', settled_amount: null },
+      ]);
+      await target.close();
     });
   });
 
