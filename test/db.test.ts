@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { MIGRATIONS, migrate } from '../src/db/migrations.ts';
 import { openDatabase, type DatabaseSettings } from '../src/db/open.ts';
-import { SqlPaymentIdStore } from '../src/db/payment-ids.ts';
+import { SqlPaymentIdStore, type ClaimRequest } from '../src/db/payment-ids.ts';
 import { PaymentLedger, resolvePayment, type VerifiedPayment } from '../src/db/payments.ts';
 import { DatabaseService, DatabaseUnavailableError } from '../src/db/service.ts';
 import { UsageCounter } from '../src/db/usage.ts';
@@ -55,6 +55,8 @@ const payment = (over: Partial<VerifiedPayment> = {}): VerifiedPayment => ({
 const TX = `0x${'ab'.repeat(32)}`;
 const TX2 = `0x${'ac'.repeat(32)}`;
 const nonce = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+/** A claim of a payment identifier by `owner`, for `payloadHash`, for the price of BTC, leased for a minute. */
+const claim = (payloadHash: string, over: Partial<ClaimRequest> = {}): ClaimRequest => ({ payloadHash, request: 'GET /v1/price?symbol=BTC', owner: 'o1', leaseUntil: Date.now() + 60_000, ...over });
 
 describe.each(BACKENDS)('$name', ({ name, fresh }) => {
   let settings: DatabaseSettings;
@@ -304,44 +306,65 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       // A second service with its own connections (a second instance, on a server).
       const other = name === 'PGlite' ? service : serviceFor(settings);
       const otherStore = new SqlPaymentIdStore(other);
-      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? otherStore : store).begin('pay_concurrent_0001', 'h1')));
+      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? otherStore : store).begin('pay_concurrent_0001', claim('h1', { owner: `o${i}` }))));
       expect(claims.filter((c) => c.state === 'new')).toHaveLength(1);
-      expect(claims.filter((c) => c.state === 'in_flight')).toEqual(Array(11).fill({ state: 'in_flight', samePayload: true }));
+      expect(claims.filter((c) => c.state === 'in_flight')).toEqual(Array(11).fill({ state: 'in_flight', samePayload: true, request: 'GET /v1/price?symbol=BTC', leaseLive: true }));
       if (other !== service) await other.close();
     });
 
-    it('done: the stored response for the same payload, a conflict for another; abandon lets a retry pay', async () => {
+    it('done: the stored response and the request it was for; abandon (by its holder only) lets a retry pay', async () => {
       const store = new SqlPaymentIdStore(service);
-      expect(await store.begin('pay_lifecycle_0001', 'h1')).toEqual({ state: 'new' });
-      expect(await store.begin('pay_lifecycle_0001', 'h2')).toEqual({ state: 'in_flight', samePayload: false });
+      expect(await store.begin('pay_lifecycle_0001', claim('h1'))).toEqual({ state: 'new' });
+      expect(await store.begin('pay_lifecycle_0001', claim('h2', { owner: 'o2' }))).toMatchObject({ state: 'in_flight', samePayload: false });
       const response = { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'payment-response': 'eyJ4Ijoi' }, body: '{"data":{"price":1}}' };
       await store.complete('pay_lifecycle_0001', response);
-      expect(await store.begin('pay_lifecycle_0001', 'h1')).toEqual({ state: 'done', samePayload: true, response });
-      expect(await store.begin('pay_lifecycle_0001', 'h2')).toEqual({ state: 'done', samePayload: false, response });
+      expect(await store.begin('pay_lifecycle_0001', claim('h1', { owner: 'o3' }))).toEqual({ state: 'done', samePayload: true, request: 'GET /v1/price?symbol=BTC', response });
+      expect(await store.begin('pay_lifecycle_0001', claim('h2', { owner: 'o3', request: 'GET /v1/market-clock' }))).toEqual({ state: 'done', samePayload: false, request: 'GET /v1/price?symbol=BTC', response });
 
-      expect(await store.begin('pay_abandoned_0001', 'h1')).toEqual({ state: 'new' });
-      await store.abandon('pay_abandoned_0001');
-      expect(await store.begin('pay_abandoned_0001', 'h1')).toEqual({ state: 'new' });
+      expect(await store.begin('pay_abandoned_0001', claim('h1'))).toEqual({ state: 'new' });
+      await store.abandon('pay_abandoned_0001', 'someone-else');
+      expect((await store.begin('pay_abandoned_0001', claim('h1', { owner: 'o2' }))).state).toBe('in_flight');
+      await store.abandon('pay_abandoned_0001', 'o1');
+      expect(await store.begin('pay_abandoned_0001', claim('h1', { owner: 'o2' }))).toEqual({ state: 'new' });
       // abandon never forgets a finished payment.
-      await store.abandon('pay_lifecycle_0001');
-      expect((await store.begin('pay_lifecycle_0001', 'h1')).state).toBe('done');
+      await store.abandon('pay_lifecycle_0001', 'o1');
+      expect((await store.begin('pay_lifecycle_0001', claim('h1', { owner: 'o4' }))).state).toBe('done');
     });
 
-    it('entries expire: a claim in flight after its 2-minute lease, a finished id after 24 hours', async () => {
+    it('a lapsed lease is taken over by the same payment for the same request only; kept ids are never given to another payment', async () => {
       // In the future: the stores of the tests before this one sweep with the real clock, in the
       // background on their own connection, and a sweep that lands late must not take these rows.
       let now = Date.now() + 365 * 24 * 3600_000;
       const store = new SqlPaymentIdStore(service, { clock: () => now });
-      expect(await store.begin('pay_expiry_00000001', 'h1')).toEqual({ state: 'new' });
-      now += 119_000;
-      expect(await store.begin('pay_expiry_00000001', 'h1')).toEqual({ state: 'in_flight', samePayload: true });
-      now += 2000; // the lease (2 min) has lapsed: the process that held it is presumed gone
-      expect(await store.begin('pay_expiry_00000001', 'h2')).toEqual({ state: 'new' });
+      const at = (payloadHash: string, over: Partial<ClaimRequest> = {}) => claim(payloadHash, { leaseUntil: now + 5000, ...over });
+      expect(await store.begin('pay_expiry_00000001', at('h1'))).toEqual({ state: 'new' });
+      now += 4000;
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o2' }))).toMatchObject({ state: 'in_flight', samePayload: true, leaseLive: true });
+      await store.renew('pay_expiry_00000001', 'o1', now + 5000);
+      now += 4000;
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o2' }))).toMatchObject({ state: 'in_flight', leaseLive: true });
+      now += 2000; // the lease has lapsed: its holder is presumed gone
+      // Another payment, or the same one for another request: never (the first may have been charged).
+      expect(await store.begin('pay_expiry_00000001', at('h2', { owner: 'o2' }))).toMatchObject({ state: 'in_flight', samePayload: false, leaseLive: false });
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o2', request: 'GET /v1/price?symbol=ETH' }))).toMatchObject({
+        state: 'in_flight',
+        samePayload: true,
+        request: 'GET /v1/price?symbol=BTC',
+      });
+      // The same payment takes it over; its old holder can no longer renew, keep or release it.
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o2' }))).toEqual({ state: 'new' });
+      await store.abandon('pay_expiry_00000001', 'o1');
+      await store.renew('pay_expiry_00000001', 'o1', now + 60_000);
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o3' }))).toMatchObject({ state: 'in_flight', leaseLive: true });
+      // Kept (money may have moved): the lease ends at once, for the same payment only.
+      await store.keep('pay_expiry_00000001', 'o2');
+      expect(await store.begin('pay_expiry_00000001', at('h2', { owner: 'o3' }))).toMatchObject({ state: 'in_flight', samePayload: false });
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o3' }))).toEqual({ state: 'new' });
       await store.complete('pay_expiry_00000001', { status: 200, headers: {}, body: 'x' });
       now += 24 * 3600_000 - 1000;
-      expect((await store.begin('pay_expiry_00000001', 'h2')).state).toBe('done');
-      now += 2000;
-      expect(await store.begin('pay_expiry_00000001', 'h3')).toEqual({ state: 'new' });
+      expect((await store.begin('pay_expiry_00000001', at('h2'))).state).toBe('done');
+      now += 2000; // remembered for 24 hours, then forgotten
+      expect(await store.begin('pay_expiry_00000001', at('h3'))).toEqual({ state: 'new' });
     });
   });
 
