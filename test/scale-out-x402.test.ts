@@ -120,6 +120,9 @@ describe('one payment identifier across two instances (Redis)', () => {
   });
 
   it('a finished payment sent again after Redis restarted (empty) gets its stored answer on either instance, charged once', async () => {
+    // Both instances talk to Redis (an earlier test restarted it): the answer is stored while Redis is up.
+    const connected = () => apps.every((a) => a.services.backends.redis!.connections.client.status === 'ready');
+    await expect.poll(connected, { timeout: 10_000 }).toBe(true);
     const signature = await signedPayment('pay_after_redis_restart_1');
     const first = await pay(bases[0]!, signature);
     expect(first.status).toBe(200);
@@ -128,6 +131,7 @@ describe('one payment identifier across two instances (Redis)', () => {
     const settles = fac.state.calls.settle;
     await redis.kill();
     await redis.restart(); // Redis keeps nothing on disk here: every stored answer it held is gone
+    await expect.poll(connected, { timeout: 10_000 }).toBe(true);
     for (const base of bases) {
       const again = await pay(base, signature);
       expect(again.status, base).toBe(200);
