@@ -34,7 +34,14 @@ export async function installX402(app: FastifyInstance, opts: InstallOptions): P
   app.addHook('onClose', async () => closing.abort());
   const chain = x402.rpcUrl ? new AuthorizationChain({ rpcUrl: x402.rpcUrl, network: x402.network, timeoutMs: x402.facilitatorTimeoutMs }) : undefined;
   if (chain) {
-    const reconciler = new PaymentReconciler({ ledger: app.services.payments, chain, network: x402.network, intervalMs: x402.reconcileIntervalS * 1000, log: app.log });
+    const reconciler = new PaymentReconciler({
+      ledger: app.services.payments,
+      chain,
+      network: x402.network,
+      intervalMs: x402.reconcileIntervalS * 1000,
+      log: app.log,
+      ready: () => app.services.db.ready(),
+    });
     app.x402Reconciler = reconciler;
     app.addHook('onClose', async () => reconciler.stop());
   } else {

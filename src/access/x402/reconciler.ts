@@ -28,6 +28,8 @@ export interface ReconcilerOptions {
   log: FastifyBaseLogger;
   /** Rows per pass. */
   batch?: number;
+  /** Resolves once the ledger database is open (the first pass waits for it: PGlite takes seconds to open). */
+  ready?: () => Promise<unknown>;
 }
 
 export interface ReconcileCounts {
@@ -44,11 +46,14 @@ export class PaymentReconciler {
 
   constructor(private readonly opts: ReconcilerOptions) {}
 
-  /** A pass now (the database may still be opening: it waits), then one every interval. */
+  /** A pass as soon as the database is open, then one every interval. */
   start(): void {
     if (this.stopped || this.timer) return;
+    let opened = false;
     const tick = () => {
-      void this.runOnce()
+      const open = opened ? Promise.resolve() : Promise.resolve(this.opts.ready?.()).then(() => void (opened = true));
+      void open
+        .then(() => (this.stopped ? undefined : this.runOnce()))
         .catch((err) => this.opts.log.warn({ err: String((err as Error)?.message ?? err) }, 'x402 reconciliation: the ledger could not be read; trying again later'))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, this.opts.intervalMs).unref();
