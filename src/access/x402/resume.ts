@@ -39,7 +39,8 @@ export async function resumePayment(attempt: PaymentAttempt, deps: ResumeDeps): 
   const auth = attempt.authorization;
   if (!auth || !attempt.payloadHash || !attempt.verifyRefusal || !AUTHORIZATION_IN_USE.test(attempt.verifyRefusal)) return { kind: 'none' };
   const row = await deps.ledger.unanswered(attempt.payloadHash);
-  if (!row?.payer) return { kind: 'none' };
+  // The answer it paid for is its route's: the same payment sent to another route is not its retry.
+  if (!row?.payer || row.route !== attempt.entry.url) return { kind: 'none' };
   if (row.status === 'settled') return { kind: 'landed', ledgerId: row.id, txHash: row.tx_hash, payer: row.payer };
   if (!deps.chain || row.network !== deps.network) return { kind: 'unknown', state: 'no X402_RPC_URL for this network: the chain cannot be asked' };
   const ref = authorizationRef({ asset: row.asset, payTo: row.pay_to, amount: row.amount_required }, auth, Date.parse(row.verified_at));
