@@ -3,7 +3,6 @@
 // the plugins as one RouteContext.
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { FacilitatorClient } from '@x402/core/server';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { pino, type DestinationStream, type LoggerOptions } from 'pino';
 import { configuredUrls, publicBaseUrlWarning, type Config } from './config.ts';
@@ -14,7 +13,7 @@ import { KeyStore } from './access/keys.ts';
 // The x402 SDK (and viem under it) loads only when x402 is on: see paymentGate.
 import type { BatchLedger } from './access/x402/batch-ledger.ts';
 import type { BatchSettlement } from './access/x402/batch-settlement.ts';
-import { facilitatorName } from './access/x402/facilitator-name.ts';
+import type { PaymentReconciler } from './access/x402/reconciler.ts';
 import { AdminChannel } from './admin/channel.ts';
 import { registerKeyAdminRoutes } from './admin/key-routes.ts';
 import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
@@ -43,7 +42,7 @@ import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
 import { connectRedis, type RedisConnections } from './redis/client.ts';
-import { FallbackPaymentIdStore, RedisPaymentIdStore } from './redis/payment-ids.ts';
+import { CachedPaymentIdStore } from './redis/payment-ids.ts';
 import { sharedLimitStore } from './redis/rate-limit-store.ts';
 import { RedisSharedCache } from './redis/shared-cache.ts';
 import { BackendHealth, type BackendName } from './http/backend-health.ts';
@@ -73,6 +72,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** x402 batch settlement when X402_BATCH_SETTLEMENT is on (its claim-and-settle schedule, for operators and tests). */
     x402Batch: BatchSettlement | undefined;
+    /** x402's reconciliation of unfinished ledger rows from the chain (started by startStorage; X402_RPC_URL). */
+    x402Reconciler: PaymentReconciler | undefined;
   }
 }
 
@@ -202,13 +203,11 @@ function createStorage(app: FastifyInstance, config: Config, given: Database | u
   });
   const payments = new PaymentLedger(db, { log: app.log });
   const batchEvents = new BatchEventLedger(db, app.log);
-  // Payment identifiers: in Redis when instances share one (an id settles once across them), the ledger
-  // database's store answering whenever Redis cannot.
+  // Payment identifiers and their stored answers: in the ledger database (durable, shared by the instances on
+  // DATABASE_URL), with Redis, when there is one, in front of the answers.
   const sqlPaymentIds = new SqlPaymentIdStore(db);
   const redis = backends.redis;
-  const paymentIds: PaymentIdStore = redis
-    ? new FallbackPaymentIdStore(new RedisPaymentIdStore(redis.connections.client), sqlPaymentIds, redis.health)
-    : sqlPaymentIds;
+  const paymentIds: PaymentIdStore = redis ? new CachedPaymentIdStore(redis.connections.client, sqlPaymentIds, redis.health) : sqlPaymentIds;
   const usage = new UsageCounter(db, { flushMs: config.usage.flushMs, log: app.log });
   usage.start();
   const admin = new AdminChannel(join(config.db.dataDir, 'admin.sock'), app.log);
@@ -309,6 +308,8 @@ const notClosing = (db: Database): Database => ({
 export async function startStorage(app: FastifyInstance): Promise<void> {
   app.services.db.start();
   app.services.keys.start();
+  // Payments left unfinished by a crash or a restart are settled or closed from what the chain says.
+  app.x402Reconciler?.start();
   try {
     await app.services.admin.listen();
   } catch (err) {
@@ -320,6 +321,7 @@ export async function startStorage(app: FastifyInstance): Promise<void> {
 async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteCatalog, options: BuildOptions, metrics: PaymentMetrics): Promise<PaymentGate | undefined> {
   const x402 = config.x402;
   app.decorate('x402Batch', undefined);
+  app.decorate('x402Reconciler', undefined);
   if (!x402.active) {
     app.log.info(
       x402.enabled
@@ -328,63 +330,9 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
     );
     return undefined;
   }
-  const [{ createFacilitatorClient }, { createPaymentGate }] = await Promise.all([import('./access/x402/facilitator.ts'), import('./access/x402/gate.ts')]);
-  const facilitator = await createFacilitatorClient(x402);
-  const batch = x402.batch.enabled ? await batchSettlement(app, x402, facilitator, options) : undefined;
-  const gate = createPaymentGate({
-    x402,
-    facilitator,
-    facilitatorName: facilitatorName(x402),
-    paidRoutes: () => catalog.entries.filter((e) => e.access === 'paid'),
-    publicBaseUrl: config.publicBaseUrl,
-    log: app.log,
-    ledger: app.services.payments,
-    paymentIds: app.services.paymentIds,
-    database: app.services.backends.database,
-    metrics,
-    // Verify and settle each within the facilitator's timeout; the handler within two upstream deadlines (a fallback venue).
-    paidCallMs: 2 * x402.facilitatorTimeoutMs + 2 * config.upstream.deadlineMs,
-    batch,
-    prefetch: x402.prefetch,
-  });
-  // Once routes exist: build the payment table (an invalid Bazaar declaration stops start-up), then ask the
-  // facilitator what it supports (a failure there is retried on the first paid call).
-  app.addHook('onReady', async () => {
-    gate.prepare();
-    gate.initialize().catch((err) => app.log.warn({ err: String(err?.message ?? err) }, 'x402 facilitator not reachable yet'));
-  });
-  return gate;
-}
-
-/** x402 batch settlement: channels in the ledger database, claimed and settled on a schedule stopped on close. */
-async function batchSettlement(
-  app: FastifyInstance,
-  x402: Config['x402'],
-  facilitator: FacilitatorClient,
-  options: BuildOptions,
-): Promise<BatchSettlement> {
-  const [{ createBatchSettlement }, { toLedgerRow }] = await Promise.all([import('./access/x402/batch-settlement.ts'), import('./access/x402/batch-ledger.ts')]);
-  const storage = await channelStorage(app, options);
-  const events = app.services.batchEvents;
-  const ledger: BatchLedger = options.batchLedger ?? { record: (event) => events.record(toLedgerRow(event)) };
-  const batch = createBatchSettlement({ x402, facilitator, storage, ledger, log: app.log });
-  app.x402Batch = batch;
-  app.addHook('onReady', async () => batch.start());
-  app.addHook('onClose', async () => batch.stop());
-  return batch;
-}
-
-/** The caller's channel storage, else the ledger database's (every use bounded by DB_TIMEOUT_MS like any other). */
-async function channelStorage(app: FastifyInstance, options: BuildOptions): Promise<ChannelStorage> {
-  if (options.channelStorage) return options.channelStorage;
-  const { createChannelStorage } = await import('./access/x402/channel-storage.ts');
-  const { db } = app.services;
-  return createChannelStorage({
-    kind: 'postgres',
-    query: (sql, params) => db.use((d) => d.query(sql, params)),
-    transaction: (fn) => db.use((d) => d.transaction(fn)),
-    close: async () => {},
-  });
+  const { installX402 } = await import('./access/x402/install.ts');
+  const paidRoutes = () => catalog.entries.filter((e) => e.access === 'paid');
+  return installX402(app, { config, paidRoutes, metrics, channelStorage: options.channelStorage, batchLedger: options.batchLedger });
 }
 
 /**

@@ -98,8 +98,29 @@ export const CORE_ENV_SECTIONS = {
     X402_ASSET_DECIMALS: env.int(0, 36, 6, 'Decimals of X402_ASSET ($0.001 = 1000 units at 6).'),
     X402_ASSET_NAME: env.optionalText("EIP-712 domain name of X402_ASSET (required for a token other than the network's USDC).", 'USD Coin'),
     X402_ASSET_VERSION: env.text('2', 'EIP-712 domain version of X402_ASSET.', "the token's EIP-712 domain version"),
-    X402_MAX_TIMEOUT_S: env.int(10, 3600, 60, 'Seconds a payment authorization stays valid.'),
-    X402_FACILITATOR_TIMEOUT_MS: env.int(100, 120_000, 10_000, 'Timeout for each facilitator call (ms); a facilitator that does not answer is a 503.'),
+    X402_MAX_TIMEOUT_S: env.int(
+      10,
+      3600,
+      60,
+      'Seconds a payment authorization stays valid (maxTimeoutSeconds of every 402); an authorization valid for longer (beyond 30 s of clock skew) is refused.',
+    ),
+    X402_FACILITATOR_TIMEOUT_MS: env.int(100, 120_000, 10_000, 'Timeout of each facilitator verify and /supported call (ms); a facilitator that does not answer them is a 503 (nothing was taken).'),
+    X402_SETTLE_TIMEOUT_MS: env.int(
+      1000,
+      3_600_000,
+      60_000,
+      "How long a settle sent to the facilitator is listened to (ms), never past the payment's authorization (validBefore); after that the chain says whether the transfer landed. A settle is never answered 'try again later'.",
+    ),
+    X402_RPC_URL: env.optionalUrl(
+      "JSON-RPC endpoint of X402_NETWORK, where the server reads a payment's EIP-3009 authorizationState when the facilitator did not tell the outcome (default: RPC_URL_BASE on base, https://sepolia.base.org on base-sepolia; other networks: none, and such outcomes stay 'unknown' for npm run payments -- resolve).",
+      'https://mainnet.base.org',
+    ),
+    X402_RECONCILE_INTERVAL_S: env.int(
+      1,
+      86_400,
+      60,
+      "Seconds between the server's passes over ledger rows left 'verified' or 'unknown' (a crash, a restart, an unreachable facilitator), settled or closed from what the chain says; also run at start-up.",
+    ),
     X402_FACILITATOR: env.custom(
       z.string().refine((v) => v === 'coinbase-cdp' || /^https?:\/\/\S+$/.test(v), 'coinbase-cdp or the http(s) URL of an x402 facilitator'),
       'coinbase-cdp',
@@ -197,7 +218,14 @@ export interface Config {
     /** The token paid in, with what its EIP-712 domain and atomic units need. */
     asset: { address: `0x${string}`; decimals: number; name: string; version: string } | undefined;
     maxTimeoutS: number;
+    /** Verify and /supported calls. */
     facilitatorTimeoutMs: number;
+    /** How long a settle is listened to (within its authorization's validBefore). */
+    settleTimeoutMs: number;
+    /** JSON-RPC of the payment network, where unknown outcomes are read (authorizationState); undefined: not read. */
+    rpcUrl: string | undefined;
+    /** Seconds between passes of the ledger's reconciliation from the chain. */
+    reconcileIntervalS: number;
     facilitator: 'coinbase-cdp' | string;
     /** Start the route's work while the facilitator verifies (the answer held until the grant). */
     prefetch: boolean;
@@ -247,6 +275,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   if (x402Active && e.X402_BATCH_SETTLEMENT) checkBatchSettlement(e);
   const shownHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
+  const sources = Object.fromEntries(SOURCES.map((d) => [d.key, (d.settings as (v: unknown) => unknown)(values)])) as SourceSettings;
+  const network = X402_NETWORKS[e.X402_NETWORK]?.caip2 ?? (e.X402_NETWORK as `eip155:${number}`);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -277,12 +307,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     x402: {
       active: x402Active,
       enabled: e.X402_ENABLED,
-      network: X402_NETWORKS[e.X402_NETWORK]?.caip2 ?? (e.X402_NETWORK as `eip155:${number}`),
+      network,
       price: e.X402_PRICE,
       payTo: e.X402_PAY_TO as `0x${string}` | undefined,
       asset: resolveAsset(e),
       maxTimeoutS: e.X402_MAX_TIMEOUT_S,
       facilitatorTimeoutMs: e.X402_FACILITATOR_TIMEOUT_MS,
+      settleTimeoutMs: e.X402_SETTLE_TIMEOUT_MS,
+      rpcUrl: e.X402_RPC_URL ?? defaultPaymentRpc(network, sources),
+      reconcileIntervalS: e.X402_RECONCILE_INTERVAL_S,
       facilitator: e.X402_FACILITATOR,
       prefetch: e.X402_PREFETCH,
       cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
@@ -297,7 +330,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
     redis: { url: e.REDIS_URL, timeoutMs: e.REDIS_TIMEOUT_MS },
     usage: { flushMs: e.USAGE_FLUSH_MS },
-    sources: Object.fromEntries(SOURCES.map((d) => [d.key, (d.settings as (v: unknown) => unknown)(values)])) as SourceSettings,
+    sources,
     macroCalendar: e.MACRO_CALENDAR_FILE ?? BUILT_IN_MACRO_CALENDAR,
     metrics: { enabled: e.METRICS_TOKEN !== undefined || e.METRICS_PORT !== undefined, token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
   };
@@ -325,6 +358,13 @@ function checkBatchSettlement(e: CoreValues): void {
   if (deposit < price) {
     throw new ConfigError(`invalid configuration:\n  X402_BATCH_DEPOSIT=${e.X402_BATCH_DEPOSIT} must be at least X402_PRICE=${e.X402_PRICE}`);
   }
+}
+
+/** The RPC the chain routes use for Base (RPC_URL_BASE); Base Sepolia's public RPC; none for other networks. */
+function defaultPaymentRpc(network: string, sources: SourceSettings): string | undefined {
+  if (network === X402_NETWORKS.base!.caip2) return sources.rpcBase.baseUrl;
+  if (network === X402_NETWORKS['base-sepolia']!.caip2) return 'https://sepolia.base.org';
+  return undefined;
 }
 
 /** X402_ASSET when set; else the USDC of a known network (USDC: 6 decimals, EIP-712 version 2). */

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { MIGRATIONS, migrate } from '../src/db/migrations.ts';
 import { openDatabase, type DatabaseSettings } from '../src/db/open.ts';
-import { SqlPaymentIdStore } from '../src/db/payment-ids.ts';
+import { SqlPaymentIdStore, type ClaimRequest } from '../src/db/payment-ids.ts';
 import { PaymentLedger, resolvePayment, type VerifiedPayment } from '../src/db/payments.ts';
 import { DatabaseService, DatabaseUnavailableError } from '../src/db/service.ts';
 import { UsageCounter } from '../src/db/usage.ts';
@@ -53,6 +53,10 @@ const payment = (over: Partial<VerifiedPayment> = {}): VerifiedPayment => ({
 });
 
 const TX = `0x${'ab'.repeat(32)}`;
+const TX2 = `0x${'ac'.repeat(32)}`;
+const nonce = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+/** A claim of a payment identifier by `owner`, for `payloadHash`, for the price of BTC, leased for a minute. */
+const claim = (payloadHash: string, over: Partial<ClaimRequest> = {}): ClaimRequest => ({ payloadHash, request: 'GET /v1/price?symbol=BTC', owner: 'o1', leaseUntil: Date.now() + 60_000, ...over });
 
 describe.each(BACKENDS)('$name', ({ name, fresh }) => {
   let settings: DatabaseSettings;
@@ -154,8 +158,8 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       await ledger.recordUnknown(c, { errorReason: 'settle timed out after 10000 ms' });
       expect((await ledger.list()).find((r) => r.id === c)).toMatchObject({ status: 'unknown', error_reason: 'settle timed out after 10000 ms', finished_at: null });
       // Reconciled by hand: the transfer did land. The amount defaults to the amount required.
-      expect(await service.use((d) => resolvePayment(d, c, { status: 'settled', txHash: TX }))).toEqual({ id: c, previous: 'unknown', status: 'settled' });
-      expect((await ledger.list()).find((r) => r.id === c)).toMatchObject({ status: 'settled', settled_amount: '1000', tx_hash: TX });
+      expect(await service.use((d) => resolvePayment(d, c, { status: 'settled', txHash: TX2 }))).toEqual({ id: c, previous: 'unknown', status: 'settled' });
+      expect((await ledger.list()).find((r) => r.id === c)).toMatchObject({ status: 'settled', settled_amount: '1000', tx_hash: TX2 });
       await expect(service.use((d) => resolvePayment(d, c, { status: 'cancelled', reason: 'x' }))).rejects.toMatchObject({ statusCode: 409 });
       await expect(service.use((d) => resolvePayment(d, 'nope', { status: 'cancelled', reason: 'x' }))).rejects.toMatchObject({ statusCode: 404 });
 
@@ -211,6 +215,89 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       expect(log.lines.at(-1)).toMatchObject({ level: 'error', obj: { payment: id2, outcome: { status: 'settled', txHash: TX } } });
       expect(log.lines.at(-1)!.msg).toMatch(/LOST the settled status of payment .*record it by hand with npm run payments -- resolve/);
     });
+
+    it('one settled row per authorization: a second row of the same (network, payer, nonce) becomes a cancelled duplicate, never revenue', async () => {
+      const ledger = new PaymentLedger(service, { log: memoryLog() });
+      const TX3 = `0x${'d3'.repeat(32)}`;
+      const auth = { authorizationNonce: nonce(0xd0b1e), validBefore: new Date('2026-11-24T02:00:00Z') };
+      // A crash between verify and settle left the first row; the same authorization was verified again, then settled.
+      const first = await ledger.recordVerified(payment({ requestId: 'req-crashed', paymentIdentifier: 'pay_first_identifier_01', ...auth }));
+      const second = await ledger.recordVerified(payment({ requestId: 'req-again', paymentIdentifier: 'pay_second_identifier_1', ...auth }));
+      await ledger.recordSettled(second, { txHash: TX3, settledAmount: '1000', answered: true });
+      // The chain then says the first row's authorization was used (in that same transaction).
+      await ledger.recordSettled(first, { txHash: TX3, settledAmount: '1000', chain: 'authorizationState = true' });
+      const rows = (await ledger.list()).filter((r) => r.id === first || r.id === second);
+      expect(rows.find((r) => r.id === second)).toMatchObject({ status: 'settled', tx_hash: TX3, settled_amount: '1000' });
+      expect(rows.find((r) => r.id === first)).toMatchObject({ status: 'cancelled', settled_amount: null, tx_hash: null, chain_state: 'authorizationState = true' });
+      expect(rows.find((r) => r.id === first)!.error_reason).toBe(`duplicate: this authorization is settled on payment ${second} (tx ${TX3}); one transfer, counted once`);
+      // The database itself refuses a second settled row, whoever writes it.
+      const third = await ledger.recordVerified(payment({ requestId: 'req-third', ...auth }));
+      await expect(service.use((d) => d.query(`UPDATE payments SET status = 'settled' WHERE id = $1`, [third]))).rejects.toMatchObject({ code: '23505' });
+      // An operator neither: the transaction is recorded already, and so is the authorization's settlement.
+      await expect(service.use((d) => resolvePayment(d, third, { status: 'settled', txHash: TX3 }))).rejects.toMatchObject({
+        statusCode: 409,
+        message: `transaction ${TX3} is already recorded on payment ${second} (settled): one transfer is counted once`,
+      });
+      await expect(service.use((d) => resolvePayment(d, third, { status: 'settled', txHash: `0x${'ee'.repeat(32)}` }))).rejects.toMatchObject({
+        statusCode: 409,
+        message: `payment ${third}'s authorization is already settled on another payment: one transfer is counted once`,
+      });
+      expect((await ledger.list()).find((r) => r.id === third)!.status).toBe('verified');
+      await ledger.close();
+    });
+
+    it('a payment whose answer never went out is found by its payload; its answer is claimed once, and never after its authorization answered', async () => {
+      const ledger = new PaymentLedger(service, { log: memoryLog() });
+      const auth = { authorizationNonce: nonce(0xa115), validBefore: new Date('2026-11-24T02:00:00Z'), payloadHash: 'c'.repeat(64) };
+      const id = await ledger.recordVerified(payment({ requestId: 'req-unanswered', ...auth }));
+      expect((await ledger.unanswered('c'.repeat(64)))?.id).toBe(id);
+      expect(await ledger.unanswered('d'.repeat(64))).toBeUndefined();
+      await ledger.recordSettled(id, { txHash: `0x${'a1'.repeat(32)}`, settledAmount: '1000', chain: 'landed' });
+      expect(await ledger.unanswered('c'.repeat(64))).toMatchObject({ id, status: 'settled', answered_at: null });
+      expect(await Promise.all([ledger.claimAnswer(id), ledger.claimAnswer(id)])).toEqual(expect.arrayContaining([true, false]));
+      expect(await ledger.unanswered('c'.repeat(64))).toBeUndefined();
+      // Answered through another row of the same authorization: this one is not answered again either.
+      const other = { authorizationNonce: nonce(0xa116), validBefore: new Date('2026-11-24T02:00:00Z') };
+      const x = await ledger.recordVerified(payment({ requestId: 'req-x', payloadHash: 'e'.repeat(64), ...other }));
+      const y = await ledger.recordVerified(payment({ requestId: 'req-y', payloadHash: 'f'.repeat(64), ...other }));
+      await ledger.recordSettled(y, { txHash: `0x${'a2'.repeat(32)}`, settledAmount: '1000', answered: true });
+      expect(await ledger.unanswered('e'.repeat(64))).toBeUndefined();
+      expect(await ledger.claimAnswer(x)).toBe(false);
+      await ledger.close();
+    });
+
+    it('what a payer wrote is stored with its control characters escaped', async () => {
+      const ledger = new PaymentLedger(service, { log: memoryLog() });
+      const id = await ledger.recordVerified(payment({ requestId: 'req-escape', resourceUrl: 'http://x/v1/price\n2026-01-01 settled \u001b[31mforged', authorizationNonce: 'not-a-nonce\r\n' }));
+      await ledger.recordSettleFailed(id, { errorReason: 'refused:\nsettled 0xforged\u2028' });
+      expect((await ledger.list()).find((r) => r.id === id)).toMatchObject({
+        resource_url: 'http://x/v1/price\\x0a2026-01-01 settled \\x1b[31mforged',
+        authorization_nonce: 'not-a-nonce\\x0d\\x0a',
+        error_reason: 'refused:\\x0asettled 0xforged\\u2028',
+      });
+      await ledger.close();
+    });
+
+    it.runIf(name !== 'PGlite')('migration 7 keeps the first of two settled rows of one authorization that an earlier version recorded', async () => {
+      const { openPostgres } = await import('../src/db/postgres.ts');
+      const target = await openPostgres({ url: (await fresh()).url!, timeoutMs: 5000 });
+      expect(await migrate(target, MIGRATIONS.slice(0, 6))).toEqual([1, 2, 3, 4, 5, 6]);
+      const insert = (id: string, at: string) =>
+        target.query(
+          `INSERT INTO payments (id, request_id, route, resource_url, scheme, network, asset, amount_required, pay_to, payer, payload_hash, authorization_nonce,
+             status, tx_hash, settled_amount, facilitator, verified_at, updated_at, finished_at)
+           VALUES ($1, $1, '/v1/price', 'u', 'exact', 'eip155:8453', 'a', 1000, 'p', '0x2222222222222222222222222222222222222222', 'h', $2, 'settled', $3, 1000, 'f', $4, $4, $4)`,
+          [id, nonce(7), `0x${id.padStart(64, '0')}`, at],
+        );
+      await insert('1', '2026-11-01T00:00:00Z');
+      await insert('2', '2026-11-01T00:05:00Z');
+      expect(await migrate(target)).toEqual([7]);
+      expect(await target.query('SELECT id, status, settled_amount::text AS settled_amount FROM payments ORDER BY id')).toEqual([
+        { id: '1', status: 'settled', settled_amount: '1000' },
+        { id: '2', status: 'cancelled', settled_amount: null },
+      ]);
+      await target.close();
+    });
   });
 
   describe('payment-identifier store', () => {
@@ -219,44 +306,65 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
       // A second service with its own connections (a second instance, on a server).
       const other = name === 'PGlite' ? service : serviceFor(settings);
       const otherStore = new SqlPaymentIdStore(other);
-      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? otherStore : store).begin('pay_concurrent_0001', 'h1')));
+      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? otherStore : store).begin('pay_concurrent_0001', claim('h1', { owner: `o${i}` }))));
       expect(claims.filter((c) => c.state === 'new')).toHaveLength(1);
-      expect(claims.filter((c) => c.state === 'in_flight')).toEqual(Array(11).fill({ state: 'in_flight', samePayload: true }));
+      expect(claims.filter((c) => c.state === 'in_flight')).toEqual(Array(11).fill({ state: 'in_flight', samePayload: true, request: 'GET /v1/price?symbol=BTC', leaseLive: true }));
       if (other !== service) await other.close();
     });
 
-    it('done: the stored response for the same payload, a conflict for another; abandon lets a retry pay', async () => {
+    it('done: the stored response and the request it was for; abandon (by its holder only) lets a retry pay', async () => {
       const store = new SqlPaymentIdStore(service);
-      expect(await store.begin('pay_lifecycle_0001', 'h1')).toEqual({ state: 'new' });
-      expect(await store.begin('pay_lifecycle_0001', 'h2')).toEqual({ state: 'in_flight', samePayload: false });
+      expect(await store.begin('pay_lifecycle_0001', claim('h1'))).toEqual({ state: 'new' });
+      expect(await store.begin('pay_lifecycle_0001', claim('h2', { owner: 'o2' }))).toMatchObject({ state: 'in_flight', samePayload: false });
       const response = { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'payment-response': 'eyJ4Ijoi' }, body: '{"data":{"price":1}}' };
       await store.complete('pay_lifecycle_0001', response);
-      expect(await store.begin('pay_lifecycle_0001', 'h1')).toEqual({ state: 'done', samePayload: true, response });
-      expect(await store.begin('pay_lifecycle_0001', 'h2')).toEqual({ state: 'done', samePayload: false, response });
+      expect(await store.begin('pay_lifecycle_0001', claim('h1', { owner: 'o3' }))).toEqual({ state: 'done', samePayload: true, request: 'GET /v1/price?symbol=BTC', response });
+      expect(await store.begin('pay_lifecycle_0001', claim('h2', { owner: 'o3', request: 'GET /v1/market-clock' }))).toEqual({ state: 'done', samePayload: false, request: 'GET /v1/price?symbol=BTC', response });
 
-      expect(await store.begin('pay_abandoned_0001', 'h1')).toEqual({ state: 'new' });
-      await store.abandon('pay_abandoned_0001');
-      expect(await store.begin('pay_abandoned_0001', 'h1')).toEqual({ state: 'new' });
+      expect(await store.begin('pay_abandoned_0001', claim('h1'))).toEqual({ state: 'new' });
+      await store.abandon('pay_abandoned_0001', 'someone-else');
+      expect((await store.begin('pay_abandoned_0001', claim('h1', { owner: 'o2' }))).state).toBe('in_flight');
+      await store.abandon('pay_abandoned_0001', 'o1');
+      expect(await store.begin('pay_abandoned_0001', claim('h1', { owner: 'o2' }))).toEqual({ state: 'new' });
       // abandon never forgets a finished payment.
-      await store.abandon('pay_lifecycle_0001');
-      expect((await store.begin('pay_lifecycle_0001', 'h1')).state).toBe('done');
+      await store.abandon('pay_lifecycle_0001', 'o1');
+      expect((await store.begin('pay_lifecycle_0001', claim('h1', { owner: 'o4' }))).state).toBe('done');
     });
 
-    it('entries expire: a claim in flight after its 2-minute lease, a finished id after 24 hours', async () => {
+    it('a lapsed lease is taken over by the same payment for the same request only; kept ids are never given to another payment', async () => {
       // In the future: the stores of the tests before this one sweep with the real clock, in the
       // background on their own connection, and a sweep that lands late must not take these rows.
       let now = Date.now() + 365 * 24 * 3600_000;
       const store = new SqlPaymentIdStore(service, { clock: () => now });
-      expect(await store.begin('pay_expiry_00000001', 'h1')).toEqual({ state: 'new' });
-      now += 119_000;
-      expect(await store.begin('pay_expiry_00000001', 'h1')).toEqual({ state: 'in_flight', samePayload: true });
-      now += 2000; // the lease (2 min) has lapsed: the process that held it is presumed gone
-      expect(await store.begin('pay_expiry_00000001', 'h2')).toEqual({ state: 'new' });
+      const at = (payloadHash: string, over: Partial<ClaimRequest> = {}) => claim(payloadHash, { leaseUntil: now + 5000, ...over });
+      expect(await store.begin('pay_expiry_00000001', at('h1'))).toEqual({ state: 'new' });
+      now += 4000;
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o2' }))).toMatchObject({ state: 'in_flight', samePayload: true, leaseLive: true });
+      await store.renew('pay_expiry_00000001', 'o1', now + 5000);
+      now += 4000;
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o2' }))).toMatchObject({ state: 'in_flight', leaseLive: true });
+      now += 2000; // the lease has lapsed: its holder is presumed gone
+      // Another payment, or the same one for another request: never (the first may have been charged).
+      expect(await store.begin('pay_expiry_00000001', at('h2', { owner: 'o2' }))).toMatchObject({ state: 'in_flight', samePayload: false, leaseLive: false });
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o2', request: 'GET /v1/price?symbol=ETH' }))).toMatchObject({
+        state: 'in_flight',
+        samePayload: true,
+        request: 'GET /v1/price?symbol=BTC',
+      });
+      // The same payment takes it over; its old holder can no longer renew, keep or release it.
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o2' }))).toEqual({ state: 'new' });
+      await store.abandon('pay_expiry_00000001', 'o1');
+      await store.renew('pay_expiry_00000001', 'o1', now + 60_000);
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o3' }))).toMatchObject({ state: 'in_flight', leaseLive: true });
+      // Kept (money may have moved): the lease ends at once, for the same payment only.
+      await store.keep('pay_expiry_00000001', 'o2');
+      expect(await store.begin('pay_expiry_00000001', at('h2', { owner: 'o3' }))).toMatchObject({ state: 'in_flight', samePayload: false });
+      expect(await store.begin('pay_expiry_00000001', at('h1', { owner: 'o3' }))).toEqual({ state: 'new' });
       await store.complete('pay_expiry_00000001', { status: 200, headers: {}, body: 'x' });
       now += 24 * 3600_000 - 1000;
-      expect((await store.begin('pay_expiry_00000001', 'h2')).state).toBe('done');
-      now += 2000;
-      expect(await store.begin('pay_expiry_00000001', 'h3')).toEqual({ state: 'new' });
+      expect((await store.begin('pay_expiry_00000001', at('h2'))).state).toBe('done');
+      now += 2000; // remembered for 24 hours, then forgotten
+      expect(await store.begin('pay_expiry_00000001', at('h3'))).toEqual({ state: 'new' });
     });
   });
 

@@ -314,7 +314,8 @@ describe('rate limits', () => {
       accepted,
       payload: {
         signature: `0x${'ab'.repeat(65)}`,
-        authorization: { from: '0x2222222222222222222222222222222222222222', to: accepted.payTo, value: accepted.amount, validAfter: '0', validBefore: '9999999999', nonce: `0x${'11'.repeat(32)}` },
+        // Valid for the 60 s the 402 offers (an authorization valid for longer is refused before any verify).
+        authorization: { from: '0x2222222222222222222222222222222222222222', to: accepted.payTo, value: accepted.amount, validAfter: '0', validBefore: String(Math.floor(Date.now() / 1000) + 60), nonce: `0x${'11'.repeat(32)}` },
       },
     } as never);
 

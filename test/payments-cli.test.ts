@@ -17,6 +17,7 @@ import { startPostgres, type TestPostgres } from './servers/postgres.ts';
 const run = promisify(execFile);
 const ROOT = new URL('..', import.meta.url).pathname;
 const TX = `0x${'cd'.repeat(32)}`;
+const TX2 = `0x${'ce'.repeat(32)}`;
 const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 
 interface CliResult {
@@ -116,8 +117,11 @@ describe('npm run payments, embedded database', () => {
     });
     expect((await cli({ DATA_DIR: dataDir }, ['summary'])).stdout).toMatch(new RegExp(`^${today}\\s+/v1/price\\s+settled\\s+1\\s+0\\.001 USDC\\s+0\\.001 USDC$`, 'm'));
 
-    // Reconciling the unknown attempt: the transfer landed.
-    const resolved = await cli({ DATA_DIR: dataDir }, ['resolve', ids.unknown, 'settled', '--tx', TX]);
+    // Reconciling the unknown attempt: never with a transfer another row already counts (revenue would double)...
+    const counted = await cli({ DATA_DIR: dataDir }, ['resolve', ids.unknown, 'settled', '--tx', TX]);
+    expect(counted).toMatchObject({ code: 1, stdout: '', stderr: `payments: transaction ${TX} is already recorded on payment ${ids.settled} (settled): one transfer is counted once\n` });
+    // ...but with its own transaction: the transfer landed.
+    const resolved = await cli({ DATA_DIR: dataDir }, ['resolve', ids.unknown, 'settled', '--tx', TX2]);
     expect(resolved.stdout.trim()).toBe(`payment ${ids.unknown}: unknown → settled`);
     const again = await cli({ DATA_DIR: dataDir }, ['resolve', ids.unknown, 'cancelled', '--reason', 'oops']);
     expect(again).toMatchObject({ code: 1, stderr: `payments: payment ${ids.unknown} is already settled\n` });

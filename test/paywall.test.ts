@@ -160,7 +160,8 @@ describe.each([
       accepted: { scheme: 'exact', network: 'eip155:8453', amount: '1000', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', payTo: '0x1111111111111111111111111111111111111111', maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } },
       payload: {
         signature: `0x${'ab'.repeat(65)}`,
-        authorization: { from: '0x2222222222222222222222222222222222222222', to: '0x1111111111111111111111111111111111111111', value: '1000', validAfter: '0', validBefore: '9999999999', nonce: `0x${'11'.repeat(32)}` },
+        // Valid for the 60 s the 402 offers (an authorization valid for longer is refused before any verify).
+        authorization: { from: '0x2222222222222222222222222222222222222222', to: '0x1111111111111111111111111111111111111111', value: '1000', validAfter: '0', validBefore: String(Math.floor(Date.now() / 1000) + 60), nonce: `0x${'11'.repeat(32)}` },
       },
     } as never);
     const probe = paidEntries(t.app).find((e) => e.url === '/v1/test-probe')!;

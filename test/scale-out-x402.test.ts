@@ -1,6 +1,7 @@
 // Several instances as one service, for payments: two app instances share one Redis and one PostgreSQL
-// ledger. One payment identifier sent to both at once settles once, and both answer with it; with Redis
-// stopped, identifiers fall back to the shared ledger database and x402 keeps serving.
+// ledger. One payment identifier sent to both at once settles once, and both answer with it; identifiers and
+// their stored answers live in the shared ledger database (Redis in front of the answers), so x402 keeps
+// serving with Redis stopped, and a finished payment is still answered after Redis restarted empty.
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
@@ -116,5 +117,28 @@ describe('one payment identifier across two instances (Redis)', () => {
     } finally {
       await redis.restart();
     }
+  });
+
+  it('a finished payment sent again after Redis restarted (empty) gets its stored answer on either instance, charged once', async () => {
+    // Both instances talk to Redis (an earlier test restarted it): the answer is stored while Redis is up.
+    const connected = () => apps.every((a) => a.services.backends.redis!.connections.client.status === 'ready');
+    await expect.poll(connected, { timeout: 10_000 }).toBe(true);
+    const signature = await signedPayment('pay_after_redis_restart_1');
+    const first = await pay(bases[0]!, signature);
+    expect(first.status).toBe(200);
+    const body = await first.text();
+    const before = await payerBalance();
+    const settles = fac.state.calls.settle;
+    await redis.kill();
+    await redis.restart(); // Redis keeps nothing on disk here: every stored answer it held is gone
+    await expect.poll(connected, { timeout: 10_000 }).toBe(true);
+    for (const base of bases) {
+      const again = await pay(base, signature);
+      expect(again.status, base).toBe(200);
+      expect(await again.text()).toBe(body);
+      expect(again.headers.get('payment-response')).toBe(first.headers.get('payment-response'));
+    }
+    expect(fac.state.calls.settle).toBe(settles);
+    expect(await payerBalance()).toBe(before);
   });
 });

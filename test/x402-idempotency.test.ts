@@ -75,9 +75,9 @@ const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await f
 const facilitatorCalls = () => ({ ...fac.state.calls });
 const withSignature = (signature: string) => fetch(`${base}${PRICE}`, { headers: { 'PAYMENT-SIGNATURE': signature } });
 
-/** A signed payment for the price route carrying `id`, not sent yet. */
-async function signedPayment(id: string): Promise<string> {
-  const challenge = await fetch(`${base}${PRICE}`);
+/** A signed payment for `path` (the price route by default) carrying `id`, not sent yet. */
+async function signedPayment(id: string, path = PRICE): Promise<string> {
+  const challenge = await fetch(`${base}${path}`);
   const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
   nextId = id;
   try {
@@ -201,5 +201,43 @@ describe('x402 payment-identifier: idempotent paid retries', () => {
       const sdk = extractAndValidatePaymentIdentifier(payload);
       expect({ id: ours.id, valid: ours.validation.valid }, JSON.stringify(extension)).toEqual({ id: sdk.id, valid: sdk.validation.valid });
     }
+  });
+
+  it('an identifier belongs to its request: finished on /v1/market-clock, then sent with /v1/price?symbol=BTC → 409 naming both, nothing served or charged', async () => {
+    const id = 'pay_bound_to_market_clock_1';
+    const signature = await signedPayment(id, '/v1/market-clock');
+    const first = await fetch(`${base}/v1/market-clock`, { headers: { 'PAYMENT-SIGNATURE': signature } });
+    expect(first.status).toBe(200);
+    const clock = await first.text();
+    const calls = facilitatorCalls();
+    const before = await balances();
+    const runs = exchange.calls(TICKER).length;
+    const res = await withSignature(signature);
+    expect(res.status).toBe(409);
+    expect(await res.json()).toEqual({
+      error: `payment identifier ${id} was used for GET /v1/market-clock; this request is GET /v1/price?symbol=BTC: an identifier belongs to one request (nothing was served or charged; use a new identifier for a new payment)`,
+    });
+    expect(facilitatorCalls()).toEqual(calls);
+    expect(await balances()).toEqual(before);
+    expect(exchange.calls(TICKER)).toHaveLength(runs);
+    // Its own request still gets its answer.
+    const again = await fetch(`${base}/v1/market-clock`, { headers: { 'PAYMENT-SIGNATURE': signature } });
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe(clock);
+  });
+
+  it('the query is compared in canonical order: the same parameters in another order get the stored answer', async () => {
+    const id = 'pay_query_order_canonical1';
+    const signature = await signedPayment(id);
+    const first = await fetch(`${base}/v1/price?symbol=BTC&asset_class=crypto`, { headers: { 'PAYMENT-SIGNATURE': signature } });
+    expect(first.status).toBe(200);
+    const calls = facilitatorCalls();
+    const again = await fetch(`${base}/v1/price?asset_class=crypto&symbol=BTC`, { headers: { 'PAYMENT-SIGNATURE': signature } });
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe(await first.text());
+    expect(facilitatorCalls()).toEqual(calls);
+    const other = await fetch(`${base}/v1/price?asset_class=crypto&symbol=ETH`, { headers: { 'PAYMENT-SIGNATURE': signature } });
+    expect(other.status).toBe(409);
+    expect(((await other.json()) as { error: string }).error).toMatch(/was used for GET \/v1\/price\?asset_class=crypto&symbol=BTC; this request is GET \/v1\/price\?asset_class=crypto&symbol=ETH/);
   });
 });

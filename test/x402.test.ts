@@ -253,11 +253,16 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(app.services.payments.stats()).toMatchObject({ final_writes_pending: 0, final_writes_lost: 0 });
   }, 30_000);
 
-  it('a settlement the facilitator never answers → 503 and an `unknown` row (the transfer may still land)', async () => {
+  it('a settlement the facilitator never answers, with no chain to ask (no X402_RPC_URL) → 504 "resend this same payment", never "try again later", and an `unknown` row', async () => {
     fac.state.mode = 'drop-settle';
     try {
       const res = await payFetch(`${base}${PRICE}`);
-      expect(res.status).toBe(503);
+      expect(res.status).toBe(504);
+      expect(await res.json()).toEqual({
+        error:
+          "the payment's settlement could not be confirmed (neither the facilitator nor the chain answered in time) and it may have been taken: resend this same PAYMENT-SIGNATURE to get this call's answer (it is never charged twice); do not sign a new payment",
+        source: 'facilitator',
+      });
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     } finally {
       fac.state.mode = 'ok';

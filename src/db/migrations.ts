@@ -146,6 +146,35 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    id: 7,
+    name: 'payments_once_per_authorization',
+    statements: [
+      // When the paid answer left the server (a retry of an answered payment is never answered again), and
+      // what the chain last said about the row's authorization (src/access/x402/chain.ts).
+      'ALTER TABLE payments ADD COLUMN answered_at timestamptz',
+      'ALTER TABLE payments ADD COLUMN chain_checked_at timestamptz',
+      'ALTER TABLE payments ADD COLUMN chain_state text',
+      // A transfer counted twice before this migration (a crash, then the same authorization settled under a
+      // new row) keeps its first settled row; the later ones stop counting as revenue.
+      `UPDATE payments p SET status = 'cancelled', settled_amount = NULL, finished_at = coalesce(p.finished_at, p.updated_at),
+         error_reason = 'duplicate: the same authorization is recorded as settled on an earlier row (migration 7)'
+       WHERE p.status = 'settled' AND p.payer IS NOT NULL AND p.authorization_nonce IS NOT NULL AND EXISTS (
+         SELECT 1 FROM payments q WHERE q.status = 'settled' AND q.network = p.network AND q.payer = p.payer
+           AND q.authorization_nonce = p.authorization_nonce AND (q.verified_at, q.id) < (p.verified_at, p.id))`,
+      // One EIP-3009 authorization moves money once: one settled row per (network, payer, nonce).
+      `CREATE UNIQUE INDEX payments_settled_once ON payments (network, payer, authorization_nonce)
+       WHERE status = 'settled' AND payer IS NOT NULL AND authorization_nonce IS NOT NULL`,
+      // A retry of the same payment finds its row (src/access/x402/resume.ts).
+      'CREATE INDEX payments_payload_hash_idx ON payments (payload_hash)',
+      // Payment identifiers: the request an identifier was first used for (method, route, sorted query), the
+      // lease of a claim in flight (renewed while its request runs, never past the authorization's validBefore),
+      // and who holds it. `expires_at` is now when the identifier is forgotten (24 h), in flight or done.
+      'ALTER TABLE payment_identifiers ADD COLUMN request text',
+      'ALTER TABLE payment_identifiers ADD COLUMN lease_until timestamptz',
+      'ALTER TABLE payment_identifiers ADD COLUMN owner text',
+    ],
+  },
 ];
 
 /** The advisory lock every instance takes before migrating (an arbitrary constant, ours alone). */

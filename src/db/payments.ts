@@ -2,10 +2,14 @@
 // payment gate and updated as the attempt's status changes (not one row per event):
 //
 //   verified ─┬─→ settled         the transfer is on chain (tx hash, settled amount)
-//             ├─→ settle_failed   the facilitator refused or failed to settle (error reason)
-//             ├─→ cancelled       never settled: the handler failed, or the ledger was too slow (reason)
-//             └─→ unknown         settlement timed out: the transfer may still land (reconcile it)
-//   unknown ──→ settled | settle_failed | cancelled   (reconciled later, by hand: `npm run payments -- resolve`)
+//             ├─→ settle_failed   the facilitator refused to settle, or the authorization expired unused (reason)
+//             ├─→ cancelled       never settled: the handler failed, the ledger was too slow, or the same
+//             │                   authorization is settled on another row (reason)
+//             └─→ unknown         neither the facilitator nor the chain could say whether the transfer landed
+//   verified | unknown ──→ settled | settle_failed | cancelled   (found out from the chain by
+//                          src/access/x402/reconciler.ts, or by hand: `npm run payments -- resolve`)
+//
+// One settled row per (network, payer, authorization nonce), enforced by the database (payment-outcome.ts).
 //
 // No payment is taken that cannot be recorded: `recordVerified` runs before the handler and fails
 // fast (DatabaseUnavailableError, 503, within DB_TIMEOUT_MS) when the row cannot be written, so the
@@ -13,9 +17,12 @@
 // status that cannot be written never turns the payer's success into an error — `recordOutcome`
 // never throws; the write is retried in the background, logged loudly and counted.
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../http/errors.ts';
-import type { Database, Queryable } from './database.ts';
+import { escapeControl, escapeControlOrNull } from '../http/control-chars.ts';
+import { claimAnswer, listPayments, noteChainState, summarizePayments, unansweredPayment, unfinishedPayments } from './payment-records.ts';
+import { writeOutcome } from './payment-outcome.ts';
 import { DatabaseUnavailableError, type DatabaseService, type DbLog } from './service.ts';
+
+export { listPayments, resolvePayment, summarizePayments, type Resolution } from './payment-records.ts';
 
 export const PAYMENT_STATUSES = ['verified', 'settled', 'settle_failed', 'cancelled', 'unknown'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -49,12 +56,16 @@ export interface VerifiedPayment {
   facilitator: string;
 }
 
-/** How an attempt ended. */
+/**
+ * How an attempt ended. `chain`: what the chain said, when it was asked. `answered`: the paid answer went out
+ * with this settlement. `strict`: a settlement the database refuses as a second one of its authorization is an
+ * error (an operator's resolution), not a row marked duplicate.
+ */
 export type PaymentOutcome =
-  | { status: 'settled'; txHash: string | null; settledAmount: string; payer?: string | null }
-  | { status: 'settle_failed'; errorReason: string; txHash?: string | null }
-  | { status: 'cancelled'; reason: string }
-  | { status: 'unknown'; errorReason: string; txHash?: string | null };
+  | { status: 'settled'; txHash: string | null; settledAmount: string; payer?: string | null; answered?: boolean; chain?: string; strict?: boolean }
+  | { status: 'settle_failed'; errorReason: string; txHash?: string | null; chain?: string }
+  | { status: 'cancelled'; reason: string; chain?: string }
+  | { status: 'unknown'; errorReason: string; txHash?: string | null; chain?: string };
 
 /** A ledger row as the CLI and the admin channel show it (times as ISO-8601 strings). */
 export interface PaymentRecord {
@@ -80,6 +91,11 @@ export interface PaymentRecord {
   verified_at: string;
   updated_at: string;
   finished_at: string | null;
+  /** When the paid answer went out (a retry of the same payment is then never answered again). */
+  answered_at: string | null;
+  /** When the chain was last asked about the authorization, and what it said. */
+  chain_checked_at: string | null;
+  chain_state: string | null;
 }
 
 /** One line of the summary: attempts and amounts per UTC day, route, status and asset. */
@@ -112,14 +128,6 @@ export interface LedgerStats {
   /** Final statuses given up on (logged in full at error level, to be recorded by hand). */
   final_writes_lost: number;
 }
-
-/** From which statuses each outcome may be written. */
-const ALLOWED_FROM: Record<PaymentOutcome['status'], readonly PaymentStatus[]> = {
-  settled: ['verified', 'unknown'],
-  settle_failed: ['verified', 'unknown'],
-  cancelled: ['verified', 'unknown'],
-  unknown: ['verified'],
-};
 
 /** Waits between attempts of a final-status write; the last one repeats. */
 export const RETRY_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000, 60_000];
@@ -175,16 +183,16 @@ export class PaymentLedger {
             id,
             p.requestId,
             p.route,
-            p.resourceUrl,
+            escapeControl(p.resourceUrl),
             p.scheme,
             p.network,
             p.asset,
             p.amountRequired,
             p.payTo,
-            p.payer,
+            escapeControlOrNull(p.payer),
             p.payloadHash,
-            p.paymentIdentifier ?? null,
-            p.authorizationNonce ?? null,
+            escapeControlOrNull(p.paymentIdentifier),
+            escapeControlOrNull(p.authorizationNonce),
             p.validBefore ?? null,
             p.facilitator,
             now,
@@ -213,19 +221,19 @@ export class PaymentLedger {
     return 'queued';
   }
 
-  recordSettled(id: string, s: { txHash: string | null; settledAmount: string; payer?: string | null }) {
+  recordSettled(id: string, s: Omit<Extract<PaymentOutcome, { status: 'settled' }>, 'status' | 'strict'>) {
     return this.recordOutcome(id, { status: 'settled', ...s });
   }
 
-  recordSettleFailed(id: string, f: { errorReason: string; txHash?: string | null }) {
+  recordSettleFailed(id: string, f: { errorReason: string; txHash?: string | null; chain?: string }) {
     return this.recordOutcome(id, { status: 'settle_failed', ...f });
   }
 
-  recordCancelled(id: string, reason: string) {
-    return this.recordOutcome(id, { status: 'cancelled', reason });
+  recordCancelled(id: string, reason: string, chain?: string) {
+    return this.recordOutcome(id, { status: 'cancelled', reason, chain });
   }
 
-  recordUnknown(id: string, u: { errorReason: string; txHash?: string | null }) {
+  recordUnknown(id: string, u: { errorReason: string; txHash?: string | null; chain?: string }) {
     return this.recordOutcome(id, { status: 'unknown', ...u });
   }
 
@@ -266,6 +274,26 @@ export class PaymentLedger {
   /** Count and amounts by UTC day, route, status and asset. */
   async summary(filter: Pick<PaymentFilter, 'since' | 'until'> = {}): Promise<PaymentSummaryRow[]> {
     return this.db.use((db) => summarizePayments(db, filter));
+  }
+
+  /** Rows of `network` the chain may decide (left `verified` or `unknown`), oldest first, each at most once per `recheckMs`. */
+  async unfinished(network: string, recheckMs: number, limit = 100): Promise<PaymentRecord[]> {
+    return this.db.use((db) => unfinishedPayments(db, network, new Date(this.clock()), recheckMs, limit));
+  }
+
+  /** The row of this very payment (payload hash) whose answer never went out, if any. */
+  async unanswered(payloadHash: string): Promise<PaymentRecord | undefined> {
+    return this.db.use((db) => unansweredPayment(db, payloadHash));
+  }
+
+  /** Claims the answer of a settled payment for one retry; false when it (or its authorization) was answered already. */
+  async claimAnswer(id: string): Promise<boolean> {
+    return this.db.use((db) => claimAnswer(db, id, new Date(this.clock())));
+  }
+
+  /** Records what the chain said about a row it cannot decide yet. */
+  async noteChain(id: string, state: string): Promise<void> {
+    await this.db.use((db) => noteChainState(db, id, state, new Date(this.clock())));
   }
 
   /** One write attempt; true when the row now carries the outcome (or needs nothing more). */
@@ -344,78 +372,3 @@ export class PaymentLedger {
   }
 }
 
-/** Moves a row to its final status when its current status allows; true when a row changed. */
-async function writeOutcome(db: Queryable, id: string, o: PaymentOutcome, now: Date): Promise<boolean> {
-  const txHash = 'txHash' in o ? (o.txHash ?? null) : null;
-  const settledAmount = o.status === 'settled' ? o.settledAmount : null;
-  const payer = o.status === 'settled' ? (o.payer ?? null) : null;
-  const reason = o.status === 'cancelled' ? o.reason : o.status === 'settled' ? null : o.errorReason;
-  const finished = o.status === 'unknown' ? null : now;
-  const rows = await db.query(
-    `UPDATE payments SET status = $2, tx_hash = coalesce($3, tx_hash), settled_amount = $4, payer = coalesce($5, payer),
-       error_reason = $6, updated_at = $7, finished_at = $8
-     WHERE id = $1 AND status IN (${ALLOWED_FROM[o.status].map((s) => `'${s}'`).join(', ')}) RETURNING id`,
-    [id, o.status, txHash, settledAmount, payer, reason, now, finished],
-  );
-  return rows.length > 0;
-}
-
-const RECORD_COLUMNS = `id, request_id, route, resource_url, scheme, network, asset, amount_required::text AS amount_required, pay_to, payer,
-  payload_hash, payment_identifier, authorization_nonce, valid_before, status, tx_hash, settled_amount::text AS settled_amount, facilitator,
-  error_reason, verified_at, updated_at, finished_at`;
-
-type RawRecord = Omit<PaymentRecord, 'valid_before' | 'verified_at' | 'updated_at' | 'finished_at'> & {
-  valid_before: Date | null;
-  verified_at: Date;
-  updated_at: Date;
-  finished_at: Date | null;
-};
-
-export async function listPayments(db: Queryable, f: PaymentFilter): Promise<PaymentRecord[]> {
-  const rows = await db.query<RawRecord>(
-    `SELECT ${RECORD_COLUMNS} FROM payments
-     WHERE ($1::timestamptz IS NULL OR verified_at >= $1) AND ($2::timestamptz IS NULL OR verified_at < $2) AND ($3::text IS NULL OR status = $3)
-     ORDER BY verified_at DESC, id LIMIT $4`,
-    [f.since ?? null, f.until ?? null, f.status ?? null, f.limit ?? 100],
-  );
-  return rows.map((r) => ({
-    ...r,
-    valid_before: r.valid_before?.toISOString() ?? null,
-    verified_at: r.verified_at.toISOString(),
-    updated_at: r.updated_at.toISOString(),
-    finished_at: r.finished_at?.toISOString() ?? null,
-  }));
-}
-
-export async function summarizePayments(db: Queryable, f: Pick<PaymentFilter, 'since' | 'until'>): Promise<PaymentSummaryRow[]> {
-  return db.query<PaymentSummaryRow>(
-    `SELECT to_char(verified_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, route, status, asset, count(*)::integer AS count,
-       sum(amount_required)::text AS amount_required, coalesce(sum(settled_amount), 0)::text AS amount_settled
-     FROM payments
-     WHERE ($1::timestamptz IS NULL OR verified_at >= $1) AND ($2::timestamptz IS NULL OR verified_at < $2)
-     GROUP BY 1, route, status, asset ORDER BY 1 DESC, route, status, asset`,
-    [f.since ?? null, f.until ?? null],
-  );
-}
-
-/** An operator's verdict on an attempt whose outcome was not known. */
-export type Resolution =
-  | { status: 'settled'; txHash: string; settledAmount?: string }
-  | Extract<PaymentOutcome, { status: 'settle_failed' }>
-  | Extract<PaymentOutcome, { status: 'cancelled' }>;
-
-/**
- * Reconciliation by hand (`npm run payments -- resolve`): gives an `unknown` attempt (or a `verified`
- * one left behind by a process that stopped mid-call) its final status. A settled resolution without
- * an amount takes the amount required. Throws a 404 for an unknown id and a 409 for a final row.
- */
-export async function resolvePayment(db: Database, id: string, r: Resolution, now = new Date()): Promise<{ id: string; previous: PaymentStatus; status: PaymentStatus }> {
-  return db.transaction(async (tx) => {
-    const [row] = await tx.query<{ status: PaymentStatus; amount_required: string }>('SELECT status, amount_required::text AS amount_required FROM payments WHERE id = $1 FOR UPDATE', [id]);
-    if (!row) throw new AppError(404, `no payment ${id} in the ledger`);
-    if (row.status !== 'unknown' && row.status !== 'verified') throw new AppError(409, `payment ${id} is already ${row.status}`);
-    const outcome: PaymentOutcome = r.status === 'settled' ? { ...r, settledAmount: r.settledAmount ?? row.amount_required } : r;
-    await writeOutcome(tx, id, outcome, now);
-    return { id, previous: row.status, status: r.status };
-  });
-}

@@ -1,4 +1,4 @@
-// The real server process (`node --import tsx src/server.ts`), for the operator CLIs' tests: on a free port
+// The real server process (`node --import tsx src/server.ts`), for the operator CLIs' and crash tests: on a free port
 // with only the given environment, resolved once its database is open and its admin socket listens.
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -12,6 +12,8 @@ export interface RunningServer {
   output(): string;
   /** SIGTERM; resolves with its exit code. */
   stop(): Promise<number | null>;
+  /** SIGKILL (a crash: nothing is flushed or closed); resolves once the process is gone. */
+  kill(): Promise<void>;
 }
 
 export async function startServerProcess(env: Record<string, string>): Promise<RunningServer> {
@@ -36,6 +38,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<R
     async stop() {
       proc.kill('SIGTERM');
       return exited;
+    },
+    async kill() {
+      proc.kill('SIGKILL');
+      await exited;
     },
   };
 }

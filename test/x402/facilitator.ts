@@ -11,7 +11,8 @@ import { createWalletClient, http, nonceManager, publicActions, type Chain } fro
 import { mnemonicToAccount } from "viem/accounts";
 import { MNEMONIC } from "./chain.ts";
 
-export type FacilitatorMode = "ok" | "drop-settle"; // drop-settle: destroy the socket on /settle (facilitator dies mid-call)
+// drop-settle: destroy the socket on /settle, settling nothing (the facilitator dies mid-call).
+export type FacilitatorMode = "ok" | "drop-settle";
 
 export interface FacilitatorOptions {
   chain: Chain;
@@ -56,7 +57,16 @@ export async function startFacilitator(opts: FacilitatorOptions) {
     calls: { supported: 0, verify: 0, settle: 0 },
     delays: { verifyMs: opts.delays?.verifyMs ?? 0, settleMs: opts.delays?.settleMs ?? 0 },
     log: [] as { op: "verify" | "settle"; receivedAt: number; answeredAt: number }[],
+    /** Resolves once `op` has been received `count` times in all (an event to wait for, not a duration). */
+    received(op: "verify" | "settle", count: number): Promise<void> {
+      return new Promise((resolve) => {
+        const check = () => (state.calls[op] >= count ? resolve() : void waiters.push(check));
+        check();
+      });
+    },
   };
+  const waiters: (() => void)[] = [];
+  const wake = () => { for (const w of waiters.splice(0)) w(); };
   const send = (res: any, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" });
     res.end(JSON.stringify(body, (_k, v) => (typeof v === "bigint" ? v.toString() : v)));
@@ -73,6 +83,7 @@ export async function startFacilitator(opts: FacilitatorOptions) {
         const { paymentPayload, paymentRequirements } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
         const op = req.url === "/verify" ? "verify" : "settle";
         state.calls[op]++;
+        wake();
         if (op === "settle" && state.mode === "drop-settle") return req.socket.destroy();
         const t0 = performance.now();
         const delay = op === "verify" ? state.delays.verifyMs : state.delays.settleMs;

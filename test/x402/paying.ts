@@ -15,6 +15,8 @@ export interface PaidSetting {
   facilitator: string;
   /** The fake exchange the price route asks (Binance and Coinbase). */
   exchange: string;
+  /** The chain's JSON-RPC (X402_RPC_URL), where outcomes the facilitator did not tell are read; none when omitted. */
+  rpcUrl?: string;
 }
 
 /** The variables of a paid app on the test chain; `CACHE_TTL_PRICE_S=0`: every paid call's handler reaches the fake. */
@@ -29,6 +31,7 @@ export function paidEnv(s: PaidSetting, timeoutMs = 3000): Record<string, string
     BINANCE_SPOT_BASE_URL: s.exchange,
     COINBASE_BASE_URL: s.exchange,
     CACHE_TTL_PRICE_S: '0',
+    ...(s.rpcUrl ? { X402_RPC_URL: s.rpcUrl } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { HTTPAdapter } from '@x402/core/server';
 import type { FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../../catalog/route.ts';
+import type { Eip3009Authorization } from './authorization.ts';
 
 const PAYMENT_HEADERS = new Set(['payment-signature', 'x-payment']);
 
@@ -13,8 +14,20 @@ export interface PaymentAttempt {
   entry: CatalogEntry;
   /** SHA-256 (hex) of the payment payload, canonical JSON: what ties an identifier to one payload. */
   payloadHash: string | undefined;
-  /** The x402 payment-identifier the client sent, once this request holds its claim. */
+  /** The x402 payment-identifier the client sent, once this request holds its claim, and the claim's holder token. */
   paymentId: string | undefined;
+  claimOwner?: string;
+  /** The `exact` payment's EIP-3009 authorization, when it carries one. */
+  authorization?: Eip3009Authorization;
+  /** Why the facilitator refused to verify the payment (its invalidReason). */
+  verifyRefusal?: string;
+  /**
+   * How far the settlement got: `sent` (asked, no outcome yet), `settled`, `refused` (the facilitator refused:
+   * nothing moved), `not_landed` (the chain shows it never can), `unknown` (money may have moved).
+   */
+  settle?: 'sent' | 'settled' | 'refused' | 'not_landed' | 'unknown';
+  /** A retry of a payment whose transfer already landed (its ledger row and transaction): answered without settling again. */
+  resume?: { ledgerId: string; txHash: string | null; payer: string };
   /** The ledger row written when the facilitator verified the payment. */
   ledgerId: string | undefined;
   /** Set when the verified payment could not be recorded: the call is refused before anything is settled. */
@@ -65,6 +78,12 @@ export class FastifyAdapter implements HTTPAdapter {
   getBody() {
     return this.attempt.req.body;
   }
+}
+
+/** Whether this attempt may have taken the payer's money (then its payment identifier is never given to another payment). */
+export function moneyMayHaveMoved(attempt: PaymentAttempt): boolean {
+  if (attempt.resume) return true;
+  return attempt.settle !== undefined && attempt.settle !== 'refused' && attempt.settle !== 'not_landed';
 }
 
 /** The attempt behind an SDK hook's context (its transport context carries our adapter), if any. */

@@ -5,6 +5,11 @@
 // body are known but nothing is written yet): success → settle, add PAYMENT-RESPONSE, keep the answer
 // under the payment's identifier; failure → cancel, so nobody pays for an error.
 //
+// A settle that has been sent is waited for as long as its authorization could land (facilitator.ts), and an
+// outcome the facilitator did not tell is read from the chain (ledger-hooks.ts); a retry of a payment whose
+// first attempt never answered is answered from the chain too (resume.ts). Whatever happens, a payment that may
+// have been taken is never answered "try again later".
+//
 // Prefetch (X402_PREFETCH, on by default): when the SDK is about to ask the facilitator to verify an
 // `exact` payment — the header decoded, it matches the route's requirements, its extensions are valid,
 // no stored answer or running twin took it (idempotency) — the route's work starts at the same time
@@ -12,6 +17,7 @@
 // max(verify, handler) + settle instead of verify + handler + settle. A payment that is refused drops
 // the held answer (its upstream data stays in the cache); nothing is settled for it.
 import { decodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentPayload } from '@x402/core/types';
 import {
   SETTLEMENT_OVERRIDES_HEADER,
   withPrivateCacheControl,
@@ -29,16 +35,20 @@ import type { CatalogEntry } from '../../catalog/route.ts';
 import type { PaymentIdStore } from '../../db/payment-ids.ts';
 import type { PaymentLedger } from '../../db/payments.ts';
 import { DatabaseUnavailableError } from '../../db/service.ts';
-import type { ErrorBody } from '../../http/errors.ts';
+import { AppError, type ErrorBody } from '../../http/errors.ts';
 import type { PaymentMetrics } from '../../metrics/metrics.ts';
 import type { PaymentGate } from '../access-control.ts';
 import { discardPrefetch, prefetch } from '../grant.ts';
 import { attemptOf, FastifyAdapter, type PaymentAttempt } from './adapter.ts';
+import { checkValidityWindow, eip3009Of } from './authorization.ts';
 import { assertBazaarDeclarations, bazaarResourceServerExtension, discoveryConfig } from './bazaar.ts';
 import type { BatchOffer } from './batch-settlement.ts';
-import { PAYMENT_IDENTIFIER_DECLARATION, PaymentIdempotency } from './idempotency.ts';
+import { CHAIN_GRACE_MS, type AuthorizationChain } from './chain.ts';
+import { SETTLE_ANSWER_GRACE_MS } from './facilitator.ts';
+import { PAYMENT_IDENTIFIER_DECLARATION, PaymentIdempotency, type ClaimBounds } from './idempotency.ts';
 import { recordPaymentsInLedger } from './ledger-hooks.ts';
-import { facilitatorFailure, HEAD_PAYMENT, MALFORMED_PAYMENT, paymentRequiredBody, paymentTerms } from './responses.ts';
+import { facilitatorFailure, HEAD_PAYMENT, MALFORMED_PAYMENT, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, paymentTerms } from './responses.ts';
+import { resumePayment } from './resume.ts';
 
 export { HEAD_PAYMENT, MALFORMED_PAYMENT, paymentTerms, type PaymentTerms } from './responses.ts';
 
@@ -68,8 +78,12 @@ export interface GateOptions {
   /** The ledger database's health: while it is degraded, no payment is verified (it could not be recorded). */
   database: { readonly degraded: boolean };
   metrics: PaymentMetrics;
-  /** The longest a paid call can take (verify + handler + settle): how long a retry with its identifier waits for it. */
+  /** The longest a paid call without an EIP-3009 authorization can take: how long a retry with its identifier waits for it. */
   paidCallMs: number;
+  /** The payment network's chain (X402_RPC_URL): where outcomes the facilitator did not tell are read. */
+  chain?: AuthorizationChain;
+  /** Aborted when the server closes: waits for the chain end. */
+  signal?: AbortSignal;
   /** batch-settlement beside exact (X402_BATCH_SETTLEMENT), when the facilitator offers it. */
   batch?: { offer(): Promise<BatchOffer | undefined> };
   /** Start the route's work while the facilitator verifies (X402_PREFETCH); default true. */
@@ -79,7 +93,7 @@ export interface GateOptions {
 export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare(): void; initialize(): Promise<void> } {
   const terms = paymentTerms(opts.x402);
   const asset = opts.x402.asset!;
-  const idempotency = new PaymentIdempotency({ store: opts.paymentIds, waitMs: opts.paidCallMs, log: opts.log });
+  const idempotency = new PaymentIdempotency({ store: opts.paymentIds, log: opts.log });
   let server: x402HTTPResourceServer | undefined;
   let init: Promise<void> | undefined;
 
@@ -89,7 +103,16 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       // Adds the request's method to each 402's Bazaar declaration, which fails validation without it (as @x402/express does).
       .registerExtension(bazaarResourceServerExtension);
     batch?.install(resourceServer);
-    recordPaymentsInLedger(resourceServer, { ledger: opts.ledger, metrics: opts.metrics, facilitator: opts.facilitatorName, log: opts.log, isRefund: batch?.isRefund });
+    recordPaymentsInLedger(resourceServer, {
+      ledger: opts.ledger,
+      metrics: opts.metrics,
+      facilitator: opts.facilitatorName,
+      log: opts.log,
+      isRefund: batch?.isRefund,
+      publicBaseUrl: opts.publicBaseUrl,
+      chain: opts.chain,
+      signal: opts.signal,
+    });
     // The SDK calls this right before it asks the facilitator to verify, once the payment decoded, matched the
     // route's requirements and passed its extensions' checks: only a payment that goes to verify starts the work.
     // Only `exact`: its verify is a facilitator round trip. A batch-settlement voucher is checked by this
@@ -154,7 +177,8 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     // Decode the payment header first: the SDK would print a stack trace for garbage; we answer 402 with the reason.
     const plain = new FastifyAdapter(attempt, opts.publicBaseUrl);
     const given = plain.getHeader('payment-signature') ?? plain.getHeader('x-payment');
-    const malformed = given !== undefined && !decodes(given);
+    const decoded = given === undefined ? undefined : decodedPayment(given);
+    const malformed = given !== undefined && !decoded;
     // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
     const headWithPayment = req.method === 'HEAD' && given !== undefined;
     const hidden = malformed || headWithPayment;
@@ -163,8 +187,12 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     if (given !== undefined && !hidden) {
       // No payment is taken that cannot be recorded: with the ledger down, refuse before anything is verified.
       if (opts.database.degraded) throw new DatabaseUnavailableError('the payments ledger is unavailable; no payment is taken that cannot be recorded: try again shortly');
+      attempt.authorization = decoded?.accepted?.scheme === 'exact' ? eip3009Of(decoded) : undefined;
+      // Its outcome is waited for until validBefore: an authorization valid for longer than offered is refused.
+      const tooLong = attempt.authorization && checkValidityWindow(attempt.authorization, opts.x402.maxTimeoutS);
+      if (tooLong) return reply.code(402).send(paymentRequiredBody({}, terms, tooLong));
       // A retry of a payment already answered gets that answer (before the facilitator sees it again).
-      const decision = await idempotency.decide(attempt, given);
+      const decision = await idempotency.decide(attempt, given, claimBounds(req, entry, attempt, opts.paidCallMs));
       if (decision.kind === 'replay') {
         const { status, headers, body } = decision.response;
         return reply.code(status).headers(headers).send(body);
@@ -176,7 +204,22 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     try {
       const http = await ready();
       result = await http.processHTTPRequest(context);
+      if (result.type === 'payment-error' && attempt.verifyRefusal) {
+        // Refused: a used or expiring authorization may be this very payment, whose first attempt never answered.
+        const resumed = await resumePayment(attempt, { ledger: opts.ledger, chain: opts.chain, network: opts.x402.network, signal: opts.signal });
+        if (resumed.kind === 'not_landed') return reply.code(402).send(paymentRequiredBody({}, terms, NOT_CHARGED));
+        if (resumed.kind === 'unknown') {
+          attempt.settle = 'unknown';
+          throw outcomeUnconfirmed();
+        }
+        if (resumed.kind === 'landed') {
+          attempt.resume = { ledgerId: resumed.ledgerId, txHash: resumed.txHash, payer: resumed.payer };
+          attempt.verifyRefusal = undefined;
+          result = await http.processHTTPRequest(context);
+        }
+      }
     } catch (err) {
+      if (err instanceof AppError) throw err;
       throw facilitatorFailure(err, opts.log);
     }
     // The facilitator verified it, but the ledger could not record it: refused before anything is settled.
@@ -237,6 +280,9 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       const responseHeaders: Record<string, string> = {};
       for (const [k, v] of Object.entries(reply.getHeaders())) if (v != null) responseHeaders[k] = String(v);
       const started = performance.now();
+      const attempt = req.x402Attempt;
+      // From here money may move: the payment's identifier is never given to another payment until the outcome is known.
+      if (attempt) attempt.settle ??= 'sent';
       try {
         const settled = await http.processSettlement(
           paid.paymentPayload,
@@ -248,39 +294,68 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
         );
         opts.metrics.settleLatency((performance.now() - started) / 1000);
         if (!settled.success) {
+          // Refused and the chain could not tell (another attempt of the authorization may have paid): never "pay again".
+          if (attempt?.settle === 'unknown') return unconfirmed(reply);
           const r = settled.response;
           reply.code(r.status).headers(r.headers).type('application/json; charset=utf-8');
-          return JSON.stringify(paymentRequiredBody(r.headers, terms, settled.errorReason));
+          return JSON.stringify(paymentRequiredBody(r.headers, terms, attempt?.settle === 'not_landed' ? NOT_CHARGED : settled.errorReason));
         }
         reply.headers(settled.headers);
         reply.header('cache-control', withPrivateCacheControl(cacheControl()));
         // Kept under the payment's identifier before the answer leaves: a retry that crosses it gets the same.
-        const attempt = req.x402Attempt;
         if (attempt) await idempotency.complete(attempt, reply.statusCode, reply.getHeaders(), typeof payload === 'string' ? payload : String(payload));
         return payload;
       } catch (err) {
         opts.metrics.settleLatency((performance.now() - started) / 1000);
-        const failure = facilitatorFailure(err, opts.log);
-        reply.code(failure.statusCode).type('application/json; charset=utf-8');
-        if (failure.retryAfterS !== undefined) reply.header('retry-after', String(failure.retryAfterS));
-        return JSON.stringify({ error: failure.message, source: failure.source } satisfies ErrorBody);
+        // Unheard, then the chain said: never landed (nothing was charged: pay again), or could not tell (send the same payment again).
+        if (attempt?.settle === 'not_landed') {
+          reply.code(402).type('application/json; charset=utf-8');
+          return JSON.stringify(paymentRequiredBody({}, terms, NOT_CHARGED));
+        }
+        if (attempt?.settle === 'refused') return errorBody(reply, facilitatorFailure(err, opts.log));
+        if (attempt) attempt.settle = 'unknown';
+        return unconfirmed(reply);
       }
     },
 
     async onResponse(req) {
-      // Whatever ended the request without a stored success (a refusal, a failed handler or settlement,
-      // an error thrown anywhere), its payment identifier is given up so that a retry may pay.
+      // Whatever ended the request without a stored success (a refusal, a failed handler or settlement, an error
+      // thrown anywhere): its payment identifier is given up when nothing was taken, kept when money may have moved.
       const attempt = req.x402Attempt;
-      if (attempt) await idempotency.abandon(attempt);
+      if (attempt) await idempotency.finish(attempt);
     },
   };
 }
 
-function decodes(header: string): boolean {
+/** An error as the body onSend returns (the reply's status and Retry-After set). */
+function errorBody(reply: FastifyReply, failure: AppError): string {
+  reply.code(failure.statusCode).type('application/json; charset=utf-8');
+  if (failure.retryAfterS !== undefined) reply.header('retry-after', String(failure.retryAfterS));
+  return JSON.stringify({ error: failure.message, source: failure.source } satisfies ErrorBody);
+}
+
+/** 504 for a payment that may have been taken and whose outcome nobody could tell: send the same payment again. */
+const unconfirmed = (reply: FastifyReply) => errorBody(reply, outcomeUnconfirmed());
+
+/** The payment payload of a header, or undefined when it cannot be decoded. */
+function decodedPayment(header: string): PaymentPayload | undefined {
   try {
-    decodePaymentSignatureHeader(header);
-    return true;
+    return decodePaymentSignatureHeader(header);
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** What a payment identifier is bound to (method, matched route, sorted query) and how long its claim may last. */
+function claimBounds(req: FastifyRequest, entry: CatalogEntry, attempt: PaymentAttempt, paidCallMs: number): ClaimBounds {
+  const q = req.url.indexOf('?');
+  const sorted = [...new URLSearchParams(q >= 0 ? req.url.slice(q + 1) : '')].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
+  const query = new URLSearchParams(sorted).toString();
+  const validBeforeMs = attempt.authorization ? attempt.authorization.validBefore * 1000 : undefined;
+  return {
+    request: `${req.method} ${entry.url}${query ? `?${query}` : ''}`,
+    leaseCap: validBeforeMs ?? Infinity,
+    // A twin's settle may be listened to until validBefore (+ its grace), then the chain until it is sure.
+    waitUntil: validBeforeMs !== undefined ? validBeforeMs + SETTLE_ANSWER_GRACE_MS + CHAIN_GRACE_MS : Date.now() + paidCallMs,
+  };
 }

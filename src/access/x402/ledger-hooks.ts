@@ -2,10 +2,14 @@
 // the SDK's own hooks, whatever the scheme:
 //   onAfterVerify            → `verified` (before the handler runs; a ledger that cannot take the row
 //                              aborts the payment: nothing is settled that is not recorded)
-//   onAfterSettle            → `settled` (transaction, amount)
-//   onSettleFailure          → `settle_failed` when the facilitator refused, `unknown` when it could not be
-//                              heard from (a timeout: the transfer may still land; reconcile it)
+//   onAfterSettle            → `settled` (transaction, amount), answered
+//   onSettleFailure          → `settle_failed` when the facilitator refused; when it could not be heard from,
+//                              or refused because the authorization is used, what the chain says
+//                              (settle-outcome.ts): `settled` (and the call answered), `settle_failed`, or
+//                              `unknown`
 //   onVerifiedPaymentCanceled → `cancelled` (the handler failed, or the verify hook aborted)
+//
+// A retry of a payment whose transfer already landed (resume.ts) keeps the first attempt's row (settle-outcome.ts).
 // Each outcome is counted in the metrics too. The final-status writes never fail a paid answer: the ledger
 // retries them in the background (src/db/payments.ts).
 //
@@ -13,17 +17,16 @@
 // deposit (the call that opens a channel) or empty (a voucher, which has no transaction of its own), and the
 // call's charge is `extra.chargedAmount`. A refund of the unused deposit is no paid call: it has no row here
 // (x402_batch_events records it, with the deposit, claims and settlements).
-import { FacilitatorTimeoutError, getFacilitatorResponseError, type x402ResourceServer } from '@x402/core/server';
+import type { x402ResourceServer } from '@x402/core/server';
 import type { SettleResultContext } from '@x402/core/types';
-import { checksumEvmAddress, looksLikeEvmAddress } from '../../params/evm-address.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PaymentLedger } from '../../db/payments.ts';
 import type { PaymentMetrics } from '../../metrics/metrics.ts';
 import { attemptOf, payloadHash } from './adapter.ts';
-import { FacilitatorUnavailableError } from './facilitator.ts';
+import type { AuthorizationChain } from './chain.ts';
+import { address, installResumeHooks, LEDGER_UNAVAILABLE, settleFailure } from './settle-outcome.ts';
 
-/** The reason the SDK is given when the ledger could not record a verified payment (the gate answers 503). */
-export const LEDGER_UNAVAILABLE = 'ledger_unavailable';
+export { LEDGER_UNAVAILABLE } from './settle-outcome.ts';
 
 export interface LedgerHookOptions {
   ledger: PaymentLedger;
@@ -33,6 +36,12 @@ export interface LedgerHookOptions {
   log: FastifyBaseLogger;
   /** A batch-settlement refund (given when batch settlement is on: its predicate comes with the scheme, viem and all). */
   isRefund?: (payload: unknown) => boolean;
+  /** The public base URL: the ledger's resource_url is the matched route's URL under it. */
+  publicBaseUrl: string;
+  /** The payment network's chain, asked when a settle's outcome was not heard (undefined: not asked; `unknown`). */
+  chain?: AuthorizationChain;
+  /** Aborted when the server closes: a wait for the chain ends (the row stays `unknown`, reconciled at the next start). */
+  signal?: AbortSignal;
 }
 
 /** The EIP-3009 authorization of an `exact` EVM payload, for reconciling an `unknown` row on chain. */
@@ -52,12 +61,6 @@ export function chargedAmount(ctx: Pick<SettleResultContext, 'result' | 'require
   return ctx.requirements.amount;
 }
 
-/** One spelling of an address in the ledger (the SDK's results differ: batch-settlement lowercases the payer). */
-function address(value: string | undefined | null): string | null {
-  if (!value) return null;
-  return looksLikeEvmAddress(value) ? checksumEvmAddress(value) : value;
-}
-
 /** A batch-settlement refund: the payer takes its unused deposit back; no call is paid for. */
 function refundTest(opts: LedgerHookOptions) {
   return (ctx: { paymentPayload: { payload: unknown } }): boolean => opts.isRefund?.(ctx.paymentPayload.payload) ?? false;
@@ -71,9 +74,15 @@ export function recordPaymentsInLedger(resourceServer: x402ResourceServer, opts:
     const attempt = attemptOf(ctx);
     if (!ctx.result.isValid) {
       metrics.payment('rejected');
+      if (attempt) attempt.verifyRefusal = ctx.result.invalidReason ?? 'invalid';
       return;
     }
     if (!attempt || isRefund(ctx)) return;
+    // A retry of a payment whose transfer landed: the first attempt's row stands for it.
+    if (attempt.resume) {
+      attempt.ledgerId = attempt.resume.ledgerId;
+      return;
+    }
     const { req, entry } = attempt;
     const payload = ctx.paymentPayload;
     attempt.payloadHash ??= payloadHash(payload);
@@ -82,7 +91,8 @@ export function recordPaymentsInLedger(resourceServer: x402ResourceServer, opts:
       attempt.ledgerId = await ledger.recordVerified({
         requestId: req.id,
         route: entry.url,
-        resourceUrl: payload.resource?.url ?? entry.url,
+        // What the server knows: the matched route's URL, never the payload's (the payer wrote that).
+        resourceUrl: `${opts.publicBaseUrl}${entry.url}`,
         scheme: ctx.requirements.scheme,
         network: ctx.requirements.network,
         asset: ctx.requirements.asset,
@@ -104,30 +114,26 @@ export function recordPaymentsInLedger(resourceServer: x402ResourceServer, opts:
     }
   });
 
+  installResumeHooks(resourceServer, opts);
+
   resourceServer.onAfterSettle(async (ctx) => {
     if (isRefund(ctx)) return;
     metrics.payment('settled');
-    const id = attemptOf(ctx)?.ledgerId;
+    const attempt = attemptOf(ctx);
+    if (attempt) attempt.settle = 'settled';
+    const id = attempt?.ledgerId;
     if (!id) return;
     // A voucher's transaction is empty: it is claimed and settled later, with others (x402_batch_events).
-    void ledger.recordSettled(id, { txHash: ctx.result.transaction || null, settledAmount: chargedAmount(ctx), payer: address(ctx.result.payer) });
+    void ledger.recordSettled(id, { txHash: ctx.result.transaction || null, settledAmount: chargedAmount(ctx), payer: address(ctx.result.payer), answered: true });
   });
 
-  resourceServer.onSettleFailure(async (ctx) => {
-    if (isRefund(ctx)) return;
-    const id = attemptOf(ctx)?.ledgerId;
-    const fe = getFacilitatorResponseError(ctx.error);
-    // A facilitator that could not be heard from may still have sent the transfer: the outcome is unknown.
-    const unheard = fe instanceof FacilitatorUnavailableError || fe instanceof FacilitatorTimeoutError;
-    const reason = String((ctx.error as { errorReason?: unknown })?.errorReason ?? ctx.error?.message ?? 'settlement failed');
-    metrics.payment(unheard ? 'unknown' : 'settle_failed');
-    if (!id) return;
-    if (unheard) void ledger.recordUnknown(id, { errorReason: reason });
-    else void ledger.recordSettleFailed(id, { errorReason: reason });
-  });
+  // Refused, or not heard from: the chain may say the transfer landed after all (settle-outcome.ts).
+  resourceServer.onSettleFailure((ctx) => settleFailure(ctx, opts));
 
   resourceServer.onVerifiedPaymentCanceled(async (ctx) => {
     const attempt = attemptOf(ctx);
+    // A retry of a landed payment is never cancelled: its money moved with the first attempt.
+    if (attempt?.resume) return;
     metrics.payment('cancelled');
     if (!attempt?.ledgerId) return;
     const why = ctx.responseStatus ? `${ctx.reason}: ${ctx.responseStatus}` : ctx.reason;

@@ -68,3 +68,19 @@ export function facilitatorFailure(err: unknown, log: FastifyBaseLogger): AppErr
   log.error({ err }, 'x402 payment processing failed');
   return new AppError(503, 'payment processing unavailable; try again later', 'facilitator', { retryAfterS: FACILITATOR_RETRY_AFTER_S });
 }
+
+/** The reason of the 402 for a payment whose settlement never landed and can no longer land. */
+export const NOT_CHARGED = 'the payment was not settled before its authorization expired (validBefore), and can no longer be: nothing was charged; sign a new payment';
+
+/**
+ * A payment that may have been taken, whose outcome neither the facilitator nor the chain told in time: never
+ * "try again later" (which an agent reads as "pay again"), but "send this same payment again".
+ */
+export function outcomeUnconfirmed(): AppError {
+  return new AppError(
+    504,
+    "the payment's settlement could not be confirmed (neither the facilitator nor the chain answered in time) and it may have been taken: resend this same PAYMENT-SIGNATURE to get this call's answer (it is never charged twice); do not sign a new payment",
+    'facilitator',
+    { retryAfterS: FACILITATOR_RETRY_AFTER_S },
+  );
+}
