@@ -70,7 +70,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, ...(options.batch ? { batch: { authorizerIndex: 4 } } : {}) });
   const facProxy = options.facilitatorProxy ? await new LossyProxy(fac.url).start() : undefined;
   const { app } = await makeApp({
-    ...paidEnv({ network: chain.network, asset: fx.usdc, payTo, facilitator: facProxy?.url ?? fac.url, exchange: upstream.url }),
+    // The chain's RPC too: an outcome the facilitator does not tell (a settle answer lost) is read from the chain.
+    ...paidEnv({ network: chain.network, asset: fx.usdc, payTo, facilitator: facProxy?.url ?? fac.url, exchange: upstream.url, rpcUrl: chain.rpcUrl }),
     ...TEST_KEY_ENV,
     ALTERNATIVE_ME_BASE_URL: upstream.url,
     DATA_DIR: await pgliteDataDir(),
