@@ -120,27 +120,36 @@ function checkDataDir(dir: string): string[] {
     );
   }
   const narrowed: string[] = [];
-  narrow(dir, st, narrowed);
+  if (walked.has(dir)) {
+    // Walked once in this process (1,000 entries for a cluster, tens of ms on a busy machine): what it made since is owner-only.
+    if (st.mode & 0o077) narrow(dir, st, narrowed, false);
+    return narrowed;
+  }
+  narrow(dir, st, narrowed, true);
+  walked.add(dir);
   return narrowed;
 }
 
+/** The DATA_DIRs whose whole tree this process has narrowed (the server's admin channel, then its database). */
+const walked = new Set<string>();
+
 /**
- * Removes group and other bits from `path` and everything below it (symbolic links are left alone).
+ * Removes group and other bits from `path` and (`below`) everything below it (symbolic links are left alone).
  * Write bits included, without refusing: earlier versions left every database file 0666 (PGlite sets
  * that mode itself), in directories 0755 under the usual umask, so refusing those would stop every
  * upgrade; what start-up narrowed is logged.
  */
-function narrow(path: string, st: Stats, narrowed: string[]): void {
+function narrow(path: string, st: Stats, narrowed: string[], below: boolean): void {
   if (st.isSymbolicLink()) return;
   if (st.mode & 0o077) {
     if (st.uid !== uid()) throw new UnsafeDataDirError(path, `belongs to uid ${st.uid} and others may use it (mode ${octal(st.mode)}): remove it, or give it to the user running marketgate (uid ${uid()})`);
     chmodSync(path, st.mode & 0o7700);
     narrowed.push(path);
   }
-  if (!st.isDirectory()) return;
+  if (!below || !st.isDirectory()) return;
   for (const name of readdirSync(path)) {
     const child = join(path, name);
-    narrow(child, lstatSync(child), narrowed);
+    narrow(child, lstatSync(child), narrowed, true);
   }
 }
 
