@@ -7,7 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { AdminChannel } from '../src/admin/channel.ts';
 import { prepareDataDir, UnsafeDataDirError } from '../src/db/data-dir.ts';
+import { acquireLock, DirLockedError } from '../src/db/dir-lock.ts';
 import { pglitePaths } from '../src/db/pglite.ts';
 import { pgliteDataDir, removeTempDirs, tempDir } from './db-helpers.ts';
 import { serverExit, startServerProcess } from './servers/marketgate.ts';
@@ -166,4 +168,30 @@ describe('one DATA_DIR, one instance', () => {
       expect(await server.stop()).toBe(0);
     }
   }, 240_000);
+});
+
+describe('locks and start-up races', () => {
+  const log = { info() {}, warn() {}, error() {} };
+
+  it("a lock holding this process's id that this process did not take (a container's process 1 after a crash) is taken over; one it holds is not", () => {
+    const path = join(tempDir(), 'pglite.lock');
+    writeFileSync(path, `${process.pid}\n`);
+    const lock = acquireLock(path);
+    expect(() => acquireLock(path)).toThrow(DirLockedError);
+    lock.release();
+    expect(() => acquireLock(path).release()).not.toThrow();
+  });
+
+  it('the admin socket is taken under a lock: while another running process holds it (starting on this DATA_DIR), start-up stops', async () => {
+    const dataDir = tempDir();
+    const socket = join(dataDir, 'admin.sock');
+    writeFileSync(`${socket}.lock`, `${process.ppid}\n`); // a running process: our parent
+    await expect(new AdminChannel(socket, log).listen()).rejects.toThrow(`another marketgate instance is running on DATA_DIR ${dataDir}`);
+    writeFileSync(`${socket}.lock`, '999999999\n'); // left by a process that is gone: taken over
+    const channel = new AdminChannel(socket, log);
+    await channel.listen();
+    expect(lstatSync(socket).isSocket()).toBe(true);
+    expect(readdirSync(dataDir).sort()).toEqual(['admin.sock']); // the lock is released once the socket is bound
+    await channel.close();
+  });
 });

@@ -17,6 +17,7 @@ import { connect } from 'node:net';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { keepFilesOwnerOnly, prepareDataDir } from '../db/data-dir.ts';
+import { acquireLock, DirLockedError } from '../db/dir-lock.ts';
 import { AppError } from '../http/errors.ts';
 
 export interface AdminRequest {
@@ -66,8 +67,27 @@ export class AdminChannel {
     keepFilesOwnerOnly();
     const narrowed = prepareDataDir(dirname(this.socketPath));
     if (narrowed.length) this.log.warn({ dataDir: dirname(this.socketPath), narrowed: narrowed.length, first: narrowed[0] }, 'DATA_DIR had files others could read: narrowed to their owner');
-    await removeStaleSocket(this.socketPath);
+    // Held from the stale-socket check to the bind: two instances starting at once after a crash would each
+    // find the socket stale, and the second would unlink the first one's new socket and take its place.
+    let lock;
+    try {
+      lock = acquireLock(`${this.socketPath}.lock`);
+    } catch (err) {
+      if (err instanceof DirLockedError) throw new Error(secondInstance(this.socketPath));
+      throw err;
+    }
     const server = createServer((req, res) => void this.handle(req, res));
+    try {
+      await removeStaleSocket(this.socketPath);
+      await this.bind(server);
+    } finally {
+      lock.release();
+    }
+    this.server = server;
+    this.log.info({ socket: this.socketPath }, 'admin channel listening');
+  }
+
+  private async bind(server: Server): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       // Created under a umask of at least 077 (keepFilesOwnerOnly), in a directory only this user may enter.
@@ -81,8 +101,6 @@ export class AdminChannel {
       throw err;
     });
     chmodSync(this.socketPath, 0o600);
-    this.server = server;
-    this.log.info({ socket: this.socketPath }, 'admin channel listening');
   }
 
   async close(): Promise<void> {
