@@ -50,6 +50,11 @@ export function keepFilesOwnerOnly(): void {
  * system (a directory this user cannot create) is thrown as it is.
  */
 export function prepareDataDir(dataDir: string): string[] {
+  if (process.platform === 'win32') {
+    // No POSIX modes to check (every file reads as 0666): the directory's ACL is the operator's to set.
+    mkdirSync(dataDir, { recursive: true });
+    return [];
+  }
   const target = resolve(dataDir);
   const missing: string[] = [];
   let existing = target;
