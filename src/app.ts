@@ -300,21 +300,16 @@ const notClosing = (db: Database): Database => ({
 });
 
 /**
- * What the serving process starts once it listens: the database opens in the background (PGlite
- * takes seconds; /health answers meanwhile, requests that need it wait up to DB_TIMEOUT_MS), and the
- * admin socket the CLIs use. An app that is only built (tests, `npm run docs`) opens its database
- * when a request first needs it, and has no admin socket.
+ * What the serving process starts once it listens (server.ts has taken the admin socket the CLIs use
+ * before): the database opens in the background (PGlite takes seconds; /health answers meanwhile,
+ * requests that need it wait up to DB_TIMEOUT_MS). An app that is only built (tests, `npm run docs`)
+ * opens its database when a request first needs it, and has no admin socket.
  */
 export async function startStorage(app: FastifyInstance): Promise<void> {
   app.services.db.start();
   app.services.keys.start();
   // Payments left unfinished by a crash or a restart are settled or closed from what the chain says.
   app.x402Reconciler?.start();
-  try {
-    await app.services.admin.listen();
-  } catch (err) {
-    app.log.error({ err: String((err as Error).message) }, 'admin channel not available: npm run payments and npm run keys cannot reach this server');
-  }
 }
 
 /** x402 is on when enabled and a payee is set; otherwise paid routes need an API key. */

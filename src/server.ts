@@ -4,10 +4,13 @@ import { format } from 'node:util';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, startStorage } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { keepFilesOwnerOnly } from './db/data-dir.ts';
 import { explainConfigError, loadEnvFile, type EnvFile } from './env.ts';
 import { loadHttpLibrary } from './http/http-client.ts';
 
 async function main(): Promise<void> {
+  // Every file the server creates (the database's, the admin socket) is its operator's alone, whatever the umask it was started with.
+  keepFilesOwnerOnly();
   let config;
   let envFile: EnvFile | undefined;
   try {
@@ -43,6 +46,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
+  // Before the port: DATA_DIR is checked and made owner-only, and its admin socket taken. A DATA_DIR others
+  // may write, or one another instance already serves, stops start-up here with a message naming it.
+  await app.services.admin.listen();
   await app.listen({ port: config.port, host: config.host });
   // The HTTP client's library was left out of start-up: loaded in the background a moment later (after the
   // first health checks), so the first upstream call need not wait for it (an earlier one loads it itself).

@@ -2,9 +2,10 @@
 // answers is served again without its handler, byte for byte what the handler would write (only the
 // time it is served and the sources' ages move), never past the first source's TTL, never to a request
 // the access checks or the rate limit refuse, and never when the data reads the clock beyond what it says.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { AnswerMemo } from '../src/http/answer-memo.ts';
 import { derived, envelope, sourceMeta } from '../src/http/envelope.ts';
+import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { recorded } from './fixtures.ts';
 import { useFakeUpstreamApps } from './helpers.ts';
 
@@ -19,7 +20,9 @@ const KEYS = ['key-1', 'key-2', 'key-3', 'key-4', 'key-5'];
 const keyed = (n: number) => ({ 'x-api-key': KEYS[n - 1]! });
 const TEST_KEY = keyed(1);
 
-const t = useFakeUpstreamApps(['binance', 'alternative', 'goplus'], (urls) => ({
+// The usage test reads the database: a ready embedded one (a fresh DATA_DIR would run initdb inside that test, 10 to 40 s of CPU on a busy machine).
+const t = useFakeUpstreamApps(['binance', 'alternative', 'goplus'], async (urls) => ({
+  DATA_DIR: await pgliteDataDir(),
   API_KEYS: KEYS.join(','),
   KEY_RATE_LIMIT: '5',
   BINANCE_SPOT_BASE_URL: urls.binance,
@@ -51,6 +54,7 @@ function settled(body: string) {
 }
 
 afterEach(() => vi.useRealTimers());
+afterAll(() => removeTempDirs());
 
 describe('the cached path\'s fast lane', () => {
   it.each([

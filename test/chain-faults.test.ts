@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { FakeReply, SeenRequest } from './fakes/fake-upstream.ts';
 import { recordedJsonRpc } from './fakes/recorded-rpc.ts';
 import { recorded } from './fixtures.ts';
-import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
+import { PAST_DEADLINE_MS, TEST_DEADLINE_MS, TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
 const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, RPC_URL_ETHEREUM: url }), { headers: TEST_KEY });
 
@@ -103,10 +103,10 @@ describe('answers that cannot be used are 502 naming the chain', () => {
   });
 
   it('a node that does not answer in time', async () => {
-    fake.route('POST /', { delayMs: 1500, body: {} });
+    fake.route('POST /', { delayMs: PAST_DEADLINE_MS, body: {} });
     const res = await get(`/v1/chain-block?block=1`);
     expect(res.statusCode).toBe(502);
-    expect(res.json()).toEqual({ error: 'rpc:ethereum did not answer within 400 ms', source: 'rpc:ethereum' });
+    expect(res.json()).toEqual({ error: `rpc:ethereum did not answer within ${TEST_DEADLINE_MS} ms`, source: 'rpc:ethereum' });
   });
 });
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream, type FakeReply } from './fakes/fake-upstream.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { recorded } from './fixtures.ts';
-import { makeApp, TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp, type TestApp } from './helpers.ts';
+import { makeApp, TEST_DEADLINE_MS, TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp, type TestApp } from './helpers.ts';
 import { LIDO } from './fakes/defillama.ts';
 
 const CHAINS = '/v2/chains';
@@ -16,7 +16,7 @@ const t = useFakeUpstreamApp(
     DEFILLAMA_BASE_URL: url,
     DEFILLAMA_STABLECOINS_BASE_URL: url,
     DEFILLAMA_YIELDS_BASE_URL: url,
-    // The yields document has its own deadline, far above the 400 ms of the other test calls (a worker thread starts per parse).
+    // The yields document has its own deadline, far above the TEST_DEADLINE_MS of the other test calls (a worker thread starts per parse).
     DEFILLAMA_YIELDS_DEADLINE_MS: '15000',
     DEFILLAMA_YIELDS_MAX_BODY_BYTES: String(1024 * 1024),
   }),
@@ -106,8 +106,8 @@ describe('GET /v1/defi-tvl?view=stablecoins', () => {
 
 describe('GET /v1/defi-tvl?view=yields', () => {
   it('answers the recorded pool (parsed on a worker thread), within its own deadline', async () => {
-    // Slower than the 400 ms deadline of every other call in this app: the yields document has its own.
-    fake.route(`GET ${POOLS}`, { body: recorded('defillama__yields_pools.json'), delayMs: 700 });
+    // Slower than the deadline of every other call in this app (TEST_DEADLINE_MS): the yields document has its own.
+    fake.route(`GET ${POOLS}`, { body: recorded('defillama__yields_pools.json'), delayMs: TEST_DEADLINE_MS + 500 });
     const res = await get('/v1/defi-tvl?view=yields');
     expect(res.statusCode, res.body).toBe(200);
     // tvlUsd, apy, apyBase, apyReward (null) and stablecoin as sent; ilRisk "no" → false.

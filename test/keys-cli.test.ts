@@ -166,6 +166,25 @@ describe('npm run keys, embedded database', () => {
     }
   }, 60_000);
 
+  it('a label with control characters cannot forge rows: list and create show them escaped, --json keeps them as JSON escapes', async () => {
+    // An escape sequence that clears the line and recolours, a carriage return, and a newline with a whole forged row after it.
+    const label = `mallory\x1b[2K\x1b[32m\rkey_0000000000ff\tactive\n${'key_000000000000'}\tactive\t2026-01-01T00:00:00.000Z\tforged\u202e`;
+    const r = await keys({ DATA_DIR: dataDir }, ['create', '--label', label]);
+    expect(r.code, r.stderr).toBe(0);
+    const shown = 'mallory\\x1b[2K\\x1b[32m\\x0dkey_0000000000ff\\x09active\\x0akey_000000000000\\x09active\\x092026-01-01T00:00:00.000Z\\x09forged\\u202e';
+    expect(r.stdout.split('\n')[0]).toBe(`created ${created(r).id} (${shown}) in PGlite in ${pglitePaths(dataDir).cluster}`);
+    const list = await keys({ DATA_DIR: dataDir }, ['list']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u202e]/);
+    const rows = list.stdout.trimEnd().split('\n');
+    expect(rows).toHaveLength(3); // alice, bob and mallory: one line each
+    expect(rows.map((l) => l.split('\t'))).toContainEqual([created(r).id, 'active', expect.stringMatching(/^\d{4}-/), shown]);
+    expect(rows.some((l) => l.includes('forged') && !l.startsWith(created(r).id))).toBe(false);
+    const json = await keys({ DATA_DIR: dataDir }, ['list', '--json']);
+    expect(json.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u202e]/);
+    expect(JSON.parse(json.stdout).find((k: { id: string }) => k.id === created(r).id).label).toBe(label);
+  }, 60_000);
+
   it('no database yet: list says so, revoke says there is nothing to revoke; usage errors exit 2', async () => {
     const empty = tempDir();
     const list = await keys({ DATA_DIR: empty }, ['list']);

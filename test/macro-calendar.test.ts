@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 import { BUILT_IN_MACRO_CALENDAR, knownThrough } from '../src/data/macro-calendar.ts';
 import { fedDecisionEventTicker } from '../src/sources/kalshi.ts';
 import { recorded } from './fixtures.ts';
-import { makeApp, useFakeUpstreamApp } from './helpers.ts';
+import { makeApp, PAST_DEADLINE_MS, TEST_DEADLINE_MS, useFakeUpstreamApp } from './helpers.ts';
 
 const { fake, get } = useFakeUpstreamApp((url) => ({ KALSHI_BASE_URL: url, FREE_RATE_LIMIT: '100000' }));
 
@@ -160,7 +160,7 @@ describe('GET /v1/macro-calendar', () => {
 
   it.each([
     ['HTTP 500', { status: 500, body: 'oops' }, 'kalshi failed: kalshi answered HTTP 500'],
-    ['a timeout', { delayMs: 1500, body: {} }, 'kalshi failed: kalshi did not answer within 400 ms'],
+    ['a timeout', { delayMs: PAST_DEADLINE_MS, body: {} }, `kalshi failed: kalshi did not answer within ${TEST_DEADLINE_MS} ms`],
     ['a drifted body', { body: { events: 'none' } }, 'kalshi failed: kalshi returned an unexpected response shape at events'],
   ])('still answers 200 from its own dates when Kalshi fails (%s): odds null with the reason', async (_n, reply, reason) => {
     fake.route('GET /events', reply);

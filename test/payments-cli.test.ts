@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { openDatabase, type DatabaseSettings } from '../src/db/open.ts';
 import { PaymentLedger, type VerifiedPayment } from '../src/db/payments.ts';
+import { escapeControl } from '../src/http/control-chars.ts';
 import { memoryLog, pgliteDataDir, removeTempDirs, serviceOver, tempDir } from './db-helpers.ts';
 import { startPostgres, type TestPostgres } from './servers/postgres.ts';
 
@@ -234,4 +235,25 @@ describe('npm run payments, DATABASE_URL', () => {
       ['settled', 1],
     ]);
   }, 120_000);
+
+  it('text payers and facilitators wrote is stored and shown with its control characters escaped: one row per payment', async () => {
+    const db = await openDatabase(settings);
+    const ledger = new PaymentLedger(serviceOver(db), { log: memoryLog() });
+    // A forged row after a newline, an escape sequence that clears the screen, a carriage return.
+    const forged = `\n2026-01-01T00:00:00Z  settled  /v1/price  1000 USDC`;
+    const id = await ledger.recordVerified({ ...attempt('req-forged'), payer: `0x2222\x1b[2J\r${forged}` });
+    await ledger.recordCancelled(id, `handler_failed\x1b]0;owned\x07${forged}\u009b31m`);
+    await db.close();
+    const list = await cli({ DATABASE_URL: settings.url! }, ['list']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    const lines = list.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1 + 4); // the header, the three seeded payments and this one
+    const row = lines.find((l) => l.includes(id))!;
+    expect(row).toContain('0x2222\\x1b[2J\\x0d\\x0a2026-01-01T00:00:00Z  settled  /v1/price  1000 USDC');
+    expect(row).toMatch(/handler_failed\\x1b]0;owned\\x07\\x0a2026-01-01T00:00:00Z  settled  \/v1\/price  1000 USDC\\x9b31m$/);
+    const json = await cli({ DATABASE_URL: settings.url! }, ['list', '--json']);
+    expect(json.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    expect(JSON.parse(json.stdout).find((r: { id: string }) => r.id === id)).toMatchObject({ payer: escapeControl(`0x2222\x1b[2J\r${forged}`), error_reason: escapeControl(`handler_failed\x1b]0;owned\x07${forged}\u009b31m`) });
+  }, 60_000);
 });

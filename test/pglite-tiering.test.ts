@@ -28,10 +28,12 @@ describe('PGlite on baseline code', () => {
       maxBuffer: 1 << 26,
     });
     expect(stdout).toContain('done');
-    // PostgreSQL is the module of thousands of functions (tsx's own small one, compiled before the
-    // database's flag is set, is not the server's: the compiled server does not load it).
+    // PostgreSQL is the module of thousands of functions (tsx's own small one, about 50, compiled before the
+    // database's flag is set, is not the server's: the compiled server does not load it). How many of them
+    // V8 compiled before the process ended depends on the machine's load: each function the statements call
+    // is compiled when first called, the rest in the background (2,290 on a quiet machine, 932 on a loaded one).
     const [pglite] = [...compiledByModule(stdout).values()].sort((a, b) => b.length - a.length);
-    expect(pglite!.length).toBeGreaterThan(1000);
+    expect(pglite!.length).toBeGreaterThan(500);
     expect(pglite!.filter((tier) => tier !== 'Liftoff')).toEqual([]);
   }, 120_000);
 });

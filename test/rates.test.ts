@@ -5,9 +5,9 @@ import { parseYieldCurveCsv } from '../src/sources/treasury.ts';
 import type { FakeReply } from './fakes/fake-upstream.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { recordedText } from './fixtures.ts';
-import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
+import { PAST_DEADLINE_MS, TEST_DEADLINE_MS, TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 
-const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, TREASURY_BASE_URL: url, TREASURY_DEADLINE_MS: '400' }), { headers: TEST_KEY });
+const { fake, get } = useFakeUpstreamApp((url) => ({ ...TEST_KEY_ENV, TREASURY_BASE_URL: url, TREASURY_DEADLINE_MS: String(TEST_DEADLINE_MS) }), { headers: TEST_KEY });
 
 const CSV_2026 = recordedText('treasury__daily_par_yield_curve_2026.TRIMMED.csv');
 const CSV_2025 = recordedText('treasury__daily_par_yield_curve_2025_blank_cell.TRIMMED.csv');
@@ -71,7 +71,7 @@ describe('GET /v1/rates', () => {
 
   it.each<[string, FakeReply, string]>([
     ['HTTP 500', { status: 500, body: 'oops' }, 'treasury answered HTTP 500'],
-    ['a timeout', { delayMs: 1500, body: CSV_2025 }, 'treasury did not answer within 400 ms'],
+    ['a timeout', { delayMs: PAST_DEADLINE_MS, body: CSV_2025 }, `treasury did not answer within ${TEST_DEADLINE_MS} ms`],
   ])('on the first business day of a year, the previous-year file failing (%s) still serves the newest curve, previous null', async (_n, reply, error) => {
     at('2026-01-02T22:00:00Z');
     // EDITED recorded 2026 file: its newest row, dated 01/02/2026, alone (the year's first publication).

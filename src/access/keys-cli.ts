@@ -17,6 +17,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AdminRequestError, AdminUnreachableError, adminRequest } from '../admin/client.ts';
 import { listing, type KeyListing, type KeyWriteAnswer } from '../admin/key-routes.ts';
+import { controlFreeJson, escapeControl } from '../http/control-chars.ts';
 import { importKeyFile, insertKey, listKeys, revokeKey, type NewKey } from '../db/api-keys.ts';
 import type { Database } from '../db/database.ts';
 import { lockOwner } from '../db/dir-lock.ts';
@@ -77,22 +78,23 @@ async function main(argv: string[]): Promise<void> {
       case 'create': {
         const { id, key } = generateKey();
         const { key: created } = await admin.create({ id, label: task.label, hash: hashKey(key) });
-        console.log(`created ${created.id} (${created.label}) in ${admin.where}`);
+        console.log(`created ${created.id} (${escapeControl(created.label)}) in ${admin.where}`);
         console.log(`key: ${key}`);
         console.log('This key is shown once; only its hash is stored. Send it as the x-api-key header.');
         break;
       }
       case 'list': {
         const keys = await admin.list();
-        if (task.json) console.log(JSON.stringify(keys, null, 2));
+        // Labels are shown with control characters escaped: one key, one line, whatever its label holds.
+        if (task.json) console.log(controlFreeJson(keys));
         else if (keys.length === 0) console.log(`no keys in ${admin.where}`);
-        else for (const k of keys) console.log([k.id, k.revoked_at ? `revoked ${k.revoked_at}` : 'active', k.created_at, k.label].join('\t'));
+        else for (const k of keys) console.log([k.id, k.revoked_at ? `revoked ${k.revoked_at}` : 'active', k.created_at, k.label].map(escapeControl).join('\t'));
         break;
       }
       case 'revoke': {
         const done = await admin.revoke(task.id);
         if (!done) throw new CliError(`no key with id ${task.id} in ${admin.where}`);
-        const name = `${done.key.id} (${done.key.label})`;
+        const name = `${done.key.id} (${escapeControl(done.key.label)})`;
         if (done.already) console.log(`${name} was already revoked at ${done.key.revoked_at}`);
         else console.log(`revoked ${name}: ${propagation(admin, done, settings)}`);
         break;

@@ -1,4 +1,5 @@
-// The admin channel: a tiny HTTP server on a Unix socket, DATA_DIR/admin.sock (mode 0600), through
+// The admin channel: a tiny HTTP server on a Unix socket, DATA_DIR/admin.sock (mode 0600, in DATA_DIR
+// made owner-only first: see db/data-dir.ts), through
 // which the operator's CLIs ask the running server for what only it may read (the embedded database
 // belongs to the server's process). Never on the public port: nothing about payers or revenue is
 // served there.
@@ -10,11 +11,13 @@
 //
 // Handlers are registered per method and path (payments now; the keys CLI can add its own later);
 // each answers `{ data }` or `{ error }` as JSON.
-import { chmodSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
+import { keepFilesOwnerOnly, prepareDataDir } from '../db/data-dir.ts';
+import { acquireLock, DirLockedError } from '../db/dir-lock.ts';
 import { AppError } from '../http/errors.ts';
 
 export interface AdminRequest {
@@ -27,6 +30,7 @@ export type AdminHandler = (req: AdminRequest) => Promise<unknown>;
 
 export interface AdminLog {
   info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
 
@@ -49,27 +53,54 @@ export class AdminChannel {
     return this;
   }
 
-  /** Listens on the socket (mode 0600). A stale socket left by a dead server is replaced; a live one is an error. */
+  /**
+   * Listens on the socket (mode 0600). Its directory is checked and made owner-only first (an unsafe one
+   * is an UnsafeDataDirError), so no other user can connect even in the instant before the chmod. A stale
+   * socket left by a dead server is replaced; one a live server answers on is an error: this DATA_DIR is
+   * another instance's.
+   */
   async listen(): Promise<void> {
     if (this.server) return;
     if (Buffer.byteLength(this.socketPath) > MAX_SOCKET_PATH) {
       throw new Error(`admin socket path ${this.socketPath} is longer than ${MAX_SOCKET_PATH} bytes: use a shorter DATA_DIR`);
     }
-    mkdirSync(dirname(this.socketPath), { recursive: true, mode: 0o700 });
-    await removeStaleSocket(this.socketPath);
+    keepFilesOwnerOnly();
+    const narrowed = prepareDataDir(dirname(this.socketPath));
+    if (narrowed.length) this.log.warn({ dataDir: dirname(this.socketPath), narrowed: narrowed.length, first: narrowed[0] }, 'DATA_DIR had files others could read: narrowed to their owner');
+    // Held from the stale-socket check to the bind: two instances starting at once after a crash would each
+    // find the socket stale, and the second would unlink the first one's new socket and take its place.
+    let lock;
+    try {
+      lock = acquireLock(`${this.socketPath}.lock`);
+    } catch (err) {
+      if (err instanceof DirLockedError) throw new Error(secondInstance(this.socketPath));
+      throw err;
+    }
     const server = createServer((req, res) => void this.handle(req, res));
+    try {
+      await removeStaleSocket(this.socketPath);
+      await this.bind(server);
+    } finally {
+      lock.release();
+    }
+    this.server = server;
+    this.log.info({ socket: this.socketPath }, 'admin channel listening');
+  }
+
+  private async bind(server: Server): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      // The socket is created with the process umask (0755 at most under the usual 022: others may not
-      // connect, since connecting needs write permission), then narrowed to 0600.
+      // Created under a umask of at least 077 (keepFilesOwnerOnly), in a directory only this user may enter.
       server.listen(this.socketPath, () => {
         server.off('error', reject);
         resolve();
       });
+    }).catch((err: NodeJS.ErrnoException) => {
+      // Two instances starting at once: the other one bound the socket between our check and our listen.
+      if (err.code === 'EADDRINUSE') throw new Error(secondInstance(this.socketPath));
+      throw err;
     });
     chmodSync(this.socketPath, 0o600);
-    this.server = server;
-    this.log.info({ socket: this.socketPath }, 'admin channel listening');
   }
 
   async close(): Promise<void> {
@@ -133,9 +164,13 @@ async function removeStaleSocket(path: string): Promise<void> {
     });
     s.once('error', () => resolve(false));
   });
-  if (live) throw new Error(`another server answers on ${path}: is a second server running with the same DATA_DIR?`);
+  if (live) throw new Error(secondInstance(path));
   unlinkSync(path);
 }
+
+const secondInstance = (socket: string) =>
+  `another marketgate instance is running on DATA_DIR ${dirname(socket)} (its admin socket ${socket} answers): ` +
+  'give each instance its own DATA_DIR (several instances share a PostgreSQL server through DATABASE_URL, not a DATA_DIR)';
 
 /** An admin request's query or body read with `schema`; its first problem is a 400 naming the field. */
 export function parseAdminInput<T>(schema: z.ZodType<T>, value: unknown): T {

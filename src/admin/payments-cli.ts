@@ -22,6 +22,7 @@ import { pglitePaths } from '../db/pglite.ts';
 import { DATABASE_ENV } from '../db/env.ts';
 import { ConfigError, explainConfigError, loadEnvFile, parseEnv, type EnvFile } from '../env.ts';
 import { AdminRequestError, AdminUnreachableError, adminRequest } from './client.ts';
+import { controlFreeJson, escapeControl } from '../http/control-chars.ts';
 
 const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--until TIME] [--status ${PAYMENT_STATUSES.join('|')}] [--limit N] [--json]
        npm run payments -- summary [--since 30d] [--until TIME] [--json]
@@ -81,22 +82,22 @@ async function main(argv: string[]): Promise<void> {
     switch (task.command) {
       case 'list': {
         const rows = await ledger.list(task.filter);
-        console.log(flags.json ? JSON.stringify(rows, null, 2) : listTable(rows));
+        console.log(flags.json ? controlFreeJson(rows) : listTable(rows));
         break;
       }
       case 'summary': {
         const summary = await ledger.summary(task.filter);
-        console.log(flags.json ? JSON.stringify(summary, null, 2) : summaryTable(summary));
+        console.log(flags.json ? controlFreeJson(summary) : summaryTable(summary));
         break;
       }
       case 'resolve': {
         const done = await ledger.resolve(task.id, task.resolution);
-        console.log(`payment ${done.id}: ${done.previous} → ${done.status}`);
+        console.log(`payment ${escapeControl(done.id)}: ${done.previous} → ${done.status}`);
         break;
       }
       case 'batch': {
         const events = await ledger.batchEvents(task.filter);
-        console.log(flags.json ? JSON.stringify(events, null, 2) : batchTable(events));
+        console.log(flags.json ? controlFreeJson(events) : batchTable(events));
         break;
       }
     }
@@ -233,7 +234,9 @@ function amount(atomic: string | null, asset: string): string {
   return `${whole}${fraction ? `.${fraction}` : ''}${usdc ? ' USDC' : ''}`;
 }
 
-function table(header: string[], rows: string[][]): string {
+/** Columns padded to their widest cell; every cell shown with its control characters escaped (payers and facilitators wrote some of them), so a row is one line. */
+function table(header: string[], cells: string[][]): string {
+  const rows = cells.map((r) => r.map(escapeControl));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
   return [line(header), ...rows.map(line)].join('\n');

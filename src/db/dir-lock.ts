@@ -1,8 +1,14 @@
 // PGlite is Postgres in this process's memory: two processes opening one data directory would each
 // believe they own it and corrupt it. The owner holds a lock file with its process id; another
 // process (a second server, the payments CLI) sees who owns the directory and stays out. A lock left
-// by a process that no longer runs is taken over.
+// by a process that no longer runs is taken over, and so is one holding this process's own id that this
+// process did not take: in a container the server is always process 1, so after a crash (kill -9, out of
+// memory) the next container's server found "1" in the lock, a running process, and was refused forever.
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/** The locks this process holds (by absolute path). */
+const held = new Set<string>();
 
 export class DirLockedError extends Error {
   override name = 'DirLockedError';
@@ -28,6 +34,7 @@ export function lockOwner(path: string): number | null {
     return null;
   }
   const pid = Number(text.trim());
+  if (pid === process.pid && !held.has(resolve(path))) return null; // an earlier process with the same id
   return Number.isInteger(pid) && pid > 0 && isRunning(pid) ? pid : null;
 }
 
@@ -36,11 +43,13 @@ export function acquireLock(path: string): DirLock {
   for (let attempt = 0; ; attempt++) {
     try {
       writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      held.add(resolve(path));
       return {
         path,
         release() {
           // Only our own lock: never remove one another process took over.
           if (lockOwner(path) === process.pid) unlinkSync(path);
+          held.delete(resolve(path));
         },
       };
     } catch (err) {

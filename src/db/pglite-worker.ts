@@ -16,6 +16,7 @@
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort } from 'node:worker_threads';
+import './pglite-owner-only.ts'; // before PGlite: its files are owner-only
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 
 /** PostgreSQL's `date` (OID 1082) as its 'YYYY-MM-DD' text, as node-postgres is told to give it (PGlite would make a local-midnight Date). */

@@ -3,12 +3,13 @@
 // worker thread (pglite-worker.ts), never on the event loop that serves requests; this is the main
 // thread's side, a Database whose calls are messages to that worker. A server on DATABASE_URL never
 // starts the worker nor loads PGlite.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
 import { startWorker, workerModule } from '../sources/off-thread.ts';
 import { DATABASE_GONE, type Database, type Queryable } from './database.ts';
+import { keepFilesOwnerOnly, prepareDataDir } from './data-dir.ts';
 import { acquireLock } from './dir-lock.ts';
 
 /**
@@ -35,9 +36,14 @@ export interface PgliteOpenOptions {
   signal?: AbortSignal;
 }
 
-/** Opens (creating on first use) the PGlite cluster under `dataDir`. Throws DirLockedError when another process owns it. */
+/**
+ * Opens (creating on first use) the PGlite cluster under `dataDir`. Throws DirLockedError when another
+ * process owns it, UnsafeDataDirError when other users could write `dataDir` (db/data-dir.ts).
+ */
 export async function openPglite(dataDir: string, options: PgliteOpenOptions = {}): Promise<Database> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // PGlite creates its files 0666 and its directories 0777, less the umask: owner-only only under one of 077.
+  keepFilesOwnerOnly();
+  prepareDataDir(dataDir);
   const paths = pglitePaths(dataDir);
   const lock = acquireLock(paths.lock);
   let worker: WorkerCalls | undefined;

@@ -1,6 +1,7 @@
 // The failures any provider can answer with, each with the exact error message the app must give
 // for it. Meant for `it.each`; a provider's own failure cases go beside them in the same table.
 import { recorded } from '../fixtures.ts';
+import { PAST_DEADLINE_MS, TEST_DEADLINE_MS } from '../helpers.ts';
 import type { FakeReply } from './fake-upstream.ts';
 
 /** A failure, the message the app must give, and its status (502 unless the provider is limiting us: 503). */
@@ -16,7 +17,7 @@ export interface FailureOptions {
 }
 
 /**
- * `HTTP 500`, `a timeout` (1.5 s, past the 400 ms deadline of the test app) and `malformed JSON`,
+ * `HTTP 500`, `a timeout` (an answer past the deadline of the test app) and `malformed JSON`,
  * answered by `source`; with `geoBlock`, `HTTP 451 (geo-block)` first.
  */
 export function upstreamFailures(source: string, options: FailureOptions): FailureCase[] {
@@ -24,7 +25,7 @@ export function upstreamFailures(source: string, options: FailureOptions): Failu
   return [
     ...(geoBlock ? [binanceGeoBlock(source)] : []),
     ['HTTP 500', { status: 500, body: 'oops' }, `${source} answered HTTP 500`],
-    ['a timeout', { delayMs: 1500, body: timeoutBody }, `${source} did not answer within 400 ms`],
+    ['a timeout', { delayMs: PAST_DEADLINE_MS, body: timeoutBody }, `${source} did not answer within ${TEST_DEADLINE_MS} ms`],
     ['malformed JSON', { body: malformed, headers: { 'content-type': 'application/json' } }, `${source} returned a body that is not valid JSON`],
   ];
 }

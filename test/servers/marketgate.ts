@@ -16,12 +16,36 @@ export interface RunningServer {
   kill(): Promise<void>;
 }
 
-export async function startServerProcess(env: Record<string, string>): Promise<RunningServer> {
-  const proc = spawn('node', ['--import', 'tsx', 'src/server.ts'], {
+export interface ServerProcessOptions {
+  /** The umask it starts with (the shell's `umask`), instead of this process's. */
+  umask?: number;
+}
+
+/** `node --import tsx src/server.ts` on a free port with only `env`, under `options.umask` when given. */
+function spawnServer(env: Record<string, string>, options: ServerProcessOptions) {
+  const node = 'exec node --import tsx src/server.ts';
+  return spawn('sh', ['-c', options.umask === undefined ? node : `umask ${options.umask.toString(8).padStart(3, '0')} && ${node}`], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENV_FILE: '', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** A server process that should stop at start-up: its exit code and everything it wrote, or a failure if it still runs after `withinMs`. */
+export async function serverExit(env: Record<string, string>, withinMs = 120_000, options: ServerProcessOptions = {}): Promise<{ code: number | null; output: string }> {
+  const proc = spawnServer(env, options);
+  let output = '';
+  proc.stdout.on('data', (d) => (output += d));
+  proc.stderr.on('data', (d) => (output += d));
+  const timer = setTimeout(() => proc.kill('SIGKILL'), withinMs);
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  if (code === null) throw new Error(`the server was still running after ${withinMs} ms: ${output}`);
+  return { code, output };
+}
+
+export async function startServerProcess(env: Record<string, string>, options: ServerProcessOptions = {}): Promise<RunningServer> {
+  const proc = spawnServer(env, options);
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (out += d));
