@@ -39,6 +39,8 @@ import { serialize } from './http/envelope.ts';
 import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
 import { lazyLogger, requestLogController } from './http/lazy-logger.ts';
+import { pipeliningServer } from './http/pipelining.ts';
+import { PressureGauge } from './http/pressure.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
@@ -47,7 +49,7 @@ import { FallbackPaymentIdStore, RedisPaymentIdStore } from './redis/payment-ids
 import { sharedLimitStore } from './redis/rate-limit-store.ts';
 import { RedisSharedCache } from './redis/shared-cache.ts';
 import { BackendHealth, type BackendName } from './http/backend-health.ts';
-import { registerMetrics } from './metrics/plugin.ts';
+import { METRICS_PATH, registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
 import { CryptoListings } from './market/crypto-listings.ts';
 import { createSources, providerInfo, type Sources } from './sources/index.ts';
@@ -95,7 +97,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   };
   // (Fastify adds its serialisers of req, res and err to the logger it is given.)
   const logger = options.logStream ? pino(logOptions, options.logStream) : pino(logOptions);
+  const providers = providerInfo(config.sources);
+  const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION });
   const app = Fastify({
+    // Fastify's own HTTP/1.1 server, with each connection's pipelined requests answered one at a time (pipelining.ts).
+    serverFactory: pipeliningServer({ maxWaiting: config.maxPipelinedRequests, onClosed: () => metrics.pipeliningClosed() }),
     // A request's child logger is made only when the request writes a line (lazy-logger.ts).
     loggerInstance: lazyLogger(logger),
     // Its request lines are not even built below info (lazy-logger.ts).
@@ -124,22 +130,40 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.setErrorHandler(errorHandler);
 
   // Metrics first: their per-route hooks are attached as routes are registered (none when they are off).
-  const providers = providerInfo(config.sources);
-  const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION });
   await registerMetrics(app, metrics, { ...config.metrics, requestTimeoutMs: config.requestTimeoutMs });
 
   const http = new HttpClient({ ...config.upstream, userAgent: `marketgate/${VERSION} (token risk and market data API)` });
   const guard = new UpstreamGuard(config.upstream, metrics.upstream);
   const backends = createBackends(app, config, metrics);
-  const cache = new ResponseCache(config.cache.maxEntries, metrics.cache, sharedCache(app, config, backends.redis));
-  const answers = new AnswerMemo(metrics.cache);
+  // CACHE_MAX_BYTES: three quarters for the upstream answers, a quarter for the answers served again from them.
+  const cache = new ResponseCache({
+    maxEntries: config.cache.maxEntries,
+    maxBytes: Math.floor((config.cache.maxBytes * 3) / 4),
+    recorder: metrics.cache,
+    shared: sharedCache(app, config, backends.redis),
+  });
+  const answers = new AnswerMemo(metrics.cache, { maxBytes: Math.floor(config.cache.maxBytes / 4) });
   cache.onClear(() => answers.clear());
+  // Their sweeps of expired entries (what nobody asks for again is freed too).
+  cache.start();
+  answers.start();
+  app.addHook('onClose', async () => {
+    cache.stop();
+    answers.stop();
+  });
+  const caches = () => ({ upstream: cache.stats(), answers: answers.stats() });
+  metrics.cacheHoldings(caches);
+  const pressure = new PressureGauge(config.pressure, (reason) =>
+    reason ? app.log.warn({ reason }, 'under pressure: every request is answered 503 until it passes') : app.log.info('no longer under pressure'),
+  );
+  app.addHook('onReady', async () => pressure.start());
+  app.addHook('onClose', async () => pressure.stop());
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
   const storage = createStorage(app, config, options.database, backends);
   metrics.paymentLedger(() => storage.payments.stats());
   const keys = createKeyStore(app, config, storage, backends);
-  app.decorate('services', { cache, answers, catalog, config, sources, guard, backends, keys, ...storage });
+  app.decorate('services', { cache, answers, pressure, catalog, config, sources, guard, backends, keys, ...storage });
   app.addHook('onClose', async () => http.close());
 
   // Rate limits count in Redis when instances share one, else in this process; each interface its own count.
@@ -164,10 +188,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     usage: storage.usage,
     keyMinute: (keyId) => marketLimiter.read(`key:${keyId}`, config.keys.rateLimitPerMinute),
     backends: { database: backends.database, redis: backends.redis?.health },
+    caches,
     startedAt: Date.now(),
   };
 
-  await registerEdge(app, { knownPath: (path) => catalog.find(path) !== undefined });
+  await registerEdge(app, { knownPath: (path) => catalog.find(path) !== undefined, pressure, exempt: (path) => path === METRICS_PATH });
   await registerOpenApi(app, config);
   registerReferenceRoutes(app, ctx);
 
@@ -408,6 +433,8 @@ declare module 'fastify' {
       cache: ResponseCache;
       /** Answers served again while their sources are fresh (cleared with the cache). */
       answers: AnswerMemo;
+      /** Whether the process is under pressure (every request is then answered 503). */
+      pressure: PressureGauge;
       catalog: RouteCatalog;
       config: Config;
       sources: Sources;
