@@ -22,7 +22,7 @@ import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
 import { accessSummary } from './catalog/access-summary.ts';
 import type { RouteContext } from './catalog/context.ts';
 import { registerOpenApi } from './catalog/openapi.ts';
-import { registerReferenceRoutes } from './catalog/reference-routes.ts';
+import { referenceDocuments, registerReferenceRoutes, type ReferenceDocuments } from './catalog/reference-routes.ts';
 import { mountRoutes, RouteCatalog, type RouteDef } from './catalog/route.ts';
 import type { Database, Queryable } from './db/database.ts';
 import { describeDatabase, openDatabase } from './db/open.ts';
@@ -75,6 +75,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** x402 batch settlement when X402_BATCH_SETTLEMENT is on (its claim-and-settle schedule, for operators and tests). */
     x402Batch: BatchSettlement | undefined;
+    /** The reference documents (OpenAPI, llms.txt, agent card), made once as bytes (server.ts: once it listens). */
+    reference: ReferenceDocuments;
   }
 }
 
@@ -193,8 +195,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   };
 
   await registerEdge(app, { knownPath: (path) => catalog.find(path) !== undefined, pressure, exempt: (path) => path === METRICS_PATH });
-  await registerOpenApi(app, config);
-  registerReferenceRoutes(app, ctx);
+  const reference = referenceDocuments(app, ctx, marketLimiter);
+  app.decorate('reference', reference);
+  await registerOpenApi(app, config, reference);
+  registerReferenceRoutes(app, reference);
 
   await app.register(riskPlugin, { prefix: '/risk', ctx, limitStore: limitStore('risk') });
 

@@ -44,6 +44,9 @@ async function main(): Promise<void> {
   setTimeout(() => void loadHttpLibrary(), HTTP_LIBRARY_AFTER_MS).unref();
   // After listening: /health answers while the database opens (PGlite takes seconds the first time).
   await startStorage(app);
+  // The reference documents' bytes (OpenAPI's generation takes a moment of the event loop that start-up need
+  // not wait for; a request for one before then makes it), then their compressed forms on libuv's thread pool.
+  app.reference.build().catch((err: Error) => app.log.error({ err: err.message }, 'the reference documents could not be made; each is made on its first request'));
 }
 
 /** How long after listening the HTTP client's library is loaded in the background. */
