@@ -2,10 +2,12 @@
 //   cached     the cached path against bare Fastify sending the same bytes and headers (cached-path.ts);
 //   startup    spawn of the compiled server → its first /health answer (startup.ts);
 //   paid       what an x402 payment adds to a call, with the route's work started during verify and without (paid-path.ts);
-//   scale-out  three instances on one Redis: upstream calls per key per TTL, and the cached path with L2 vs L1 alone (scale-out.ts).
+//   scale-out  three instances on one Redis: upstream calls per key per TTL, and the cached path with L2 vs L1 alone (scale-out.ts);
+//   memory     what one client can make it hold: pipelined requests never read, distinct /v1/ohlcv variants (memory.ts).
 // BENCH_ONLY=cached,paid,... picks parts. Each part prints its figures and whether its target is met.
 import { execFileSync } from 'node:child_process';
 import { runCachedPath } from './cached-path.ts';
+import { runMemoryBench } from './memory.ts';
 import { benchPaidPath, printPaidPath } from './paid-path.ts';
 import { runScaleOutBench } from './scale-out.ts';
 import { benchStartup, printStartup } from './startup.ts';
@@ -26,6 +28,7 @@ const PARTS: Record<string, () => Promise<void>> = {
     printPaidPath(options, await benchPaidPath(options));
   },
   'scale-out': async () => void (await runScaleOutBench({ build: false })),
+  memory: () => runMemoryBench(),
 };
 
 const only = env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean) ?? Object.keys(PARTS);
