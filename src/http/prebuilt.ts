@@ -21,6 +21,8 @@ export interface Representation {
 }
 
 const ENCODINGS = ['br', 'gzip'] as const;
+/** Brotli first: the smaller, when a client takes both at the same weight. */
+const ENCODING_LIST: ('br' | 'gzip')[] = [...ENCODINGS];
 const compress = {
   br: promisify(brotliCompress),
   gzip: promisify(gzip),
@@ -49,9 +51,13 @@ export class PrebuiltDocument {
       this.compressing = Promise.all(
         ENCODINGS.map(async (encoding) => {
           const params = encoding === 'br' ? { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } } : { level: 9 };
-          const compressed = await compress[encoding](body, params);
-          // Served compressed only where that saves bytes.
-          if (compressed.length < body.length) this.encoded[encoding] = { body: compressed, etag: `"${hash}-${encoding}"`, encoding };
+          try {
+            const compressed = await compress[encoding](body, params);
+            // Served compressed only where that saves bytes.
+            if (compressed.length < body.length) this.encoded[encoding] = { body: compressed, etag: `"${hash}-${encoding}"`, encoding };
+          } catch {
+            // Not compressed: the plain bytes are served (zlib fails only when out of memory).
+          }
         }),
       ).then(() => undefined);
     }
@@ -61,8 +67,8 @@ export class PrebuiltDocument {
   /** The representation `acceptEncoding` prefers among those made (brotli, then gzip, then the plain bytes). */
   representation(acceptEncoding: string | undefined): Representation {
     if (this.identity === undefined) void this.build();
-    const chosen = acceptEncoding === undefined ? null : negotiate(acceptEncoding, ENCODINGS as unknown as string[]);
-    return (chosen !== null && this.encoded[chosen as 'br' | 'gzip']) || this.identity!;
+    const chosen = acceptEncoding === undefined ? null : negotiate(acceptEncoding, ENCODING_LIST);
+    return (chosen !== null && this.encoded[chosen]) || this.identity!;
   }
 
   /** Answers `req` with the document: 304 when its If-None-Match names the chosen representation. */
