@@ -147,9 +147,9 @@ async function pipelinedFlood(app: Spawned, perConnection: number, holdS: number
   );
   const start = Date.now();
   while (Date.now() - start < holdS * 1000 && alive(app)) await new Promise((r) => setTimeout(r, 500));
-  const lived = alive(app);
   const { max } = memory.stop();
-  const latency = await health.stop();
+  const latency = await health.stop(); // (a /health still waiting ends within its 10 s timeout)
+  const lived = alive(app);
   const closed = lived ? ((await metric(app, 'marketgate_pipelining_closed_connections_total')) ?? 0) - closedBefore : NaN;
   for (const s of sockets) s.destroy();
   return { lived, growthMb: (max - before) / MB, latency, idle, closed, connectFailures };
