@@ -130,7 +130,8 @@ export class ResponseCache {
     this.maxBytes = options.maxBytes;
     this.recorder = options.recorder ?? NO_CACHE_RECORDER;
     this.shared = options.shared;
-    const now = (this.now = options.now ?? Date.now);
+    // (Date.now looked up at each call, as everywhere else: tests that fake the clock fake it here too.)
+    const now = (this.now = options.now ?? (() => Date.now()));
     this.entries = new LRUCache<string, Entry>({
       maxSize: options.maxBytes,
       // Each entry is freed by a timer of its own when its time is up, whether or not it is asked for again.
