@@ -78,13 +78,13 @@ async function databaseOpen(url: string): Promise<void> {
 }
 
 /**
- * The compiled server (`node ARGS dist/server.js`) on the recorded world's upstreams with the bench's settings
+ * The compiled server (`node ARGS dist/server.js`, or `server`) on the recorded world's upstreams with the bench's settings
  * (limits out of the way, the bench key, hour-long TTLs), once its embedded database is open: initdb on a
  * first start takes seconds of CPU in the background, which must not count against the first target.
  */
-export async function startBenchApp(worldEnv: Record<string, string>, dataDir: string, logLevel: string, nodeArgs: string[] = []): Promise<Spawned> {
+export async function startBenchApp(worldEnv: Record<string, string>, dataDir: string, logLevel: string, nodeArgs: string[] = [], server = 'dist/server.js'): Promise<Spawned> {
   const app = await startServer(
-    [...nodeArgs, 'dist/server.js'],
+    [...nodeArgs, server],
     {
       ...worldEnv,
       DATA_DIR: dataDir,

@@ -77,6 +77,7 @@ export function generateProvidersPage(current = readFileSync(new URL(PROVIDERS_P
 const SECTION_PAGES: Record<string, string> = {
   server: '[Production checklist](production-checklist.md), [Conventions](../using/conventions.md)',
   'interface A (token risk)': '[Interface A — token risk](../using/token-risk.md)',
+  'load shedding (503 with Retry-After under pressure)': '[Architecture: memory bounds](../developing/architecture.md#memory-bounds)',
   'upstream calls': '[How upstream calls are made](../using/providers.md#how-upstream-calls-are-made)',
   'interface B: access (API keys, x402, limits)':
     '[API keys](api-keys.md), [Taking payments](taking-payments.md), [Access and limits](../using/access-and-limits.md)',

@@ -20,7 +20,7 @@ import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
 import { accessSummary } from './catalog/access-summary.ts';
 import type { RouteContext } from './catalog/context.ts';
 import { registerOpenApi } from './catalog/openapi.ts';
-import { registerReferenceRoutes } from './catalog/reference-routes.ts';
+import { referenceDocuments, registerReferenceRoutes, type ReferenceDocuments } from './catalog/reference-routes.ts';
 import { mountRoutes, RouteCatalog, type RouteDef } from './catalog/route.ts';
 import type { Database, Queryable } from './db/database.ts';
 import { describeDatabase, openDatabase } from './db/open.ts';
@@ -38,6 +38,8 @@ import { serialize } from './http/envelope.ts';
 import { UpstreamGuard } from './http/guard.ts';
 import { HttpClient } from './http/http-client.ts';
 import { lazyLogger, requestLogController } from './http/lazy-logger.ts';
+import { pipeliningServer } from './http/pipelining.ts';
+import { PressureGauge } from './http/pressure.ts';
 import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
@@ -46,7 +48,7 @@ import { CachedPaymentIdStore } from './redis/payment-ids.ts';
 import { sharedLimitStore } from './redis/rate-limit-store.ts';
 import { RedisSharedCache } from './redis/shared-cache.ts';
 import { BackendHealth, type BackendName } from './http/backend-health.ts';
-import { registerMetrics } from './metrics/plugin.ts';
+import { METRICS_PATH, registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
 import { CryptoListings } from './market/crypto-listings.ts';
 import { createSources, providerInfo, type Sources } from './sources/index.ts';
@@ -74,6 +76,8 @@ declare module 'fastify' {
     x402Batch: BatchSettlement | undefined;
     /** x402's reconciliation of unfinished ledger rows from the chain (started by startStorage; X402_RPC_URL). */
     x402Reconciler: PaymentReconciler | undefined;
+    /** The reference documents (OpenAPI, llms.txt, agent card), made once as bytes (server.ts: once it listens). */
+    reference: ReferenceDocuments;
   }
 }
 
@@ -96,7 +100,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   };
   // (Fastify adds its serialisers of req, res and err to the logger it is given.)
   const logger = options.logStream ? pino(logOptions, options.logStream) : pino(logOptions);
+  const providers = providerInfo(config.sources);
+  const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION });
   const app = Fastify({
+    // Fastify's own HTTP/1.1 server, with each connection's pipelined requests answered one at a time (pipelining.ts).
+    serverFactory: pipeliningServer({ maxWaiting: config.maxPipelinedRequests, onClosed: () => metrics.pipeliningClosed() }),
     // A request's child logger is made only when the request writes a line (lazy-logger.ts).
     loggerInstance: lazyLogger(logger),
     // Its request lines are not even built below info (lazy-logger.ts).
@@ -125,22 +133,40 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.setErrorHandler(errorHandler);
 
   // Metrics first: their per-route hooks are attached as routes are registered (none when they are off).
-  const providers = providerInfo(config.sources);
-  const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION });
   await registerMetrics(app, metrics, { ...config.metrics, requestTimeoutMs: config.requestTimeoutMs });
 
   const http = new HttpClient({ ...config.upstream, userAgent: `marketgate/${VERSION} (token risk and market data API)` });
   const guard = new UpstreamGuard(config.upstream, metrics.upstream);
   const backends = createBackends(app, config, metrics);
-  const cache = new ResponseCache(config.cache.maxEntries, metrics.cache, sharedCache(app, config, backends.redis));
-  const answers = new AnswerMemo(metrics.cache);
+  // CACHE_MAX_BYTES: three quarters for the upstream answers, a quarter for the answers served again from them.
+  const cache = new ResponseCache({
+    maxEntries: config.cache.maxEntries,
+    maxBytes: Math.floor((config.cache.maxBytes * 3) / 4),
+    recorder: metrics.cache,
+    shared: sharedCache(app, config, backends.redis),
+  });
+  const answers = new AnswerMemo(metrics.cache, { maxBytes: Math.floor(config.cache.maxBytes / 4) });
   cache.onClear(() => answers.clear());
+  // Their sweeps of expired entries (what nobody asks for again is freed too).
+  cache.start();
+  answers.start();
+  app.addHook('onClose', async () => {
+    cache.stop();
+    answers.stop();
+  });
+  const caches = () => ({ upstream: cache.stats(), answers: answers.stats() });
+  metrics.cacheHoldings(caches);
+  const pressure = new PressureGauge(config.pressure, (reason) =>
+    reason ? app.log.warn({ reason }, 'under pressure: every request is answered 503 until it passes') : app.log.info('no longer under pressure'),
+  );
+  app.addHook('onReady', async () => pressure.start());
+  app.addHook('onClose', async () => pressure.stop());
   const catalog = new RouteCatalog(config.x402.price);
   const sources = createSources(config.sources, { http, guard, cache });
   const storage = createStorage(app, config, options.database, backends);
   metrics.paymentLedger(() => storage.payments.stats());
   const keys = createKeyStore(app, config, storage, backends);
-  app.decorate('services', { cache, answers, catalog, config, sources, guard, backends, keys, ...storage });
+  app.decorate('services', { cache, answers, pressure, catalog, config, sources, guard, backends, keys, ...storage });
   app.addHook('onClose', async () => http.close());
 
   // Rate limits count in Redis when instances share one, else in this process; each interface its own count.
@@ -165,12 +191,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     usage: storage.usage,
     keyMinute: (keyId) => marketLimiter.read(`key:${keyId}`, config.keys.rateLimitPerMinute),
     backends: { database: backends.database, redis: backends.redis?.health },
+    caches,
     startedAt: Date.now(),
   };
 
-  await registerEdge(app, { knownPath: (path) => catalog.find(path) !== undefined });
-  await registerOpenApi(app, config);
-  registerReferenceRoutes(app, ctx);
+  await registerEdge(app, { knownPath: (path) => catalog.find(path) !== undefined, pressure, exempt: (path) => path === METRICS_PATH });
+  const reference = referenceDocuments(app, ctx, marketLimiter);
+  app.decorate('reference', reference);
+  await registerOpenApi(app, config, reference);
+  registerReferenceRoutes(app, reference);
 
   await app.register(riskPlugin, { prefix: '/risk', ctx, limitStore: limitStore('risk') });
 
@@ -352,6 +381,8 @@ declare module 'fastify' {
       cache: ResponseCache;
       /** Answers served again while their sources are fresh (cleared with the cache). */
       answers: AnswerMemo;
+      /** Whether the process is under pressure (every request is then answered 503). */
+      pressure: PressureGauge;
       catalog: RouteCatalog;
       config: Config;
       sources: Sources;

@@ -58,6 +58,18 @@ export const CORE_ENV_SECTIONS = {
       "The URL clients reach this server at: in the agent card, llms.txt and x402's resource URLs (unset: http://HOST:PORT), and as OpenAPI's server (unset: /, the origin /docs was loaded from).",
       'https://api.example.com',
     ),
+    MAX_PIPELINED_REQUESTS: env.int(
+      1,
+      10_000,
+      32,
+      'Requests one connection may have waiting behind the one being answered (HTTP/1.1 pipelining): they are answered one at a time and the connection is not read meanwhile; one more closes it.',
+    ),
+  },
+  'load shedding (503 with Retry-After under pressure)': {
+    PRESSURE_MAX_HEAP_PERCENT: env.int(0, 100, 90, "Every request is answered 503 while the JavaScript heap in use is above this share of V8's heap limit (0 = not checked)."),
+    PRESSURE_MAX_RSS_MB: env.int(0, 1_048_576, 0, "Every request is answered 503 while the process's resident memory is above this many MB (0 = not checked; set it below a container's memory limit)."),
+    PRESSURE_MAX_EVENT_LOOP_DELAY_MS: env.int(0, 600_000, 1000, 'Every request is answered 503 while the event loop has been late by more than this on average in each of the last 3 seconds (ms; 0 = not checked).'),
+    PRESSURE_RETRY_AFTER_S: env.int(1, 3600, 10, 'Retry-After of the 503s sent under pressure (seconds).'),
   },
   'interface A (token risk)': {
     RISK_HOSTNAME: env.custom(hostname, undefined, 'When set, requests with this Host reach interface A at the root too (/v1/token-risk).', {
@@ -73,7 +85,13 @@ export const CORE_ENV_SECTIONS = {
     BREAKER_FAILURES: env.int(1, 1000, 5, 'Consecutive failures of one provider that open its circuit (calls then fail fast: 503 on interface B, 502 on interface A, with Retry-After).'),
     BREAKER_COOLDOWN_MS: env.int(100, 3_600_000, 30_000, 'How long an open circuit fails fast before one probe call is let through (ms).'),
     HEDGE_DELAY_MS: env.int(0, 60_000, 500, 'A fallback source is asked when the primary has not answered after this long (ms), or at once when it fails.'),
-    CACHE_MAX_ENTRIES: env.int(1, 10_000_000, 10_000, 'Most entries held by the response cache (least recently used go first).'),
+    CACHE_MAX_BYTES: env.int(
+      1_048_576,
+      68_719_476_736,
+      67_108_864,
+      "Most bytes the response cache holds (its entries' estimated heap size): three quarters for upstream answers, a quarter for the answers served again from them; the least recently used go first, expired ones are freed as they expire.",
+    ),
+    CACHE_MAX_ENTRIES: env.int(1, 10_000_000, 10_000, 'Most upstream answers held by the response cache, whatever their size (least recently used go first).'),
   },
   'interface B: access (API keys, x402, limits)': {
     ...KEYS_ENV,
@@ -188,6 +206,10 @@ export interface Config {
   logLevel: LogLevel;
   trustProxy: boolean | number | string[];
   requestTimeoutMs: number;
+  /** Requests one connection may have waiting behind the one being answered (src/http/pipelining.ts). */
+  maxPipelinedRequests: number;
+  /** Load shedding (src/http/pressure.ts): thresholds, 0 = not checked. */
+  pressure: { maxHeapPercent: number; maxRssBytes: number; maxEventLoopDelayMs: number; retryAfterS: number };
   /** Used in generated docs and the agent card; derived from HOST/PORT when unset. */
   publicBaseUrl: string;
   /** PUBLIC_BASE_URL as given; unset, OpenAPI names the server relatively ('/', the docs' own origin). */
@@ -202,7 +224,7 @@ export interface Config {
     breakerCooldownMs: number;
     hedgeDelayMs: number;
   };
-  cache: { maxEntries: number };
+  cache: { maxEntries: number; maxBytes: number };
   limits: { freePerMinute: number; paidIpPerMinute: number };
   keys: { raw: string[]; file: string; reloadMs: number; rateLimitPerMinute: number };
   /** OPERATOR_CONTACT: where clients ask for an API key (an email address or a URL); undefined = unset. */
@@ -283,6 +305,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    maxPipelinedRequests: e.MAX_PIPELINED_REQUESTS,
+    pressure: {
+      maxHeapPercent: e.PRESSURE_MAX_HEAP_PERCENT,
+      maxRssBytes: e.PRESSURE_MAX_RSS_MB * 1_048_576,
+      maxEventLoopDelayMs: e.PRESSURE_MAX_EVENT_LOOP_DELAY_MS,
+      retryAfterS: e.PRESSURE_RETRY_AFTER_S,
+    },
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${shownHost}:${e.PORT}`,
     publicBaseUrlGiven: e.PUBLIC_BASE_URL,
     risk: { hostname: e.RISK_HOSTNAME, rateLimitPerMinute: e.RISK_RATE_LIMIT },
@@ -295,7 +324,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       breakerCooldownMs: e.BREAKER_COOLDOWN_MS,
       hedgeDelayMs: e.HEDGE_DELAY_MS,
     },
-    cache: { maxEntries: e.CACHE_MAX_ENTRIES },
+    cache: { maxEntries: e.CACHE_MAX_ENTRIES, maxBytes: e.CACHE_MAX_BYTES },
     limits: { freePerMinute: e.FREE_RATE_LIMIT, paidIpPerMinute: e.PAID_IP_RATE_LIMIT },
     keys: {
       raw: (e.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean),

@@ -33,7 +33,7 @@ describe('ResponseCache with a shared level', () => {
   it('a miss asks the shared level once for all concurrent callers; a hit here never asks it', async () => {
     const shared = new ScriptedShared();
     const counts = new Counts();
-    const cache = new ResponseCache(10, counts, shared);
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20, recorder: counts, shared });
     let loads = 0;
     const load = async () => ++loads;
     const all = await Promise.all([1, 2, 3].map(() => cache.getOrLoad('k', 60_000, load, 1234)));
@@ -48,7 +48,7 @@ describe('ResponseCache with a shared level', () => {
   it("an answer from the shared store is cached (its fetchedAt kept), counted l2, and kept here as long as there", async () => {
     const shared = new ScriptedShared();
     const counts = new Counts();
-    const cache = new ResponseCache(10, counts, shared);
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20, recorder: counts, shared });
     const fetchedAtMs = Date.now() - 1000;
     shared.answer = { from: 'l2', value: { fee: 7n }, fetchedAtMs, keepMs: 3_600_000 };
     const got = await cache.getOrLoad('k', 5000, async () => 'not asked');
@@ -64,7 +64,7 @@ describe('ResponseCache with a shared level', () => {
   it('another instance\'s load waited for is counted coalesced and, like a join here, not marked cached', async () => {
     const shared = new ScriptedShared();
     const counts = new Counts();
-    const cache = new ResponseCache(10, counts, shared);
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20, recorder: counts, shared });
     shared.answer = { from: 'coalesced', value: 'theirs', fetchedAtMs: Date.now(), keepMs: 60_000 };
     expect(await cache.getOrLoad('k', 60_000, async () => 'mine')).toMatchObject({ value: 'theirs', cached: false });
     expect(counts.seen).toEqual(['coalesced']);
@@ -73,7 +73,7 @@ describe('ResponseCache with a shared level', () => {
   it('a value cached for 0 s never goes to the shared level', async () => {
     const shared = new ScriptedShared();
     const counts = new Counts();
-    const cache = new ResponseCache(10, counts, shared);
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20, recorder: counts, shared });
     expect((await cache.getOrLoad('k', 0, async () => 'live')).value).toBe('live');
     expect(shared.asked).toEqual([]);
     expect(counts.seen).toEqual(['miss']);
@@ -82,7 +82,7 @@ describe('ResponseCache with a shared level', () => {
   it('a failed load is a miss, stored nowhere: the next caller asks again', async () => {
     const shared = new ScriptedShared();
     const counts = new Counts();
-    const cache = new ResponseCache(10, counts, shared);
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20, recorder: counts, shared });
     await expect(cache.getOrLoad('k', 60_000, async () => Promise.reject(new Error('upstream down')))).rejects.toThrow('upstream down');
     expect(counts.seen).toEqual(['miss']);
     expect(cache.size).toBe(0);

@@ -263,7 +263,7 @@ describe('rate limits', () => {
     expect(limited.statusCode).toBe(429);
     expect(limited.headers['retry-after']).toBeDefined();
     expect([limited.headers['x-ratelimit-limit'], limited.headers['x-ratelimit-remaining']]).toEqual(['2', '0']);
-    expect(limited.json()).toEqual({ error: expect.stringMatching(/^rate limit exceeded: 2 requests per minute per client on the status pages; retry in \d+ s$/) });
+    expect(limited.json()).toEqual({ error: expect.stringMatching(/^rate limit exceeded: 2 requests per minute per client on the reference pages; retry in \d+ s$/) });
     // Another client is not affected.
     expect((await t.app.inject({ url: '/v1/status', remoteAddress: '10.0.0.9' })).statusCode).toBe(200);
     // An IPv6 client counts by its /64: rotating addresses inside it does not escape the limit.
@@ -286,8 +286,10 @@ describe('rate limits', () => {
     const risk = '/risk/v1/token-risk?chain=base&address=0x833589fcd6edb6e08f4c7c32d4f71b54bda02913';
     expect([await status(risk), await status(risk)]).toEqual([502, 502]);
     expect(await status(risk)).toBe(429);
-    // The reference paths are never limited.
-    for (let i = 0; i < 5; i++) expect(await status('/llms.txt')).toBe(200);
+    // The reference documents count in the status pages' bucket (a 226 KB OpenAPI document is no free way to load the server).
+    for (const url of ['/llms.txt', '/openapi.json', '/docs/json', '/.well-known/agent.json']) expect(await status(url), url).toBe(429);
+    const fromOther = (url: string) => t.app.inject({ url, remoteAddress: '10.0.0.7' }).then((r) => r.statusCode);
+    expect([await fromOther('/openapi.json'), await fromOther('/llms.txt'), await fromOther('/v1/status')]).toEqual([200, 200, 429]);
     await t.app.close();
   });
 

@@ -213,7 +213,7 @@ describe('the guard serves other clients too: viem through fetchFn', () => {
   const rpc = new FakeUpstream();
   const guard = new UpstreamGuard({ deadlineMs: 300, breakerFailures: 2, breakerCooldownMs: 60_000 });
   const http = new HttpClient({ connectTimeoutMs: 1000, maxBodyBytes: 1 << 20, connections: 2, userAgent: 'test' });
-  const ctx = sourceContext('rpc:ethereum', {}, { guard, http, cache: new ResponseCache(10) });
+  const ctx = sourceContext('rpc:ethereum', {}, { guard, http, cache: new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20 }) });
   const client = () => createPublicClient({ chain: mainnet, transport: viemHttp(rpc.url, { fetchFn: ctx.fetchFn(JSON_RPC), retryCount: 0 }) });
   beforeAll(() => rpc.start());
   afterAll(async () => {

@@ -230,7 +230,7 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     const ours = s.labelValues().filter((l) => l.name.startsWith('marketgate_') && !/^marketgate_(process|nodejs)_/.test(l.name));
     expect(ours.length).toBeGreaterThan(100);
     for (const { name, label, value } of ours) {
-      expect(['route', 'method', 'status_class', 'provider', 'outcome', 'state', 'fallback', 'layer', 'scope', 'backend', 'version', 'le'], `${name} ${label}`).toContain(label);
+      expect(['route', 'method', 'status_class', 'provider', 'outcome', 'state', 'fallback', 'layer', 'scope', 'backend', 'version', 'le', 'store', 'reason'], `${name} ${label}`).toContain(label);
       for (const secret of ['test-key', 'not-a-key', 'env-1', 'BTC', 'DOGE', '?', '&', '=']) expect(value, `${name} ${label}`).not.toContain(secret);
       expect(value, `${name} ${label}`).not.toMatch(/0x[0-9a-f]{40}/i);
     }

@@ -20,7 +20,7 @@ describe('atomicAmount', () => {
 
 describe('ResponseCache', () => {
   it('evicts the least recently used entry beyond its bound', async () => {
-    const cache = new ResponseCache(2);
+    const cache = new ResponseCache({ maxEntries: 2, maxBytes: 1 << 20 });
     await cache.getOrLoad('a', 60_000, async () => 1);
     await cache.getOrLoad('b', 60_000, async () => 2);
     await cache.getOrLoad('a', 60_000, async () => -1); // touch a
@@ -31,7 +31,7 @@ describe('ResponseCache', () => {
   });
 
   it('expires entries after their TTL and never stores failures', async () => {
-    const cache = new ResponseCache(10);
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20 });
     await cache.getOrLoad('k', 20, async () => 'old');
     await new Promise((r) => setTimeout(r, 40));
     expect((await cache.getOrLoad('k', 20, async () => 'new')).value).toBe('new');
@@ -40,7 +40,7 @@ describe('ResponseCache', () => {
   });
 
   it("serves a stored entry only while it is younger than the caller's own TTL (a price needs a fresher copy)", async () => {
-    const cache = new ResponseCache(10);
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20 });
     await cache.getOrLoad('k', 60_000, async () => 'kept for a minute');
     await new Promise((r) => setTimeout(r, 80));
     // A caller accepting 60 s gets the stored value; one accepting 30 ms gets a fresh load, which then serves both.
@@ -54,7 +54,7 @@ describe('ResponseCache', () => {
   });
 
   it('coalesces concurrent loads of one key; joiners are not marked cached', async () => {
-    const cache = new ResponseCache(10);
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20 });
     let loads = 0;
     const load = async () => {
       loads++;
@@ -68,7 +68,7 @@ describe('ResponseCache', () => {
   });
 
   it('keeps when the load was started (sentAt) beside when it answered, for joiners and cache hits alike', async () => {
-    const cache = new ResponseCache(10);
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20 });
     const before = Date.now();
     const load = async () => {
       await new Promise((r) => setTimeout(r, 50));

@@ -12,9 +12,10 @@
 // invariant. The one way a paid route's work starts earlier is the x402 prefetch, also in grant.ts: once a
 // payment goes to the facilitator's verify, its answer is computed meanwhile and held, unsent, for the grant.
 // Routes declared `rateLimited: false` (/health) are never limited; status pages (`reference: true`)
-// count in a bucket of their own. Payment headers on free routes are ignored. A request admitted (free,
-// or a valid key for a paid route: its grant) whose answer is remembered and fresh is answered from the
-// access hook itself (the fast lane, answer-memo.ts): the same checks, limits and usage count, no handler.
+// count in a bucket of their own, with the reference documents (catalog/reference-routes.ts). Payment
+// headers on free routes are ignored. A request admitted (free, or a valid key for a paid route: its grant)
+// whose answer is remembered and fresh is answered from the access hook itself (the fast lane,
+// answer-memo.ts): the same checks, limits and usage count, no handler.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../http/errors.ts';
@@ -117,7 +118,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
     key: { scope: 'key', max: limits.keyPerMinute, per: 'per API key' },
     paid: { scope: 'paid', max: limits.paidIpPerMinute, per: 'per client without an API key' },
     free: { scope: 'free', max: limits.freePerMinute, per: 'per client' },
-    ref: { scope: 'ref', max: limits.freePerMinute, per: 'per client on the status pages' },
+    ref: { scope: 'ref', max: limits.freePerMinute, per: 'per client on the reference pages' },
   };
   // Each route of the catalog gets this check as a hook of its own, made for its entry when it is
   // registered (so nothing is looked up per request; HEAD twins included).

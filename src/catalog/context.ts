@@ -5,7 +5,7 @@ import type { AnswerMemo } from '../http/answer-memo.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import type { UpstreamGuard } from '../http/guard.ts';
 import type { CryptoListings } from '../market/crypto-listings.ts';
-import type { Metrics } from '../metrics/metrics.ts';
+import type { CacheHoldings, Metrics } from '../metrics/metrics.ts';
 import type { ProviderInfo, Sources } from '../sources/index.ts';
 import type { AccessSummary } from './access-summary.ts';
 import type { RouteCatalog } from './route.ts';
@@ -32,6 +32,8 @@ export interface RouteContext {
   keyMinute(keyId: string): Promise<LimitCount>;
   /** Health of the database, and of Redis when REDIS_URL is set (/v1/status). */
   backends: { database: BackendHealth; redis: BackendHealth | undefined };
+  /** What the in-process caches hold now (/v1/status). */
+  caches(): CacheHoldings;
   /** Epoch ms the app was built (uptime). */
   startedAt: number;
 }

@@ -10,10 +10,11 @@ import { INTERFACE_VERSION } from '../version.ts';
 import { SECURITY_HEADERS } from '../http/edge.ts';
 import { documentDefaults } from '../params/query.ts';
 import { finishDocument } from './openapi-document.ts';
+import type { ReferenceDocuments } from './reference-routes.ts';
 
 export const OPENAPI_VERSION = '3.0.3';
 
-export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, config: Config, documents: ReferenceDocuments): Promise<void> {
   const x = config.x402;
   const payment = x.active
     ? `x402 v2 ("exact" scheme): ${x.price} per call in the token ${x.asset?.address} on ${x.network}, paid to ${x.payTo}. ` +
@@ -76,11 +77,18 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     // only 'unsafe-inline' allows, and harmlessly (styles run no code); and no upgrade-insecure-requests,
     // which would send the UI's own assets to https on a plain-http deployment.
     staticCSP: true,
-    // The UI pages are HTML: helmet's full set of headers (the CSP is then swagger-ui's own, below).
+    // The UI pages are HTML: helmet's full set of headers (the CSP is then swagger-ui's own, below). The
+    // document the UI loads (/docs/json, or /docs/yaml) is the prebuilt one, limited like /openapi.json:
+    // answered here, before the plugin's handler would serialise it again.
     uiHooks: {
-      onRequest: (_req, reply, done) => {
-        reply.headers(SECURITY_HEADERS.html);
-        done();
+      onRequest: (req, reply, done) => {
+        const url = req.routeOptions.url;
+        const doc = url === '/docs/json' ? documents.openapi : url === '/docs/yaml' ? documents.openapiYaml : undefined;
+        if (doc === undefined) {
+          reply.headers(SECURITY_HEADERS.html);
+          return done();
+        }
+        documents.limited(req, reply, (err) => (err ? done(err) : void doc.send(req, reply)));
       },
     },
     transformStaticCSP: (header) =>

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { knownThrough } from '../data/macro-calendar.ts';
 import { envelope } from '../http/envelope.ts';
 import { INTERFACE_VERSION } from '../version.ts';
+import type { CacheHoldings } from '../metrics/metrics.ts';
 import { accessSummarySchema } from './access-summary.ts';
 import { describeEndpoint } from './describe.ts';
 import { defineRoute, type RouteDef } from './route.ts';
@@ -55,6 +56,20 @@ const backendSchema = z.object({
   since: z.string().nullable().describe('ISO-8601 time of the last change of status; null until first used'),
   reason: z.string().nullable().describe('The last error, while degraded'),
 });
+
+const cacheStoreSchema = z.object({
+  entries: z.number().int(),
+  bytes: z.number().int().describe('Held now: the entries\' estimated heap size'),
+  max_bytes: z.number().int().describe('Its share of CACHE_MAX_BYTES'),
+  evicted: z.number().int().describe('Entries dropped since start to stay within the bounds (least recently used first)'),
+  expired: z.number().int().describe('Entries freed since start when their time was up'),
+});
+
+/** What the in-process caches hold: CacheHoldings as /v1/status shows it. */
+function cacheReport(h: CacheHoldings) {
+  const store = (s: CacheHoldings['upstream']) => ({ entries: s.entries, bytes: s.bytes, max_bytes: s.maxBytes, evicted: s.evicted, expired: s.expired });
+  return { upstream: store(h.upstream), answers: store(h.answers) };
+}
 
 /** An endpoint as the status routes list it. */
 export const endpointSchema = z.object({
@@ -109,6 +124,12 @@ export const marketStatus = defineRoute({
         redis: backendSchema.nullable().describe('null when REDIS_URL is unset (this process alone)'),
       })
       .describe('The backends this instance can serve without for a while: degraded since when, and why'),
+    cache: z
+      .object({
+        upstream: cacheStoreSchema.describe('Upstream answers (three quarters of CACHE_MAX_BYTES)'),
+        answers: cacheStoreSchema.describe('Answers served again from them while fresh, the fast lane (a quarter of CACHE_MAX_BYTES)'),
+      })
+      .describe("What this instance's in-process cache holds, within CACHE_MAX_BYTES"),
   }),
   handler: async (_req, ctx) => {
     const health = ctx.guard.report();
@@ -131,6 +152,7 @@ export const marketStatus = defineRoute({
           database: { kind: ctx.config.db.url ? ('postgres' as const) : ('pglite' as const), ...ctx.backends.database.report() },
           redis: ctx.backends.redis?.report() ?? null,
         },
+        cache: cacheReport(ctx.caches()),
       },
       [],
     );

@@ -1307,6 +1307,33 @@ export interface operations {
                                     reason: string | null;
                                 } | null;
                             };
+                            /** @description What this instance's in-process cache holds, within CACHE_MAX_BYTES */
+                            cache: {
+                                /** @description Upstream answers (three quarters of CACHE_MAX_BYTES) */
+                                upstream: {
+                                    entries: number;
+                                    /** @description Held now: the entries' estimated heap size */
+                                    bytes: number;
+                                    /** @description Its share of CACHE_MAX_BYTES */
+                                    max_bytes: number;
+                                    /** @description Entries dropped since start to stay within the bounds (least recently used first) */
+                                    evicted: number;
+                                    /** @description Entries freed since start when their time was up */
+                                    expired: number;
+                                };
+                                /** @description Answers served again from them while fresh, the fast lane (a quarter of CACHE_MAX_BYTES) */
+                                answers: {
+                                    entries: number;
+                                    /** @description Held now: the entries' estimated heap size */
+                                    bytes: number;
+                                    /** @description Its share of CACHE_MAX_BYTES */
+                                    max_bytes: number;
+                                    /** @description Entries dropped since start to stay within the bounds (least recently used first) */
+                                    evicted: number;
+                                    /** @description Entries freed since start when their time was up */
+                                    expired: number;
+                                };
+                            };
                         };
                         meta: {
                             /** @description ISO-8601 time of this response */

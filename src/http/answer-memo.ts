@@ -31,6 +31,8 @@ interface Remembered {
   /** The answer as last written, and the millisecond it was written for: served again within that millisecond. */
   written: RememberedBody | undefined;
   writtenAt: number;
+  /** What it holds, estimated: its text, its bytes, and the answer written for one millisecond. */
+  bytes: number;
 }
 
 /**
@@ -39,8 +41,36 @@ interface Remembered {
  */
 const BYTES_FROM = 2048;
 
-/** How many answers are kept at most (past it, all are dropped and made again as asked: a bound, not a policy). */
+/**
+ * How many answers are kept at most, whatever their size. Past it or past the byte budget, the expired ones are
+ * dropped, and if that is not enough, all (made again as asked: a bound, not a policy).
+ */
 const MAX_ANSWERS = 10_000;
+
+/** The byte budget when none is given: a quarter of CACHE_MAX_BYTES's default. */
+const DEFAULT_MAX_BYTES = 16 * 1_048_576;
+
+/** How often the answers past their time are freed, when nothing asks for them (ms). */
+export const SWEEP_MS = 5000;
+
+/** Bytes counted per answer beyond its text: the entry, its sources' array and the map's slot. */
+const ANSWER_OVERHEAD = 256;
+
+export interface AnswerMemoOptions {
+  /** Most bytes the remembered answers hold (estimated: strings counted a byte a character). */
+  maxBytes?: number;
+}
+
+/** What the remembered answers hold, and what was let go (/v1/status, /metrics). */
+export interface AnswerMemoStats {
+  entries: number;
+  bytes: number;
+  maxBytes: number;
+  /** Answers dropped to stay within the bounds (all at once, when the expired ones were not enough). */
+  evicted: number;
+  /** Answers freed when their time was up. */
+  expired: number;
+}
 
 /**
  * A remembered answer as written for one millisecond: its JSON as UTF-8 bytes, and their length as text for
@@ -75,8 +105,18 @@ export class AnswerMemo {
   /** Per route, by the request's URL exactly as sent (the same URL, the same query string). */
   private readonly routes = new Map<string, Map<string, Remembered>>();
   private count = 0;
+  private bytes = 0;
+  private evicted = 0;
+  private expired = 0;
+  private readonly maxBytes: number;
+  private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly recorder?: CacheRecorder) {}
+  constructor(
+    private readonly recorder?: CacheRecorder,
+    options: AnswerMemoOptions = {},
+  ) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  }
 
   /** Keeps the `answer` of `route` to `url` if it can be served again (see the top of this file). */
   remember(route: string, url: string, answer: Envelope<unknown>, now = Date.now()): void {
@@ -86,24 +126,66 @@ export class AnswerMemo {
     if (data === undefined) return;
     const { timestamp: _timestamp, sources, ...extra } = answer.meta;
     const extraJson = JSON.stringify(extra);
+    const previous = this.routes.get(route)?.get(url);
+    if (previous !== undefined) this.forget(this.routes.get(route)!, url, previous);
+    const head = `{"data":${data},"meta":{"timestamp":"`;
+    const headBytes = head.length >= BYTES_FROM ? Buffer.from(head, 'utf8') : undefined;
+    const sourceTexts = sources.map((s, i) => ({
+      text: `${i === 0 ? '","sources":[' : '},'}{"provider":${JSON.stringify(s.provider)},"fetched_at":${JSON.stringify(s.fetched_at)},"cached":true,"age_s":`,
+      fetchedMs: Date.parse(s.fetched_at),
+    }));
+    const tail = `}]${extraJson === '{}' ? '' : `,${extraJson.slice(1, -1)}`}}}`;
+    const text = head.length + tail.length + sourceTexts.reduce((n, s) => n + s.text.length, 0);
+    const bytes = ANSWER_OVERHEAD + 2 * text + (headBytes?.length ?? 0);
+    if (bytes > this.maxBytes) return;
+    if (this.count >= MAX_ANSWERS || this.bytes + bytes > this.maxBytes) this.makeRoom(bytes, now);
+    // (After making room, which may have dropped every route's map.)
     let answers = this.routes.get(route);
     if (answers === undefined) this.routes.set(route, (answers = new Map()));
-    if (answers.delete(url)) this.count--;
-    if (this.count >= MAX_ANSWERS) this.clear();
     this.count++;
-    const head = `{"data":${data},"meta":{"timestamp":"`;
-    answers.set(url, {
-      head,
-      headBytes: head.length >= BYTES_FROM ? Buffer.from(head, 'utf8') : undefined,
-      sources: sources.map((s, i) => ({
-        text: `${i === 0 ? '","sources":[' : '},'}{"provider":${JSON.stringify(s.provider)},"fetched_at":${JSON.stringify(s.fetched_at)},"cached":true,"age_s":`,
-        fetchedMs: Date.parse(s.fetched_at),
-      })),
-      tail: `}]${extraJson === '{}' ? '' : `,${extraJson.slice(1, -1)}`}}}`,
-      until,
-      written: undefined,
-      writtenAt: -1,
-    });
+    this.bytes += bytes;
+    answers.set(url, { head, headBytes, sources: sourceTexts, tail, until, written: undefined, writtenAt: -1, bytes });
+  }
+
+  /** Room for an answer of `bytes`: the expired answers go, and if that is not enough, all of them. */
+  private makeRoom(bytes: number, now: number): void {
+    this.sweep(now);
+    if (this.count < MAX_ANSWERS && this.bytes + bytes <= this.maxBytes) return;
+    this.evicted += this.count;
+    this.clear();
+  }
+
+  private forget(answers: Map<string, Remembered>, url: string, a: Remembered): void {
+    answers.delete(url);
+    this.count--;
+    this.bytes -= a.bytes;
+  }
+
+  /** Frees every answer past its time. */
+  sweep(now = Date.now()): void {
+    for (const answers of this.routes.values()) {
+      for (const [url, a] of answers) {
+        if (a.until > now) continue;
+        this.forget(answers, url, a);
+        this.expired++;
+      }
+    }
+  }
+
+  /** Sweeps every SWEEP_MS until stop(), so answers nobody asks for again are freed too. */
+  start(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  stats(): AnswerMemoStats {
+    return { entries: this.count, bytes: this.bytes, maxBytes: this.maxBytes, evicted: this.evicted, expired: this.expired };
   }
 
   /** `route`'s answer to `url`, written for now, while it is fresh; else undefined. */
@@ -112,8 +194,8 @@ export class AnswerMemo {
     const a = answers?.get(url);
     if (a === undefined) return undefined;
     if (a.until <= now) {
-      answers!.delete(url);
-      this.count--;
+      this.forget(answers!, url, a);
+      this.expired++;
       return undefined;
     }
     if (this.recorder !== undefined) for (let i = 0; i < a.sources.length; i++) this.recorder.hit('l1');
@@ -134,6 +216,7 @@ export class AnswerMemo {
   clear(): void {
     this.routes.clear();
     this.count = 0;
+    this.bytes = 0;
   }
 
   get size(): number {

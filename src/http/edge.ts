@@ -9,6 +9,7 @@ import helmet from 'helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { INTERFACE_VERSION, VERSION } from '../version.ts';
 import { NO_QUERY } from './validator.ts';
+import type { PressureGauge } from './pressure.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -146,6 +147,9 @@ const serverOptions = (requestTimeoutMs: number) => {
 export interface EdgeOptions {
   /** True for a path some route serves (a known path asked with another method is a 405, not a 404). */
   knownPath(path: string): boolean;
+  /** Under pressure every request is answered 503 here (pressure.ts), but for the operator's `exempt` paths (/metrics). */
+  pressure?: PressureGauge;
+  exempt?: (path: string) => boolean;
 }
 
 async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> {
@@ -156,11 +160,18 @@ async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> 
   // request has an Origin, as every cross-origin browser request does. The policy is static, so it is
   // these few lines rather than @fastify/cors, which costs a closure and several headers on every answer.
   const exposed = { 'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', ') };
+  const pressure = opts.pressure;
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     reply.headers(ALWAYS);
     if (req.headers.origin !== undefined) reply.headers(exposed);
     if (req.protocol === 'https') reply.headers(SECURITY_HEADERS.hsts);
+    if (pressure?.reason !== undefined && !opts.exempt?.(pathOf(req.url))) {
+      return void reply
+        .code(503)
+        .header('retry-after', String(pressure.limits.retryAfterS))
+        .send({ error: `the server is under pressure: ${pressure.reason}; retry later` });
+    }
     if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
       return void reply.code(400).send({ error: 'the Host header is required (HTTP/1.1)' });
     }

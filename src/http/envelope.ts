@@ -66,15 +66,24 @@ export function mergeSourceMetas(metas: SourceMeta[]): SourceMeta[] {
 const derivations = new WeakMap<object, Map<string, unknown>>();
 
 /**
+ * How many results are kept per provider answer. Their keys come from requests (a limit, an address, a
+ * countdown that moves every second), so without a bound one cached answer could gather results without
+ * end while it is served; past it the oldest goes (built again if asked for).
+ */
+export const MAX_DERIVATIONS = 64;
+
+/**
  * The result of `build` for one provider answer (`from`, an object the cache keeps serving) and a
  * `key` naming the rest of the inputs; built once, then the same object is returned. Pure handlers
  * use it so a cached answer costs no recomputation and, through `serialize`, no re-serialisation.
+ * The results go with the answer (a WeakMap keyed by it), at most MAX_DERIVATIONS of them.
  */
 export function derived<T>(from: object, key: string, build: () => T): T {
   let byKey = derivations.get(from);
   if (!byKey) derivations.set(from, (byKey = new Map()));
   if (byKey.has(key)) return byKey.get(key) as T;
   const value = build();
+  if (byKey.size >= MAX_DERIVATIONS) byKey.delete(byKey.keys().next().value!);
   byKey.set(key, value);
   if (value !== null && typeof value === 'object') serializedData.set(value, null);
   return value;

@@ -16,6 +16,7 @@ import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { CacheLayer, CacheRecorder } from '../http/cache.ts';
 import type { BreakerState, UpstreamOutcome, UpstreamRecorder } from '../http/guard.ts';
 import type { HedgeOutcome, HedgeRecorder } from '../http/hedge.ts';
+import { cacheHoldingMetrics, type CacheHoldings } from './cache-holdings.ts';
 
 /**
  * What became of an x402 payment: `verified` (the facilitator accepted it; the handler runs),
@@ -69,6 +70,10 @@ export interface Metrics extends PaymentMetrics {
   backend(name: Backend, up: boolean): void;
   /** Where the payments ledger's write health is read when /metrics is scraped (its counts are the ledger's own). */
   paymentLedger(stats: () => LedgerWriteStats): void;
+  /** Where what the caches hold is read when /metrics is scraped. */
+  cacheHoldings(stats: () => CacheHoldings): void;
+  /** A connection was closed for having more pipelined requests waiting than MAX_PIPELINED_REQUESTS. */
+  pipeliningClosed(): void;
   /** The series a route's responses go to; made once per route and method, when the route is registered. */
   route(url: string, method: string): ResponseRecorder;
   /** The series of requests that matched no route (unknown paths, other methods, malformed URLs). */
@@ -85,6 +90,7 @@ export interface MetricsOptions {
 }
 
 export const METRIC_PREFIX = 'marketgate_';
+export type { CacheHoldings };
 
 /** Upper bounds of the request-duration buckets, seconds: a cached answer takes well under a millisecond, an upstream deadline seconds. */
 export const REQUEST_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -160,6 +166,8 @@ class PrometheusMetrics implements Metrics {
   private readonly settle: Histogram;
   private readonly backends: Gauge<'backend'>;
   private ledgerStats: () => LedgerWriteStats = () => ({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
+  private holdings: (() => CacheHoldings) | undefined;
+  private readonly pipelining: Counter;
 
   constructor(options: MetricsOptions) {
     const { Counter, Gauge, Histogram, collectDefaultMetrics } = this.prom;
@@ -186,6 +194,13 @@ class PrometheusMetrics implements Metrics {
         this.reset();
         this.inc(counts.misses);
       },
+    });
+
+    cacheHoldingMetrics(this.prom, METRIC_PREFIX, registers, () => this.holdings?.());
+    this.pipelining = new Counter({
+      name: `${METRIC_PREFIX}pipelining_closed_connections_total`,
+      help: 'Connections closed for having more pipelined requests waiting than MAX_PIPELINED_REQUESTS.',
+      registers,
     });
 
     const calls = new Counter({
@@ -277,6 +292,14 @@ class PrometheusMetrics implements Metrics {
     this.ledgerStats = stats;
   }
 
+  cacheHoldings(stats: () => CacheHoldings): void {
+    this.holdings = stats;
+  }
+
+  pipeliningClosed(): void {
+    this.pipelining.inc();
+  }
+
   rateLimited(scope: RateLimitScope): void {
     this.rateLimits.inc({ scope });
   }
@@ -353,6 +376,8 @@ export const NO_METRICS: Metrics = {
   settleLatency() {},
   backend() {},
   paymentLedger() {},
+  cacheHoldings() {},
+  pipeliningClosed() {},
   route: () => NOTHING,
   unmatched: () => NOTHING,
   exposition: async () => '',
