@@ -42,19 +42,17 @@ export const onchainSourceName = (chain: Chain) => `rpc:${chain.name}`;
  */
 export async function readOnchain(sources: Sources, chain: Chain, address: string, deadlineAt: number): Promise<OnchainRead> {
   const source = onchainSourceName(chain);
+  const within = <T>(read: () => Promise<T>) => withDeadline(source, Math.max(1, deadlineAt - Date.now()), read);
   try {
-    const read =
-      chain.family === 'solana'
-        ? await withDeadline(source, Math.max(1, deadlineAt - Date.now()), () => sources.rpcSolana.mint(address, deadlineAt)).then(({ data, meta }) =>
-            'mint' in data ? { onchain: data.mint, onchain_unavailable: null, meta, answer: data } : { onchain: null, onchain_unavailable: data.unavailable, meta, answer: data },
-          )
-        : await withDeadline(source, Math.max(1, deadlineAt - Date.now()), () => evmRpc(sources, chain).tokenEvidence(address, deadlineAt)).then(({ data, meta }) => ({
-            onchain: data,
-            onchain_unavailable: null,
-            meta,
-            answer: data,
-          }));
-    return read;
+    if (chain.family === 'solana') {
+      const { data, meta } = await within(() => sources.rpcSolana.mint(address, deadlineAt));
+      // An address that is no mint is an answer about the chain (the RPC answered), not a failure.
+      return 'mint' in data
+        ? { onchain: data.mint, onchain_unavailable: null, meta, answer: data }
+        : { onchain: null, onchain_unavailable: data.unavailable, meta, answer: data };
+    }
+    const { data, meta } = await within(() => evmRpc(sources, chain).tokenEvidence(address, deadlineAt));
+    return { onchain: data, onchain_unavailable: null, meta, answer: data };
   } catch (err) {
     const reason = err instanceof UpstreamError ? err.message : `${source} could not be read (internal error)`;
     return { onchain: null, onchain_unavailable: reason, meta: { ...sourceMeta(source, stampNow(), false), error: reason }, answer: null };
