@@ -63,18 +63,21 @@ function evmRpc(sources: Sources, chain: Chain) {
   return sources[EVM_RPC_SOURCE_KEYS[chain.name as EvmNetworkName]];
 }
 
-const ids = new WeakMap<object, number>();
-let nextId = 0;
-const idOf = (o: object) => {
-  let id = ids.get(o);
-  if (id === undefined) ids.set(o, (id = ++nextId));
-  return id;
-};
+/** One object per (provider answer, chain answer) pair, alive while both are: what the pair's data derives from. */
+const pairs = new WeakMap<object, WeakMap<object, object>>();
+function pairOf(provider: object, chainAnswer: object): object {
+  let byChain = pairs.get(provider);
+  if (byChain === undefined) pairs.set(provider, (byChain = new WeakMap()));
+  let pair = byChain.get(chainAnswer);
+  if (pair === undefined) byChain.set(chainAnswer, (pair = {}));
+  return pair;
+}
 
 /**
  * `derived` over two cached answers: the data made once for this provider answer (or its absence) and this
- * chain answer, then the same object while both are served. (The chain's answer holds the derivations.)
+ * chain answer, then the same object while both are served; it goes when either does (nothing accumulates
+ * when the provider's answers are not cached).
  */
 export function derivedFromBoth<T>(provider: object | null, chainAnswer: object, key: string, build: () => T): T {
-  return derived(chainAnswer, `${key} ${provider === null ? 'no provider data' : idOf(provider)}`, build);
+  return provider === null ? derived(chainAnswer, `${key} no provider data`, build) : derived(pairOf(provider, chainAnswer), key, build);
 }
