@@ -235,6 +235,14 @@ describe('speed and failures', () => {
     expect(data.flags.honeypot.is_honeypot).toBe(true);
     expect(data.score).toBe(80);
     expect(data.disagreements).toEqual([]);
+    // A failure is not kept: once the node answers, the next request reads the chain (the provider's answer is cached).
+    node.route('POST /', forwarding);
+    const after = (await app.inject({ url: url() })).json();
+    expect(after.data.onchain.simulation).toMatchObject({ sell_ok: true });
+    expect(after.meta.sources.map((s: { provider: string; cached: boolean }) => [s.provider, s.cached])).toEqual([
+      ['goplus', true],
+      ['rpc:ethereum', false],
+    ]);
   });
 
   it('the provider failing is still a 502 naming it, whatever the chain says', async () => {
