@@ -3,7 +3,7 @@
 // to say what each test needs. The node is reached through a fake on 127.0.0.1 that forwards every JSON-RPC
 // call to it (so calls can be counted, failed or altered); every figure asserted is one the world set.
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeUpstream, type FakeHandler, type SeenRequest } from './fakes/fake-upstream.ts';
 import { recorded } from './fixtures.ts';
 import { makeApp } from './helpers.ts';
@@ -235,8 +235,16 @@ describe('speed and failures', () => {
     expect(data.flags.honeypot.is_honeypot).toBe(true);
     expect(data.score).toBe(80);
     expect(data.disagreements).toEqual([]);
-    // A failure is not kept: once the node answers, the next request reads the chain (the provider's answer is cached).
+    // One check makes seven reads: their failures open rpc:ethereum's breaker (BREAKER_FAILURES 5), so the next
+    // check fails fast, without calling the node, and says so.
+    await vi.waitFor(() => expect(app.services.guard.report()['rpc:ethereum']?.breaker.state).toBe('open'));
+    const calls = node.requests.length;
+    const paused = (await app.inject({ url: url() })).json();
+    expect(paused.data.onchain_unavailable).toMatch(/^rpc:ethereum is failing \(5 failures in a row, last: rpc:ethereum answered HTTP 500\); calls are paused, retry in \d+ s$/);
+    expect(node.requests).toHaveLength(calls);
+    // A failure is not kept: once the node answers (the breaker's cool-down over), the next check reads the chain.
     node.route('POST /', forwarding);
+    app.services.guard.reset();
     const after = (await app.inject({ url: url() })).json();
     expect(after.data.onchain.simulation).toMatchObject({ sell_ok: true });
     expect(after.meta.sources.map((s: { provider: string; cached: boolean }) => [s.provider, s.cached])).toEqual([
