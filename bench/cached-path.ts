@@ -94,6 +94,7 @@ export async function startBenchApp(worldEnv: Record<string, string>, dataDir: s
       KEY_RATE_LIMIT: '1000000',
       API_KEYS: 'bench-key',
       CACHE_TTL_TOKEN_RISK_S: '3600',
+      CACHE_TTL_TOKEN_ONCHAIN_S: '3600',
       CACHE_TTL_PRICE_S: '3600',
       CACHE_TTL_SENTIMENT_S: '3600',
     },

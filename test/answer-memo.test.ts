@@ -6,6 +6,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { AnswerMemo } from '../src/http/answer-memo.ts';
 import { derived, envelope, sourceMeta } from '../src/http/envelope.ts';
 import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
+import { recordedJsonRpc } from './fakes/recorded-rpc.ts';
 import { recorded } from './fixtures.ts';
 import { useFakeUpstreamApps } from './helpers.ts';
 
@@ -21,7 +22,7 @@ const keyed = (n: number) => ({ 'x-api-key': KEYS[n - 1]! });
 const TEST_KEY = keyed(1);
 
 // The usage test reads the database: a ready embedded one (a fresh DATA_DIR would run initdb inside that test, 10 to 40 s of CPU on a busy machine).
-const t = useFakeUpstreamApps(['binance', 'alternative', 'goplus'], async (urls) => ({
+const t = useFakeUpstreamApps(['binance', 'alternative', 'goplus', 'rpc'], async (urls) => ({
   DATA_DIR: await pgliteDataDir(),
   API_KEYS: KEYS.join(','),
   KEY_RATE_LIMIT: '5',
@@ -29,6 +30,8 @@ const t = useFakeUpstreamApps(['binance', 'alternative', 'goplus'], async (urls)
   COINBASE_BASE_URL: 'http://127.0.0.1:9',
   ALTERNATIVE_ME_BASE_URL: urls.alternative,
   GOPLUS_BASE_URL: urls.goplus,
+  // Interface A's answer is made of GoPlus's and the chain's (rpc:base, serving recorded answers).
+  RPC_URL_BASE: urls.rpc,
   CACHE_TTL_PRICE_S: '1',
   RISK_RATE_LIMIT: '100000',
   FREE_RATE_LIMIT: '100000',
@@ -39,6 +42,7 @@ function serveAll(): void {
   t.fakes.alternative.route(`GET ${FNG}`, { body: recorded('alternativeme__fng.json') });
   const sample = recorded('goplus__token_security_evm.json');
   t.fakes.goplus.route(`GET ${GOPLUS}`, { body: { ...sample, result: { [TOKEN]: Object.values(sample.result)[0] } } });
+  t.fakes.rpc.route('POST /', recordedJsonRpc);
 }
 
 /** Headers that differ per answer by design. */
@@ -76,7 +80,7 @@ describe('the cached path\'s fast lane', () => {
     expect(sameHeaders(second.headers)).toEqual(sameHeaders(first.headers));
     expect(second.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
     const meta = second.json().meta;
-    expect(meta.sources).toEqual([expect.objectContaining({ cached: true, age_s: expect.any(Number) })]);
+    expect(meta.sources).toEqual(settled(first.body).sources.map(() => expect.objectContaining({ cached: true, age_s: expect.any(Number) })));
     // The same serialisation as the full path: a reply the full path made from the cache right now reads alike.
     t.app.services.answers.clear();
     const full = await t.get(url, TEST_KEY);

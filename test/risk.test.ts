@@ -33,7 +33,7 @@ describe('GET /risk/v1/token-risk on an EVM chain', () => {
     const sum = data.score_breakdown.signals.reduce((a: number, s: { contribution: number }) => a + s.contribution, 0);
     expect(sum).toBeCloseTo(35.36, 1);
     const top10 = data.score_breakdown.signals.find((s: { signal: string }) => s.signal === 'top10_holders_share');
-    expect(top10).toEqual({ signal: 'top10_holders_share', group: 'holder_concentration', value: 0.566376, weight: 5, risk: 0.6106, contribution: 3.59 });
+    expect(top10).toEqual({ signal: 'top10_holders_share', source: 'provider', group: 'holder_concentration', value: 0.566376, weight: 5, risk: 0.6106, contribution: 3.59 });
 
     expect(data.flags.honeypot).toMatchObject({ is_honeypot: true, cannot_sell_all: false, honeypot_with_same_creator: true });
     expect(data.flags.authority).toMatchObject({ mintable: true, owner_can_change_balance: true, hidden_owner: true, closed_source: false });
@@ -48,8 +48,15 @@ describe('GET /risk/v1/token-risk on an EVM chain', () => {
     expect(data.token).toEqual({ name: 'KOKODI', symbol: 'KOKO' });
     expect(data.raw).toEqual(evmToken());
 
-    expect(meta.sources).toHaveLength(1);
+    // The chain's RPC (rpc:base) points at a closed port here: the provider's part is still served, and the
+    // chain's section is null with the failure named, in data and in meta.sources (test/risk-onchain.test.ts
+    // has the chain answering).
+    expect(data.onchain).toBeNull();
+    expect(data.onchain_unavailable).toBe('rpc:base could not be reached (ECONNREFUSED)');
+    expect(data.disagreements).toEqual([]);
+    expect(meta.sources).toHaveLength(2);
     expect(meta.sources[0]).toMatchObject({ provider: 'goplus', cached: false });
+    expect(meta.sources[1]).toMatchObject({ provider: 'rpc:base', cached: false, error: 'rpc:base could not be reached (ECONNREFUSED)' });
     expect(Date.parse(meta.timestamp)).not.toBeNaN();
     expect(meta.disclaimer).toMatch(/not financial advice/i);
     expect(JSON.stringify(data)).not.toMatch(/"(safe|unsafe)"/i);

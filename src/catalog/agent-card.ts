@@ -9,7 +9,7 @@ export function agentCard(entries: CatalogEntry[], baseUrl: string, access: Acce
   return {
     name: 'marketgate',
     description:
-      `Free token risk check (GoPlus signals → one 0-100 score, ${EVM_CHAINS_TEXT} + Solana) and a market-data REST API for crypto and US equities. ` +
+      `Free token risk check (GoPlus signals and the token's chain → one 0-100 score, ${EVM_CHAINS_TEXT} + Solana) and a market-data REST API for crypto and US equities. ` +
       'Plain HTTPS GET endpoints returning JSON; no streaming, no push notifications, no webhooks, no JSON-RPC and no task endpoint.',
     url: baseUrl,
     version: INTERFACE_VERSION.market,

@@ -12,7 +12,7 @@ export function llmsTxt(entries: CatalogEntry[], baseUrl: string, access: Access
   return [
     '# marketgate',
     '',
-    `> A free token risk check (one 0-100 risk score for a token contract on ${EVM_CHAINS_TEXT} or a Solana mint, built from GoPlus Security signals, with the raw data and a disclaimer) ` +
+    `> A free token risk check (one 0-100 risk score for a token contract on ${EVM_CHAINS_TEXT} or a Solana mint, built from GoPlus Security signals and evidence read from the token's chain, with the raw data and a disclaimer) ` +
       'and a market-data REST API for crypto and US equities. Every success is JSON `{ "data": ..., "meta": { "timestamp", "sources": [...] } }`; every failure is `{ "error": ..., "source"? }`. ' +
       'Numbers come from the named upstream provider or a documented computation over its data; a value the provider did not give is null.',
     '',

@@ -115,6 +115,10 @@ export const sourceMetaSchema = z
     fetched_at: z.string().describe('ISO-8601 time the provider answered'),
     cached: z.boolean(),
     age_s: z.number().describe('Seconds since the provider answered'),
+    error: z
+      .string()
+      .optional()
+      .describe("Present when this source failed and the answer was made without it (token risk: the chain's RPC); fetched_at is then when it was tried"),
   })
   .meta({ id: 'SourceMeta', description: 'Where a number came from and how old it is' });
 

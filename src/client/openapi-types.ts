@@ -51,7 +51,7 @@ export interface paths {
         };
         /**
          * Token risk score
-         * @description Risk score 0-100 (higher = riskier) for a token contract on 11 EVM chains or a Solana mint, computed only from the signals GoPlus gave, with the weighted breakdown, coverage, grouped flags (null = no data) and the provider's raw object.
+         * @description Risk score 0-100 (higher = riskier) for a token contract on 11 EVM chains or a Solana mint, computed only from the signals GoPlus gave and the evidence read from the token's chain (EVM: code, proxy, owner and a simulated buy, transfer and sell; Solana: the mint's authorities and Token-2022 extensions), with the weighted breakdown, coverage, grouped flags (null = no data), the chain's evidence, where the two disagree, and the provider's raw object.
          */
         get: operations["getTokenRisk"];
         put?: never;
@@ -694,6 +694,8 @@ export interface components {
             cached: boolean;
             /** @description Seconds since the provider answered */
             age_s: number;
+            /** @description Present when this source failed and the answer was made without it (token risk: the chain's RPC); fetched_at is then when it was tried */
+            error?: string;
         };
         /** @description Error body of every failure */
         Error: {
@@ -864,6 +866,8 @@ export interface operations {
                             signals: {
                                 name: string;
                                 /** @enum {string} */
+                                source: "provider" | "chain";
+                                /** @enum {string} */
                                 group: "honeypot" | "authority" | "holder_concentration" | "lp_concentration" | "tax" | "trust_list";
                                 weight: number;
                                 critical: boolean;
@@ -956,11 +960,16 @@ export interface operations {
                             };
                             /** @description Normalised address (EVM: lower-case) */
                             address: string;
-                            /** @description 0-100, higher = riskier; null when the provider gave no scored signal */
+                            /** @description 0-100, higher = riskier; null when neither the provider nor the chain gave a scored signal */
                             score: number | null;
                             score_breakdown: {
                                 signals: {
                                     signal: string;
+                                    /**
+                                     * @description provider: GoPlus's signal; chain: read from the chain (chain_sell_blocked, chain_proxy_admin_live, chain_mint_authority_live, chain_freeze_authority_live)
+                                     * @enum {string}
+                                     */
+                                    source: "provider" | "chain";
                                     /** @enum {string} */
                                     group: "honeypot" | "authority" | "holder_concentration" | "lp_concentration" | "tax" | "trust_list";
                                     value: boolean | number;
@@ -977,17 +986,18 @@ export interface operations {
                                     reason: string;
                                 }[];
                                 weight_total: number;
-                                /** @description A critical signal fired (is_honeypot, sell_tax 1, non_transferable): score raised to at least 80 */
+                                /** @description A critical signal fired (is_honeypot, sell_tax 1, non_transferable, or a simulated sell that failed: chain_sell_blocked): score raised to at least 80 */
                                 critical_floor_applied: boolean;
                                 /** @description The contract source is not verified and the token is not on the trust list: score raised to at least 50 */
                                 closed_source_floor_applied: boolean;
                             };
+                            /** @description Of the provider's applicable signals, how many it gave */
                             coverage: {
                                 present: number;
                                 total: number;
                                 ratio: number;
                             };
-                            /** @description Every applicable signal by group (null = no data), with details shown beside some (transfer_fee_current/_scheduled/_scheduled_epoch, honeypot_with_same_creator_count) */
+                            /** @description Every applicable provider signal by group (null = no data), with details shown beside some (transfer_fee_current/_scheduled/_scheduled_epoch, honeypot_with_same_creator_count) */
                             flags: {
                                 honeypot: {
                                     [key: string]: (boolean | null) | (number | null);
@@ -1021,6 +1031,106 @@ export interface operations {
                                 /** @description The power is live (status "1"; a set transfer hook); a creator holds no power */
                                 live: boolean;
                             }[] | null;
+                            /** @description The chain's own evidence, read over the chain's RPC (meta.sources names it): for EVM the contract's code, proxy, owner and a simulated buy, transfer and sell (an eth_call with state overrides: nothing is sent); for Solana the mint's account. null when it could not be read (see onchain_unavailable). A sell tax of 99.5 % or more counts as a failed sell. */
+                            onchain: ({
+                                has_code: boolean;
+                                /** @description null: not a proxy (or no code) */
+                                proxy: {
+                                    /**
+                                     * @description eip1967: implementation slot set; eip1967_beacon: beacon slot set; eip1822: PROXIABLE slot set; eip1167: minimal proxy (clone) code
+                                     * @enum {string}
+                                     */
+                                    kind: "eip1967" | "eip1967_beacon" | "eip1822" | "eip1167";
+                                    /** @description 0x address, lower-case */
+                                    implementation: string | null;
+                                    /** @description Who can upgrade it, read from `admin_source`; null when that cannot be read (or an EIP-1167 clone, which cannot be upgraded) */
+                                    admin: string | null;
+                                    /**
+                                     * @description eip1967_admin_slot; beacon_owner: the beacon's owner(); owner: the contract's owner() (no admin slot: UUPS/EIP-1822 upgrades are authorised by the implementation, commonly onlyOwner)
+                                     * @enum {string|null}
+                                     */
+                                    admin_source: "eip1967_admin_slot" | "beacon_owner" | "owner" | null;
+                                    /** @description 0x address, lower-case */
+                                    beacon: string | null;
+                                    /** @description False for an EIP-1167 clone */
+                                    upgradeable: boolean;
+                                } | null;
+                                owner: {
+                                    /** @description 0x address, lower-case */
+                                    address: string;
+                                    /** @description The zero address or a burn address */
+                                    renounced: boolean;
+                                } | null;
+                                /** @description Why owner is null (no owner() function, no code) */
+                                owner_unavailable: string | null;
+                                simulation: {
+                                    /** @description 0x address, lower-case */
+                                    router: string;
+                                    /** @description The pair of the token with the wrapped native coin on the router */
+                                    pair: string;
+                                    /** @description Wrapped native coin spent on the simulated buy, in its smallest unit (the smaller of 0.01 coin and a thousandth of the pair's reserve) */
+                                    buy_amount: string;
+                                    /** @description Buy tax, in percent to 0.01 (amount expected from the pair's reserves vs amount received); null when not measured */
+                                    buy_tax_pct: number | null;
+                                    /** @description Tax on a transfer between two holders (sent vs arrived), in percent to 0.01 (amount expected from the pair's reserves vs amount received); null when not measured */
+                                    transfer_tax_pct: number | null;
+                                    /** @description Sell tax, in percent to 0.01 (amount expected from the pair's reserves vs amount received); null when not measured */
+                                    sell_tax_pct: number | null;
+                                    /** @description Whether the transfer to a second holder went through; null when nothing was bought */
+                                    transfer_ok: boolean | null;
+                                    /** @description Whether the simulated sell went through; null when it could not be tried (the buy failed or gave nothing) */
+                                    sell_ok: boolean | null;
+                                    /**
+                                     * @description The step whose revert reason is shown; null when every step went through
+                                     * @enum {string|null}
+                                     */
+                                    failed_step: "quote" | "buy" | "transfer" | "sell" | null;
+                                    /** @description That step's revert reason (Error(string) message, panic, or custom error selector) */
+                                    revert_reason: string | null;
+                                } | null;
+                                /** @description Why simulation is null: no router configured for the chain, no pair with the wrapped native coin, no code, the node refused it */
+                                simulation_unavailable: string | null;
+                            } | null) | ({
+                                mint_authority: string | null;
+                                freeze_authority: string | null;
+                                /** @description In the token's smallest unit */
+                                supply: string;
+                                decimals: number;
+                                /** @enum {string} */
+                                token_program: "spl-token" | "spl-token-2022";
+                                /** @description Token-2022 extensions that matter to a holder (an SPL Token mint has none: all off) */
+                                extensions: {
+                                    /** @description Every extension the node listed */
+                                    present: string[];
+                                    /** @description Transfer fee from transfer_fee_epoch on (newerTransferFee), basis points; 0 = none */
+                                    transfer_fee_bps: number;
+                                    /** @description Largest fee of one transfer, in the token's smallest unit */
+                                    transfer_fee_max: string | null;
+                                    transfer_fee_epoch: number | null;
+                                    /** @description The fee before that epoch (olderTransferFee) */
+                                    transfer_fee_older_bps: number | null;
+                                    /** @description Can change the fee */
+                                    transfer_fee_authority: string | null;
+                                    /** @description Can move or burn anyone's tokens */
+                                    permanent_delegate: string | null;
+                                    /** @description Program every transfer calls */
+                                    transfer_hook: string | null;
+                                    non_transferable: boolean;
+                                    /** @description New token accounts start frozen */
+                                    default_state_frozen: boolean;
+                                };
+                            } | null);
+                            /** @description Why onchain is null: the chain's RPC failed or timed out (named), or the address is not a token there */
+                            onchain_unavailable: string | null;
+                            /** @description Every fact the provider and the chain both report and report differently (taxes: more than 1 percentage point apart) */
+                            disagreements: {
+                                /** @description The provider signal (or field) both report */
+                                signal: string;
+                                /** @description The provider's value (taxes as fractions) */
+                                provider: boolean | number | string;
+                                /** @description The chain's (taxes as fractions) */
+                                chain: boolean | number | string;
+                            }[];
                             token: {
                                 name: string | null;
                                 symbol: string | null;

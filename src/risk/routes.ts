@@ -12,7 +12,7 @@ import { describeEndpoint } from '../catalog/describe.ts';
 import { requiredString } from '../params/query.ts';
 import { defineRoute, mountRoutes, type CatalogEntry, type RouteDef } from '../catalog/route.ts';
 import { endpointSchema, healthRoute } from '../catalog/status.ts';
-import { derived, envelope } from '../http/envelope.ts';
+import { envelope } from '../http/envelope.ts';
 import { createErrorHandler } from '../http/error-handler.ts';
 import { NO_QUERY } from '../http/validator.ts';
 import { urlOrigin } from '../http/redact-url.ts';
@@ -20,11 +20,14 @@ import { BadRequestError } from '../http/errors.ts';
 import { GOPLUS } from '../sources/goplus.ts';
 import { INTERFACE_VERSION } from '../version.ts';
 import { ACCEPTED_CHAINS, CHAINS, EVM_CHAINS_TEXT, findChain } from './chains.ts';
+import { derivedFromBoth, readOnchain } from './onchain.ts';
+import { CHAIN_SIGNALS, disagreements } from './onchain-signals.ts';
 import { assess } from './score.ts';
-import { CLOSED_SOURCE_FLOOR, CRITICAL_FLOOR, GROUPS, SIGNALS } from './signals.ts';
+import { GROUPS, SIGNALS } from './signals.ts';
+import { tokenRiskData } from './token-risk-data.ts';
 
 export const RISK_DISCLAIMER =
-  'Automated risk signals from a third-party provider (GoPlus Security), combined by a published formula. ' +
+  "Automated risk signals from a third-party provider (GoPlus Security) and from the token's chain, combined by a published formula. " +
   'Not financial advice and not an audit: a low score does not mean a token is legitimate, and a high score does not prove fraud. ' +
   'Signals can be missing, stale or wrong; check the raw data and do your own research.';
 
@@ -50,54 +53,6 @@ const tokenRiskQuery = z.object({
     .describe(`Chain: ${ACCEPTED_CHAINS}`),
 });
 
-const flagValue = z.union([z.boolean(), z.number()]).nullable();
-const signalValue = z.union([z.boolean(), z.number()]);
-const tokenRiskData = z.object({
-  chain: z.object({ name: z.string(), id: z.number().nullable().describe('EVM chain id; null for Solana') }),
-  address: z.string().describe('Normalised address (EVM: lower-case)'),
-  score: z.number().min(0).max(100).nullable().describe('0-100, higher = riskier; null when the provider gave no scored signal'),
-  score_breakdown: z.object({
-    signals: z.array(
-      z.object({
-        signal: z.string(),
-        group: z.enum(GROUPS),
-        value: z.union([z.boolean(), z.number()]),
-        weight: z.number(),
-        risk: z.number().describe('0-1'),
-        contribution: z.number().describe('Points added to the score'),
-      }),
-    ),
-    not_scored: z
-      .array(z.object({ signal: z.string(), value: signalValue, reason: z.string() }))
-      .describe('Signals the provider gave that are shown in flags but not scored, each with why (e.g. a simulated tax of 1 caused by cannot_buy)'),
-    weight_total: z.number(),
-    critical_floor_applied: z.boolean().describe(`A critical signal fired (is_honeypot, sell_tax 1, non_transferable): score raised to at least ${CRITICAL_FLOOR}`),
-    closed_source_floor_applied: z
-      .boolean()
-      .describe(`The contract source is not verified and the token is not on the trust list: score raised to at least ${CLOSED_SOURCE_FLOOR}`),
-  }),
-  coverage: z.object({ present: z.number().int(), total: z.number().int(), ratio: z.number() }),
-  flags: z
-    .object(Object.fromEntries(GROUPS.map((g) => [g, z.record(z.string(), flagValue)])))
-    .describe('Every applicable signal by group (null = no data), with details shown beside some (transfer_fee_current/_scheduled/_scheduled_epoch, honeypot_with_same_creator_count)'),
-  checks_not_made: z
-    .array(z.object({ reason: z.string(), signals: z.array(z.string()) }))
-    .describe('Checks the provider documents it cannot make in a situation this token is in (unverified source, not traded on a DEX) and that came back missing'),
-  malicious_addresses: z
-    .array(
-      z.object({
-        address: z.string(),
-        role: z.string().describe('GoPlus field it is listed under: a power (mintable, freezable, …), transfer_hook or creators'),
-        live: z.boolean().describe('The power is live (status "1"; a set transfer hook); a creator holds no power'),
-      }),
-    )
-    .nullable()
-    .describe('Solana: addresses GoPlus marks malicious_address 1; null when the answer carries no such marks (every EVM answer)'),
-  token: z.object({ name: z.string().nullable(), symbol: z.string().nullable() }),
-  raw: z.record(z.string(), z.unknown()).nullable().describe("The provider's object, untouched; null when it has no data"),
-  note: z.string().optional(),
-});
-
 const riskStatus = defineRoute({
   path: '/v1/status',
   summary: 'Token risk service catalog',
@@ -113,7 +68,14 @@ const riskStatus = defineRoute({
     chains: z.array(z.object({ name: z.string(), id: z.number().nullable(), family: z.enum(['evm', 'solana']) })),
     provider: z.object({ name: z.string(), id: z.string(), base_url: z.string().describe('Origin of the configured base URL; a path, query or login in it is never shown') }),
     signals: z.array(
-      z.object({ name: z.string(), group: z.enum(GROUPS), weight: z.number(), critical: z.boolean(), families: z.array(z.string()).describe('evm, solana') }),
+      z.object({
+        name: z.string(),
+        source: z.enum(['provider', 'chain']),
+        group: z.enum(GROUPS),
+        weight: z.number(),
+        critical: z.boolean(),
+        families: z.array(z.string()).describe('evm, solana'),
+      }),
     ),
     rate_limit: z.object({ max: z.number().int(), window_s: z.number().int(), scope: z.string(), on_exceed: z.string() }),
     cache_ttl_note: z.string(),
@@ -124,13 +86,16 @@ const riskStatus = defineRoute({
       {
         name: 'marketgate token risk',
         version: INTERFACE_VERSION.risk,
-        description: 'Free token risk check: one score from a security provider\'s signals, with the raw data beside it.',
+        description: "Free token risk check: one score from a security provider's signals and the chain's own evidence, with the raw data beside it.",
         endpoints: ctx.catalog.of('risk').map(describeEndpoint),
         chains: CHAINS.map((c) => ({ name: c.name, id: c.id, family: c.family })),
         provider: { name: 'GoPlus Security', id: GOPLUS, base_url: urlOrigin(ctx.config.sources.goplus.baseUrl) },
-        signals: SIGNALS.map((s) => ({ name: s.name, group: s.group, weight: s.weight, critical: s.critical ?? false, families: Object.keys(s.read) })),
+        signals: [
+          ...SIGNALS.map((s) => ({ name: s.name, source: 'provider' as const, group: s.group, weight: s.weight, critical: s.critical ?? false, families: Object.keys(s.read) })),
+          ...CHAIN_SIGNALS.map((s) => ({ name: s.name, source: 'chain' as const, group: s.group, weight: s.weight, critical: s.critical ?? false, families: [s.family] })),
+        ],
         rate_limit: { max: ctx.config.risk.rateLimitPerMinute, window_s: 60, scope: 'client IP', on_exceed: '429 with Retry-After' },
-        cache_ttl_note: 'Provider answers are cached per token; meta.sources tells their age.',
+        cache_ttl_note: "Provider answers and the chain's evidence are cached per token; meta.sources tells their age.",
         disclaimer: RISK_DISCLAIMER,
       },
       [],
@@ -142,8 +107,9 @@ export const tokenRisk = defineRoute({
   path: '/v1/token-risk',
   summary: 'Token risk score',
   description:
-    `Risk score 0-100 (higher = riskier) for a token contract on ${EVM_CHAINS_TEXT} or a Solana mint, computed only from the signals GoPlus gave, ` +
-    'with the weighted breakdown, coverage, grouped flags (null = no data) and the provider\'s raw object.',
+    `Risk score 0-100 (higher = riskier) for a token contract on ${EVM_CHAINS_TEXT} or a Solana mint, computed only from the signals GoPlus gave ` +
+    "and the evidence read from the token's chain (EVM: code, proxy, owner and a simulated buy, transfer and sell; Solana: the mint's authorities and " +
+    "Token-2022 extensions), with the weighted breakdown, coverage, grouped flags (null = no data), the chain's evidence, where the two disagree, and the provider's raw object.",
   tag: 'Token risk',
   access: 'free',
   query: tokenRiskQuery,
@@ -160,18 +126,34 @@ export const tokenRisk = defineRoute({
     }
     const address = chain.family === 'evm' ? normalizeEvmAddress(req.query.address) : req.query.address; // 0X… too
 
-    const { data: raw, meta } = await ctx.sources.goplus.tokenSecurity({ chain: chain.id ?? 'solana', address });
-    const build = () => ({
-      chain: { name: chain.name, id: chain.id },
-      address,
-      ...assess(chain.family, raw),
-      token: { name: text(raw?.token_name ?? metadata(raw)?.name), symbol: text(raw?.token_symbol ?? metadata(raw)?.symbol) },
-      raw,
-      ...(raw === null ? { note: `GoPlus has no data for this token on ${chain.name}; nothing was scored.` } : {}),
-    });
-    // A cached provider answer is the same object on every hit, and assess() is pure: score it once.
-    const data = raw === null ? build() : derived(raw, `${chain.name} ${address}`, build);
-    return envelope(data, [meta], { disclaimer: RISK_DISCLAIMER });
+    // The chain's reads start with the provider's call and share its deadline.
+    const deadlineAt = Date.now() + ctx.config.upstream.deadlineMs;
+    const [{ data: raw, meta }, chainRead] = await Promise.all([
+      ctx.sources.goplus.tokenSecurity({ chain: chain.id ?? 'solana', address }),
+      readOnchain(ctx.sources, chain, address, deadlineAt),
+    ]);
+    const { onchain, onchain_unavailable } = chainRead;
+    const build = () => {
+      const assessment = assess(chain.family, raw, onchain);
+      return {
+        chain: { name: chain.name, id: chain.id },
+        address,
+        ...assessment,
+        onchain,
+        onchain_unavailable,
+        disagreements: disagreements(chain.family, raw, onchain),
+        token: { name: text(raw?.token_name ?? metadata(raw)?.name), symbol: text(raw?.token_symbol ?? metadata(raw)?.symbol) },
+        raw,
+        ...(raw === null
+          ? { note: `GoPlus has no data for this token on ${chain.name}; ${assessment.score === null ? 'nothing was scored' : "the score rests on the chain's evidence alone"}.` }
+          : {}),
+      };
+    };
+    // Cached provider and chain answers are the same objects on every hit, and the build is pure: made once
+    // for the pair. A chain that failed is not an answer to keep: then the data is made afresh.
+    const key = `${chain.name} ${address}`;
+    const data = chainRead.answer !== null ? derivedFromBoth(raw, chainRead.answer, key, build) : build();
+    return envelope(data, [meta, chainRead.meta], { disclaimer: RISK_DISCLAIMER });
   },
 });
 

@@ -1,9 +1,11 @@
-// Pure: the provider's token object → flags, score, breakdown and coverage.
-// score = 100 × Σ(weight × risk) / Σ(weight) over the scored signals the provider gave, then raised to
-// CRITICAL_FLOOR when a critical signal fires, or to CLOSED_SOURCE_FLOOR for an unverified contract that
-// is not on the trust list. Absent signals are left out, never guessed.
+// Pure: the provider's token object and the chain's evidence → flags, score, breakdown and coverage.
+// score = 100 × Σ(weight × risk) / Σ(weight) over the scored signals the provider and the chain gave,
+// then raised to CRITICAL_FLOOR when a critical signal fires, or to CLOSED_SOURCE_FLOOR for an unverified
+// contract that is not on the trust list. Absent signals are left out, never guessed.
 import { roundTo } from '../analytics/numbers.ts';
 import type { ChainFamily } from './chains.ts';
+import type { Onchain } from './onchain.ts';
+import { CHAIN_SIGNALS } from './onchain-signals.ts';
 import {
   BLIND_SPOTS,
   CLOSED_SOURCE_FLOOR,
@@ -21,6 +23,8 @@ export type Flags = Record<Group, Record<string, FlagValue>>;
 
 export interface BreakdownItem {
   signal: string;
+  /** Who gave it: the security provider, or the chain's own evidence (onchain-signals.ts). */
+  source: 'provider' | 'chain';
   group: Group;
   value: number | boolean;
   weight: number;
@@ -58,7 +62,7 @@ export interface Assessment {
   malicious_addresses: MaliciousAddress[] | null;
 }
 
-export function assess(family: ChainFamily, raw: Record<string, unknown> | null): Assessment {
+export function assess(family: ChainFamily, raw: Record<string, unknown> | null, onchain: Onchain | null = null): Assessment {
   const applicable = SIGNALS.filter((s) => s.read[family]);
   const flags = Object.fromEntries(GROUPS.map((g) => [g, {} as Record<string, FlagValue>])) as Flags;
   const values = new Map<string, FlagValue>();
@@ -83,7 +87,14 @@ export function assess(family: ChainFamily, raw: Record<string, unknown> | null)
     }
     const risk = s.risk ? s.risk(value) : value === true ? 1 : 0;
     if (s.critical && (s.criticalWhen ? s.criticalWhen(value) : risk >= 1)) critical = true;
-    scored.push({ signal: s.name, group: s.group, value, weight: s.weight, risk: roundTo(risk, 4) });
+    scored.push({ signal: s.name, source: 'provider', group: s.group, value, weight: s.weight, risk: roundTo(risk, 4) });
+  }
+  // The chain's own signals (booleans: set = risk 1), beside the provider's; coverage stays the provider's.
+  for (const s of CHAIN_SIGNALS) {
+    const value = onchain && s.family === family ? s.read(onchain) : null;
+    if (value === null) continue;
+    if (s.critical && value === true) critical = true;
+    scored.push({ signal: s.name, source: 'chain', group: s.group, value, weight: s.weight, risk: value === true ? 1 : 0 });
   }
 
   const weightTotal = scored.reduce((sum, s) => sum + s.weight, 0);

@@ -41,6 +41,12 @@ export interface SourceContext<Settings> {
   readonly settings: Settings;
   /** An HTTP call through the guard and the cache. "Not found" answers throw NotFoundError (and are cached too). */
   fetch<S extends z.ZodType>(req: SourceRequest<S>): Promise<Fetched<z.output<S>>>;
+  /**
+   * A value computed from several of this source's calls (each made through `fetch`, uncached), cached as one
+   * answer under `key` for `ttlS` seconds, like a fetched one: concurrent loads share one computation and a
+   * failed one is not kept. `waitMs` bounds how long another instance's load of the same key is waited for.
+   */
+  compute<T>(key: string, ttlS: number, load: () => Promise<T>, waitMs?: number): Promise<Fetched<T>>;
   /** Any other client's call under this source's deadline, breaker and health figures. */
   run<T>(call: (signal: AbortSignal) => Promise<T>, options?: RunOptions): Promise<T>;
   /**
@@ -105,6 +111,11 @@ export function sourceContext<Settings>(name: string, settings: Settings, deps: 
       // Fresh for this caller until its TTL ends (a cached answer older than that is reloaded for it).
       const meta = sourceMeta(name, got.fetchedAt, got.cached, Date.now(), got.fetchedAt.ms + ttlS * 1000);
       return { data: got.value.value as never, meta, sentAt: got.sentAt };
+    },
+    async compute(key, ttlS, load, waitMs) {
+      const got = await cache.getOrLoad(`${name} compute ${key}`, ttlS * 1000, load, waitMs);
+      const meta = sourceMeta(name, got.fetchedAt, got.cached, Date.now(), got.fetchedAt.ms + ttlS * 1000);
+      return { data: got.value, meta, sentAt: got.sentAt };
     },
     run: (call, options) => guard.run(name, call, options),
     fetchFn: (protocol = HTTP_STATUS_ONLY, options) => guardedFetch(name, guard, http, protocol, options),

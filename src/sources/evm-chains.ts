@@ -1,6 +1,7 @@
-// The five chains the on-chain routes serve, each defined here as viem's `Chain`, with just what our viem
-// clients use: id, name, native currency and the contracts viem reads through (Multicall3 on every chain,
-// ENS's Universal Resolver on Ethereum). Importing them from `viem/chains` would load the definitions of
+// The eleven EVM chains marketgate reads (the five the on-chain routes serve, and the six more the token
+// risk check reads), each defined here as viem's `Chain`, with just what our viem clients use: id, name,
+// native currency and the contracts viem reads through (Multicall3 on every chain, ENS's Universal
+// Resolver on Ethereum). Importing them from `viem/chains` would load the definitions of
 // every chain viem knows (hundreds of modules), and even viem's `defineChain` would load viem itself at
 // start-up (~360 modules): plain objects of its type, which is all `defineChain` makes of them (plus
 // an `extend` no client uses). The values are viem's own (test/evm-chains.test.ts compares them). The
@@ -55,4 +56,53 @@ export const polygonChain = defineChain({
   nativeCurrency: { name: 'POL', symbol: 'POL', decimals: 18 },
   rpcUrls: { default: { http: ['https://polygon-rpc.com'] } },
   contracts: { multicall3: { address: MULTICALL3, blockCreated: 25_770_160 } },
+});
+
+export const bscChain = defineChain({
+  id: 56,
+  name: 'BNB Smart Chain',
+  nativeCurrency: { decimals: 18, name: 'BNB', symbol: 'BNB' },
+  rpcUrls: { default: { http: ['https://bsc-dataseed.bnbchain.org'] } },
+  contracts: { multicall3: { address: MULTICALL3, blockCreated: 15_921_452 } },
+});
+
+export const avalancheChain = defineChain({
+  id: 43_114,
+  name: 'Avalanche',
+  nativeCurrency: { decimals: 18, name: 'Avalanche', symbol: 'AVAX' },
+  rpcUrls: { default: { http: ['https://api.avax.network/ext/bc/C/rpc'] } },
+  contracts: { multicall3: { address: MULTICALL3, blockCreated: 11_907_934 } },
+});
+
+export const fantomChain = defineChain({
+  id: 250,
+  name: 'Fantom',
+  nativeCurrency: { decimals: 18, name: 'Fantom', symbol: 'FTM' },
+  rpcUrls: { default: { http: ['https://rpcapi.fantom.network'] } },
+  contracts: { multicall3: { address: MULTICALL3, blockCreated: 33_001_987 } },
+});
+
+/** ZKsync Era runs EraVM: its Multicall3 lives at its own address. */
+export const zksyncChain = defineChain({
+  id: 324,
+  name: 'ZKsync Era',
+  nativeCurrency: ether,
+  rpcUrls: { default: { http: ['https://mainnet.era.zksync.io'] } },
+  contracts: { multicall3: { address: '0xF9cda624FBC7e059355ce98a31693d299FACd963', blockCreated: 3_908_235 } },
+});
+
+export const lineaChain = defineChain({
+  id: 59_144,
+  name: 'Linea Mainnet',
+  nativeCurrency: { name: 'Linea Ether', symbol: 'ETH', decimals: 18 },
+  rpcUrls: { default: { http: ['https://rpc.linea.build'] } },
+  contracts: { multicall3: { address: '0xcA11bde05977b3631167028862bE2a173976CA11', blockCreated: 42 } },
+});
+
+export const scrollChain = defineChain({
+  id: 534_352,
+  name: 'Scroll',
+  nativeCurrency: ether,
+  rpcUrls: { default: { http: ['https://rpc.scroll.io'] } },
+  contracts: { multicall3: { address: MULTICALL3, blockCreated: 14 } },
 });

@@ -6,7 +6,9 @@
 //     viem.ts), whose transport's fetchFn is the guarded fetch (deadline, breaker, JSON-RPC error
 //     classification), for contract reads and ENS;
 //   - `live(call)`: a viem call whose answer is used as is (balances, nonces), with its source meta;
-//   - `block(ref)` / `transaction(hash)`: lookups cached by finality (evm-lookups.ts).
+//   - `block(ref)` / `transaction(hash)`: lookups cached by finality (evm-lookups.ts);
+//   - `tokenEvidence(token, deadlineAt)`: what a token's contract says about itself, for the token risk
+//     check (evm-token-evidence.ts), cached as one answer per token.
 // Errors arrive as HTTP 200 with `error: {code, message}` (src/http/json-rpc.ts classifies them).
 import type { Address, Chain, PublicClient } from 'viem';
 import { z } from 'zod';
@@ -17,36 +19,34 @@ import { UpstreamError } from '../http/errors.ts';
 import { JSON_RPC } from '../http/json-rpc.ts';
 import { checkEvmAddress } from '../params/evm-address.ts';
 import { defineSource, upstreamCause, type SourceContext, type Sourced } from './define-source.ts';
-import { arbitrumChain, baseChain, ethereumChain, optimismChain, polygonChain } from './evm-chains.ts';
+import { ALL_EVM_CHAINS, evmNetwork, type EvmChain, type EvmChainName, type EvmDex, type EvmNetworkName } from './evm-networks.ts';
 import { chainLookups, type ChainLookups, type FetchResult } from './evm-lookups.ts';
+import { readEvmTokenEvidence, type EvmTokenEvidence, type RpcAnswer } from './evm-token-evidence.ts';
+import { TOKEN_EVIDENCE_ENV, untilDeadline } from './token-evidence-env.ts';
 import { loadViem } from './viem.ts';
 
-export interface EvmChain {
-  /** Name used in parameters and in the source name `rpc:<name>`. */
-  name: 'ethereum' | 'base' | 'arbitrum' | 'optimism' | 'polygon';
-  id: number;
-  /** Native currency symbol. */
-  symbol: string;
-  viem: Chain;
-  /** Default public RPC (keyless, no SLA): set RPC_URL_<NAME> for production. */
-  defaultRpc: string;
-}
+export type { EvmChain, EvmChainName } from './evm-networks.ts';
 
-export const EVM_CHAINS: readonly EvmChain[] = [
-  { name: 'ethereum', id: 1, symbol: 'ETH', viem: ethereumChain, defaultRpc: 'https://ethereum-rpc.publicnode.com' },
-  { name: 'base', id: 8453, symbol: 'ETH', viem: baseChain, defaultRpc: 'https://mainnet.base.org' },
-  { name: 'arbitrum', id: 42161, symbol: 'ETH', viem: arbitrumChain, defaultRpc: 'https://arb1.arbitrum.io/rpc' },
-  { name: 'optimism', id: 10, symbol: 'ETH', viem: optimismChain, defaultRpc: 'https://mainnet.optimism.io' },
-  { name: 'polygon', id: 137, symbol: 'POL', viem: polygonChain, defaultRpc: 'https://polygon-rpc.com' },
-];
+const ROUTE_CHAINS: readonly EvmChainName[] = ['ethereum', 'base', 'arbitrum', 'optimism', 'polygon'];
+/** The five chains the on-chain routes (/v1/chain-*) serve, in their order. */
+export const EVM_CHAINS: readonly EvmChain[] = ROUTE_CHAINS.map((name) => evmNetwork(name) as EvmChain);
 
 const rpcResponse = z.object({ jsonrpc: z.literal('2.0'), result: z.unknown() });
+/** A result or the node's error (a revert is an answer, not a failure: see json-rpc.ts). */
+const rpcAnswer = z.union([
+  z.object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
+  z.object({ jsonrpc: z.literal('2.0'), result: z.unknown() }),
+]);
 
 export interface EvmRpcSettings {
   baseUrl: string;
-  chain: EvmChain;
+  chain: EvmChain<EvmNetworkName>;
   headTtlS: number;
   finalTtlS: number;
+  /** The V2-style router and wrapped native coin the token simulation trades through. */
+  dex: { router: string | undefined; wrappedNative: string };
+  /** Seconds a token's evidence is reused. */
+  evidenceTtlS: number;
   /** ENS Universal Resolver to use instead of viem's default for the chain (Ethereum only). */
   ensUniversalResolver: Address | undefined;
 }
@@ -54,7 +54,7 @@ export interface EvmRpcSettings {
 export interface EvmRpc extends ChainLookups {
   /** The source name, `rpc:<chain>`, as errors and meta.sources show it. */
   name: string;
-  chain: EvmChain;
+  chain: EvmChain<EvmNetworkName>;
   /** One JSON-RPC call; `result` as the node sent it. Cached `ttlS` seconds (0 = live). */
   request(method: string, params: unknown[], ttlS?: number): Promise<Sourced<unknown>>;
   /** viem public client of this chain (created on first use); every call goes through the guard of `rpc:<chain>`. */
@@ -68,6 +68,11 @@ export interface EvmRpc extends ChainLookups {
   live<T>(call: (client: PublicClient) => Promise<T>): Promise<Sourced<T>>;
   /** ENS_UNIVERSAL_RESOLVER when set (pass it to viem's ENS actions); undefined = viem's default. */
   ensUniversalResolver: Address | undefined;
+  /**
+   * What the token's contract says about itself (code, proxy, owner, simulated trade), its reads sharing the
+   * deadline `deadlineAt` (epoch ms); cached as one answer per token for CACHE_TTL_TOKEN_ONCHAIN_S.
+   */
+  tokenEvidence(token: string, deadlineAt: number): Promise<Sourced<EvmTokenEvidence>>;
 }
 
 /** Brief and long cache lifetimes of block and transaction lookups, shared by every chain. */
@@ -91,7 +96,7 @@ const ENS_ENV = {
 } as const;
 
 function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
-  const { baseUrl, chain, headTtlS, finalTtlS, ensUniversalResolver } = ctx.settings;
+  const { baseUrl, chain, headTtlS, finalTtlS, ensUniversalResolver, dex, evidenceTtlS } = ctx.settings;
   const fetchResult: FetchResult = async (method, params, answer, ttlS) => {
     const res = await ctx.fetch({
       url: baseUrl,
@@ -132,21 +137,69 @@ function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
     },
     ...chainLookups(fetchResult, { headTtlS, finalTtlS }),
     ensUniversalResolver,
+    async tokenEvidence(token, deadlineAt) {
+      const remaining = untilDeadline(ctx.name, deadlineAt);
+      const rpc = async (method: string, params: unknown[]): Promise<RpcAnswer> => {
+        const res = await ctx.fetch({
+          url: baseUrl,
+          method: 'POST',
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+          idempotent: true,
+          protocol: JSON_RPC,
+          schema: rpcAnswer,
+          ttlS: 0,
+          deadlineMs: remaining(),
+        });
+        return res.data;
+      };
+      const key = `evidence ${token.toLowerCase()} ${dex.router ?? '-'} ${dex.wrappedNative}`;
+      return ctx.compute(key, evidenceTtlS, () => readEvmTokenEvidence(ctx.name, rpc, token, dex), remaining());
+    },
+  };
+}
+
+/** An address setting (EIP-55 checksum checked when mixed-case); `def` is the documented default, if any. */
+const addressVar = (def: string | undefined, doc: string) =>
+  env.custom(
+    z.string().transform((v, c) => {
+      const check = checkEvmAddress(v);
+      if (check.ok) return check.address;
+      c.addIssue({ code: 'custom', message: check.reason === 'checksum' ? 'an address with a correct EIP-55 checksum' : 'a 0x address (40 hex digits)' });
+      return z.NEVER;
+    }),
+    def,
+    doc,
+  );
+
+/** DEX_ROUTER_<NAME> and WRAPPED_NATIVE_<NAME>: the token simulation's router and coin, defaults from the chain's declaration. */
+function dexEnv(chain: EvmChain<EvmNetworkName>, dex: EvmDex): Record<string, EnvVar> {
+  const upper = chain.name.toUpperCase();
+  const router = dex.router
+    ? `${dex.name} router on ${chain.viem.name}, used to simulate a buy and a sell of a token (default: ${dex.source.split(';')[0]}).`
+    : `V2-style (Uniswap V2 Router02 interface) router on ${chain.viem.name} for the token risk simulation; none by default (${dex.source.split(';')[0]}), so the simulation is null until set.`;
+  return {
+    [`DEX_ROUTER_${upper}`]: addressVar(dex.router, router),
+    [`WRAPPED_NATIVE_${upper}`]: addressVar(dex.wrappedNative, `Wrapped ${chain.symbol} on ${chain.viem.name}: the coin the token simulation buys with (its pairs on the router).`),
   };
 }
 
 /** The descriptor of one chain's RPC source; `extraEnv` for the chain's own settings (ENS on Ethereum). */
-function rpcSource<const K extends string>(key: K, chain: EvmChain, extraEnv: Record<string, EnvVar> = {}) {
+function rpcSource<const K extends string>(key: K, chain: EvmChain<EvmNetworkName>, extraEnv: Record<string, EnvVar> = {}) {
   const variable = `RPC_URL_${chain.name.toUpperCase()}`;
+  const upper = chain.name.toUpperCase();
   return defineSource({
     key,
     name: `rpc:${chain.name}`,
     title: `${chain.viem.name} JSON-RPC`,
     docs: 'https://ethereum.org/en/developers/docs/apis/json-rpc/',
-    notes: `Default ${chain.defaultRpc}: a keyless public endpoint with undocumented limits and no SLA; set ${variable} to your own node or provider for production.`,
+    notes:
+      `Default ${chain.defaultRpc}${chain.rpcSource ? ` (${chain.rpcSource})` : ''}: a keyless public endpoint with no SLA; set ${variable} to your own node or provider for production. ` +
+      (chain.dex.router ? `Token simulation through ${chain.dex.name} (${chain.dex.source}); it needs eth_call state overrides.` : `No default token simulation router: ${chain.dex.source}.`),
     env: {
       [variable]: env.url(chain.defaultRpc, `JSON-RPC endpoint of ${chain.viem.name} (chain id ${chain.id}).`),
       ...CHAIN_TTL_ENV,
+      ...dexEnv(chain, chain.dex),
+      ...TOKEN_EVIDENCE_ENV,
       ...extraEnv,
     } as Record<string, EnvVar>,
     settings: (e) => ({
@@ -155,15 +208,38 @@ function rpcSource<const K extends string>(key: K, chain: EvmChain, extraEnv: Re
       headTtlS: e.CACHE_TTL_CHAIN_HEAD_S as number,
       finalTtlS: e.CACHE_TTL_CHAIN_FINAL_S as number,
       ensUniversalResolver: e.ENS_UNIVERSAL_RESOLVER as Address | undefined,
+      dex: { router: e[`DEX_ROUTER_${upper}`] as string | undefined, wrappedNative: e[`WRAPPED_NATIVE_${upper}`] as string },
+      evidenceTtlS: e.CACHE_TTL_TOKEN_ONCHAIN_S as number,
     }),
     create: createEvmRpc,
   });
 }
 
-const byName = (name: EvmChain['name']) => EVM_CHAINS.find((c) => c.name === name)!;
+export const rpcEthereumSource = rpcSource('rpcEthereum', evmNetwork('ethereum'), ENS_ENV);
+export const rpcBaseSource = rpcSource('rpcBase', evmNetwork('base'));
+export const rpcArbitrumSource = rpcSource('rpcArbitrum', evmNetwork('arbitrum'));
+export const rpcOptimismSource = rpcSource('rpcOptimism', evmNetwork('optimism'));
+export const rpcPolygonSource = rpcSource('rpcPolygon', evmNetwork('polygon'));
+export const rpcBscSource = rpcSource('rpcBsc', evmNetwork('bsc'));
+export const rpcAvalancheSource = rpcSource('rpcAvalanche', evmNetwork('avalanche'));
+export const rpcFantomSource = rpcSource('rpcFantom', evmNetwork('fantom'));
+export const rpcZksyncSource = rpcSource('rpcZksync', evmNetwork('zksync'));
+export const rpcLineaSource = rpcSource('rpcLinea', evmNetwork('linea'));
+export const rpcScrollSource = rpcSource('rpcScroll', evmNetwork('scroll'));
 
-export const rpcEthereumSource = rpcSource('rpcEthereum', byName('ethereum'), ENS_ENV);
-export const rpcBaseSource = rpcSource('rpcBase', byName('base'));
-export const rpcArbitrumSource = rpcSource('rpcArbitrum', byName('arbitrum'));
-export const rpcOptimismSource = rpcSource('rpcOptimism', byName('optimism'));
-export const rpcPolygonSource = rpcSource('rpcPolygon', byName('polygon'));
+/** Every EVM chain's RPC source, by chain name (the token risk check reads all eleven). */
+export const EVM_RPC_SOURCE_KEYS = {
+  ethereum: 'rpcEthereum',
+  base: 'rpcBase',
+  arbitrum: 'rpcArbitrum',
+  optimism: 'rpcOptimism',
+  polygon: 'rpcPolygon',
+  bsc: 'rpcBsc',
+  avalanche: 'rpcAvalanche',
+  fantom: 'rpcFantom',
+  zksync: 'rpcZksync',
+  linea: 'rpcLinea',
+  scroll: 'rpcScroll',
+} as const satisfies Record<EvmNetworkName, string>;
+
+export { ALL_EVM_CHAINS };

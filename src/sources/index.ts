@@ -7,7 +7,20 @@ import { binanceFuturesSource } from './binance-futures.ts';
 import { binanceSpotSource } from './binance-spot.ts';
 import { bybitSource } from './bybit.ts';
 import { coinbaseSource } from './coinbase.ts';
-import { rpcArbitrumSource, rpcBaseSource, rpcEthereumSource, rpcOptimismSource, rpcPolygonSource } from './evm-rpc.ts';
+import {
+  rpcArbitrumSource,
+  rpcAvalancheSource,
+  rpcBaseSource,
+  rpcBscSource,
+  rpcEthereumSource,
+  rpcFantomSource,
+  rpcLineaSource,
+  rpcOptimismSource,
+  rpcPolygonSource,
+  rpcScrollSource,
+  rpcZksyncSource,
+} from './evm-rpc.ts';
+import { solanaRpcSource } from './solana-rpc.ts';
 import { goplusSource } from './goplus.ts';
 import { hyperliquidSource } from './hyperliquid.ts';
 import { kalshiSource } from './kalshi.ts';
@@ -35,6 +48,13 @@ export const SOURCES = [
   rpcArbitrumSource,
   rpcOptimismSource,
   rpcPolygonSource,
+  rpcBscSource,
+  rpcAvalancheSource,
+  rpcFantomSource,
+  rpcZksyncSource,
+  rpcLineaSource,
+  rpcScrollSource,
+  solanaRpcSource,
   kalshiSource,
   treasurySource,
   nasdaqSource,

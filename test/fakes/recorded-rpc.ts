@@ -13,6 +13,9 @@ const BY_METHOD: Record<string, string> = {
   eth_getBlockByNumber: 'evm-rpc__eth_getBlockByNumber.json',
   eth_getTransactionByHash: 'evm-rpc__eth_getTransactionByHash.json',
   eth_getTransactionReceipt: 'evm-rpc__eth_getTransactionReceipt.json',
+  // The token risk check's reads (test/risk-chain/capture-fixtures.ts): a token's code and an empty proxy slot.
+  eth_getCode: 'evm-rpc__eth_getCode_token.json',
+  eth_getStorageAt: 'evm-rpc__eth_getStorageAt_zero.json',
 };
 
 const BY_SELECTOR: Record<string, string> = {
@@ -20,6 +23,8 @@ const BY_SELECTOR: Record<string, string> = {
   [toFunctionSelector('decimals()')]: 'evm-rpc__eth_call_decimals.json',
   [toFunctionSelector('symbol()')]: 'evm-rpc__eth_call_symbol.json',
   [toFunctionSelector('resolveWithGateways(bytes,bytes,string[])')]: 'evm-rpc__eth_call_resolveWithGateways.json',
+  [toFunctionSelector('owner()')]: 'evm-rpc__eth_call_owner.json',
+  [toFunctionSelector('simulate(address,address,address,address,uint256)')]: 'evm-rpc__eth_call_simulate.json',
 };
 
 interface RpcRequest {

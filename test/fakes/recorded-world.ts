@@ -6,6 +6,7 @@ import { recorded, recordedText } from '../fixtures.ts';
 import { coinbaseCandlesHandler, constructedCoinbaseRow, klinesHandler } from './candles.ts';
 import { FakeUpstream, type FakeHandler, type FakeReply } from './fake-upstream.ts';
 import { recordedJsonRpc } from './recorded-rpc.ts';
+import { recordedSolanaRpc } from './solana-rpc.ts';
 
 /** The recorded answer of each provider, by `METHOD path`, for the requests the route examples make. */
 export const RECORDED_ROUTES: Record<string, Record<string, FakeReply | FakeHandler>> = {
@@ -53,6 +54,13 @@ export const RECORDED_ROUTES: Record<string, Record<string, FakeReply | FakeHand
   'rpc:arbitrum': { 'POST /': recordedJsonRpc },
   'rpc:optimism': { 'POST /': recordedJsonRpc },
   'rpc:polygon': { 'POST /': recordedJsonRpc },
+  'rpc:bsc': { 'POST /': recordedJsonRpc },
+  'rpc:avalanche': { 'POST /': recordedJsonRpc },
+  'rpc:fantom': { 'POST /': recordedJsonRpc },
+  'rpc:zksync': { 'POST /': recordedJsonRpc },
+  'rpc:linea': { 'POST /': recordedJsonRpc },
+  'rpc:scroll': { 'POST /': recordedJsonRpc },
+  'rpc:solana': { 'POST /': recordedSolanaRpc },
   kalshi: {
     // Open events (the category walk and the Fed-decision series alike): the recorded October 2026 Fed event.
     'GET /events': { body: recorded('kalshi_events_KXFEDDECISION_open_nested.TRIMMED.json') },

@@ -1,0 +1,208 @@
+// Solana JSON-RPC (`rpc:solana`): a token mint's account, read with getAccountInfo in the node's parsed
+// form (encoding jsonParsed), for the token risk check.
+// POST {RPC_URL_SOLANA} {"jsonrpc":"2.0","id":1,"method":"getAccountInfo","params":[mint,{"encoding":"jsonParsed","commitment":"confirmed"}]}
+// The node parses accounts of the SPL Token and Token-2022 programs (Agave's account-decoder): a mint is
+// `data.parsed = { type: "mint", info: { mintAuthority, freezeAuthority, supply, decimals, isInitialized,
+// extensions? } }`, each Token-2022 extension `{ extension: "<name>", state?: {...} }` in camelCase.
+// Quirk: u64 fields (maximumFee, withheldAmount, rentEpoch) arrive as JSON numbers, which JSON.parse would
+// round above 2^53; the body is read as text and such integers are kept as digits.
+import { z } from 'zod';
+import { env } from '../env.ts';
+import { JSON_RPC } from '../http/json-rpc.ts';
+import type { Protocol } from '../http/protocol.ts';
+import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
+import { TOKEN_EVIDENCE_ENV, untilDeadline } from './token-evidence-env.ts';
+
+export const SOLANA_PROGRAMS = {
+  'spl-token': 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  'spl-token-2022': 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb',
+} as const;
+export type TokenProgram = keyof typeof SOLANA_PROGRAMS;
+
+/** The Token-2022 extensions that matter to a holder; on an SPL Token mint (no extensions) each is off. */
+export interface MintExtensions {
+  /** The extension names the node listed, as it spells them. */
+  present: string[];
+  /** The transfer fee in basis points from `transfer_fee_epoch` on (newerTransferFee); 0 when the mint has none. */
+  transfer_fee_bps: number;
+  /** The most one transfer can be charged, in the token's smallest unit; null when the mint has no transfer fee. */
+  transfer_fee_max: string | null;
+  transfer_fee_epoch: number | null;
+  /** The fee before that epoch (olderTransferFee). */
+  transfer_fee_older_bps: number | null;
+  /** Who can change the fee; null when nobody can (or there is no fee). */
+  transfer_fee_authority: string | null;
+  /** An address that can move or burn anyone's tokens. */
+  permanent_delegate: string | null;
+  /** The program every transfer calls. */
+  transfer_hook: string | null;
+  non_transferable: boolean;
+  /** New token accounts start frozen. */
+  default_state_frozen: boolean;
+}
+
+export interface SolanaMintEvidence {
+  mint_authority: string | null;
+  freeze_authority: string | null;
+  /** In the token's smallest unit. */
+  supply: string;
+  decimals: number;
+  token_program: TokenProgram;
+  extensions: MintExtensions;
+}
+
+/** A mint's evidence, or why the account read is not one (no account, another kind of account). */
+export type MintRead = { mint: SolanaMintEvidence } | { unavailable: string };
+
+/** JSON strings, or integers of 16 digits or more (not part of a fraction or an exponent). */
+const STRING_OR_BIG_INTEGER = /"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])\d{16,}(?![\d.eE])/g;
+
+/** Integers of 16 digits or more, outside strings, become strings before parsing (see the top of this file). */
+export const keepBigIntegers = (text: string) => text.replace(STRING_OR_BIG_INTEGER, (m) => (m.startsWith('"') ? m : `"${m}"`));
+
+/** The body parsed, or undefined when it is not JSON. */
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(keepBigIntegers(text));
+  } catch {
+    return undefined;
+  }
+};
+
+/** JSON-RPC errors and rate limits, read from the text body; a body that is not JSON says what it is instead. */
+const SOLANA_PROTOCOL: Protocol = {
+  classify(body, status) {
+    const text = String(body);
+    const parsed = parseJson(text);
+    if (parsed === undefined) {
+      if (status < 200 || status >= 300) return undefined; // the status says what went wrong
+      const head = text.trimStart().slice(0, 15).toLowerCase();
+      const html = head.startsWith('<!doctype') || head.startsWith('<html');
+      return { kind: 'provider_error', detail: html ? 'returned HTML instead of JSON' : `returned a body that is not valid JSON${text === '' ? ' (empty)' : ''}` };
+    }
+    return JSON_RPC.classify(parsed, status);
+  },
+};
+
+const u64 = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)]).transform(String);
+const address = z.string().min(32).max(44);
+const transferFee = z.object({ epoch: u64, maximumFee: u64, transferFeeBasisPoints: z.number().int().min(0).max(10_000) });
+const extensionSchema = z.object({ extension: z.string(), state: z.record(z.string(), z.unknown()).optional() });
+const mintInfo = z.object({
+  mintAuthority: address.nullable(),
+  freezeAuthority: address.nullable(),
+  supply: z.string().regex(/^\d+$/),
+  decimals: z.number().int().min(0).max(255),
+  isInitialized: z.boolean(),
+  extensions: z.array(extensionSchema).optional(),
+});
+const parsedData = z.object({ program: z.string(), parsed: z.object({ type: z.string(), info: z.unknown() }) });
+const answer = z.object({
+  jsonrpc: z.literal('2.0'),
+  result: z.object({
+    context: z.object({ slot: u64 }),
+    value: z.object({ owner: z.string(), data: z.union([parsedData, z.array(z.string()), z.string()]) }).nullable(),
+  }),
+});
+
+const stateOf = (exts: z.output<typeof extensionSchema>[], name: string) => exts.find((e) => e.extension === name);
+const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+
+function extensionsOf(exts: z.output<typeof extensionSchema>[]): MintExtensions {
+  const feeConfig = stateOf(exts, 'transferFeeConfig')?.state;
+  const newer = feeConfig ? transferFee.parse(feeConfig.newerTransferFee) : null;
+  const older = feeConfig ? transferFee.parse(feeConfig.olderTransferFee) : null;
+  return {
+    present: exts.map((e) => e.extension),
+    transfer_fee_bps: newer?.transferFeeBasisPoints ?? 0,
+    transfer_fee_max: newer?.maximumFee ?? null,
+    transfer_fee_epoch: newer ? Number(newer.epoch) : null,
+    transfer_fee_older_bps: older?.transferFeeBasisPoints ?? null,
+    transfer_fee_authority: text(feeConfig?.transferFeeConfigAuthority),
+    permanent_delegate: text(stateOf(exts, 'permanentDelegate')?.state?.delegate),
+    transfer_hook: text(stateOf(exts, 'transferHook')?.state?.programId),
+    non_transferable: stateOf(exts, 'nonTransferable') !== undefined,
+    default_state_frozen: stateOf(exts, 'defaultAccountState')?.state?.accountState === 'frozen',
+  };
+}
+
+/** The node's answer → the mint's evidence, or what the account is instead. Throws (a schema error) on a malformed mint. */
+export function readMint(value: z.output<typeof answer>['result']['value']): MintRead {
+  if (value === null) return { unavailable: 'the chain has no account at this address' };
+  const program = Object.entries(SOLANA_PROGRAMS).find(([, id]) => id === value.owner)?.[0] as TokenProgram | undefined;
+  if (typeof value.data !== 'object' || Array.isArray(value.data) || program === undefined || value.data.parsed.type !== 'mint') {
+    const what = typeof value.data === 'object' && !Array.isArray(value.data) ? `${value.data.program} '${value.data.parsed.type}' account` : `account of the program ${value.owner}`;
+    return { unavailable: `the address is not a token mint (it is a ${what})` };
+  }
+  const info = mintInfo.parse(value.data.parsed.info);
+  return {
+    mint: {
+      mint_authority: info.mintAuthority,
+      freeze_authority: info.freezeAuthority,
+      supply: info.supply,
+      decimals: info.decimals,
+      token_program: program,
+      extensions: extensionsOf(info.extensions ?? []),
+    },
+  };
+}
+
+export interface SolanaRpcSettings {
+  baseUrl: string;
+  evidenceTtlS: number;
+}
+
+function createSolanaRpc(ctx: SourceContext<SolanaRpcSettings>) {
+  const { baseUrl, evidenceTtlS } = ctx.settings;
+  // The answer is read into evidence by the schema, so the cache keeps (and serves) the evidence object itself.
+  const schema = z
+    .string()
+    .transform((body) => parseJson(body))
+    .pipe(
+      answer.transform((a, check) => {
+        try {
+          return readMint(a.result.value);
+        } catch (err) {
+          // A mint whose fields are not the documented shape: the answer is malformed, not a mint we guess at.
+          const issue = err instanceof z.ZodError ? err.issues[0] : undefined;
+          check.addIssue({ code: 'custom', message: 'not the documented mint shape', path: ['result', 'value', 'data', 'parsed', 'info', ...(issue?.path ?? [])] });
+          return z.NEVER;
+        }
+      }),
+    );
+  return {
+    /** A mint's account, read by `deadlineAt` (epoch ms; default: UPSTREAM_DEADLINE_MS from now); cached CACHE_TTL_TOKEN_ONCHAIN_S. */
+    async mint(mint: string, deadlineAt?: number): Promise<Sourced<MintRead>> {
+      const res = await ctx.fetch({
+        url: baseUrl,
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getAccountInfo', params: [mint, { encoding: 'jsonParsed', commitment: 'confirmed' }] }),
+        idempotent: true,
+        format: 'text',
+        protocol: SOLANA_PROTOCOL,
+        schema,
+        ttlS: evidenceTtlS,
+        deadlineMs: deadlineAt === undefined ? undefined : untilDeadline(ctx.name, deadlineAt)(),
+      });
+      return { data: res.data, meta: res.meta };
+    },
+  };
+}
+
+export type SolanaRpc = ReturnType<typeof createSolanaRpc>;
+
+export const solanaRpcSource = defineSource({
+  key: 'rpcSolana',
+  name: 'rpc:solana',
+  title: 'Solana JSON-RPC',
+  docs: 'https://solana.com/docs/rpc/http/getaccountinfo',
+  notes:
+    'Default https://api.mainnet-beta.solana.com (solana.com/docs/references/clusters: the public mainnet endpoint, rate limited, not for production); ' +
+    "set RPC_URL_SOLANA to your own node or provider. Only getAccountInfo (jsonParsed) is called, for a mint's authorities, supply and Token-2022 extensions.",
+  env: {
+    RPC_URL_SOLANA: env.url('https://api.mainnet-beta.solana.com', 'JSON-RPC endpoint of Solana mainnet (token mints for the risk check).'),
+    ...TOKEN_EVIDENCE_ENV,
+  },
+  settings: (e) => ({ baseUrl: e.RPC_URL_SOLANA, evidenceTtlS: e.CACHE_TTL_TOKEN_ONCHAIN_S }),
+  create: createSolanaRpc,
+});
