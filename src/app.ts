@@ -7,20 +7,20 @@ import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { pino, type DestinationStream, type LoggerOptions } from 'pino';
 import { configuredUrls, publicBaseUrlWarning, type Config } from './config.ts';
 import { installAccessControl, type PaymentGate } from './access/access-control.ts';
-import { KEY_CHANGES_CHANNEL } from './access/key-changes.ts';
-import { localLimitStore, RateLimiter } from './access/rate-limit.ts';
-import { KeyStore } from './access/keys.ts';
+import { KEY_CHANGES_CHANNEL } from './access/keys/key-changes.ts';
+import { localLimitStore, RateLimiter } from './access/rate-limit/rate-limit.ts';
+import { KeyStore } from './access/keys/keys.ts';
 // The x402 SDK (and viem under it) loads only when x402 is on: see paymentGate.
-import type { BatchLedger } from './access/x402/batch-ledger.ts';
-import type { BatchSettlement } from './access/x402/batch-settlement.ts';
-import type { PaymentReconciler } from './access/x402/reconciler.ts';
+import type { BatchLedger } from './payments/batch/batch-events.ts';
+import type { BatchSettlement } from './payments/batch/batch-settlement.ts';
+import type { PaymentReconciler } from './payments/reconciler.ts';
 import { AdminChannel } from './admin/channel.ts';
 import { registerKeyAdminRoutes } from './admin/key-routes.ts';
 import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
 import { accessSummary } from './catalog/access-summary.ts';
 import type { RouteContext } from './catalog/context.ts';
-import { registerOpenApi } from './catalog/openapi.ts';
-import { referenceDocuments, registerReferenceRoutes, type ReferenceDocuments } from './catalog/reference-routes.ts';
+import { registerOpenApi } from './reference/openapi.ts';
+import { referenceDocuments, registerReferenceRoutes, type ReferenceDocuments } from './reference/reference-routes.ts';
 import { mountRoutes, RouteCatalog, type RouteDef } from './catalog/route.ts';
 import type { Database, Queryable } from './db/database.ts';
 import { describeDatabase, openDatabase } from './db/open.ts';
@@ -29,30 +29,30 @@ import { BatchEventLedger } from './db/batch-events.ts';
 import { PaymentLedger } from './db/payments.ts';
 import { DatabaseService } from './db/service.ts';
 import { UsageCounter } from './db/usage.ts';
-import { AnswerMemo } from './http/answer-memo.ts';
-import { ResponseCache } from './http/cache.ts';
-import { originForm, registerEdge } from './http/edge.ts';
-import { errorHandler } from './http/error-handler.ts';
-import { validatorCompiler } from './http/validator.ts';
-import { serialize } from './http/envelope.ts';
-import { UpstreamGuard } from './http/guard.ts';
-import { HttpClient } from './http/http-client.ts';
-import { lazyLogger, requestLogController } from './http/lazy-logger.ts';
-import { pipeliningServer } from './http/pipelining.ts';
-import { PressureGauge } from './http/pressure.ts';
-import { scrub, scrubLogObject, secretParts } from './http/redact-url.ts';
+import { AnswerMemo } from './edge/answer-memo.ts';
+import { ResponseCache } from './upstream/cache.ts';
+import { originForm, registerEdge } from './edge/edge.ts';
+import { errorHandler } from './edge/error-handler.ts';
+import { validatorCompiler } from './edge/validator.ts';
+import { serialize } from './upstream/envelope.ts';
+import { UpstreamGuard } from './upstream/guard.ts';
+import { HttpClient } from './upstream/http-client.ts';
+import { lazyLogger, requestLogController } from './edge/lazy-logger.ts';
+import { pipeliningServer } from './edge/pipelining.ts';
+import { PressureGauge } from './edge/pressure.ts';
+import { scrub, scrubLogObject, secretParts } from './upstream/redact-url.ts';
 import { MARKET_ROUTES } from './market/index.ts';
 import { createMetrics, type Metrics, type PaymentMetrics } from './metrics/metrics.ts';
 import { connectRedis, type RedisConnections } from './redis/client.ts';
 import { CachedPaymentIdStore } from './redis/payment-ids.ts';
-import { sharedLimitStore } from './redis/rate-limit-store.ts';
+import { sharedLimitStore } from './access/rate-limit/redis-store.ts';
 import { RedisSharedCache } from './redis/shared-cache.ts';
-import { BackendHealth, type BackendName } from './http/backend-health.ts';
+import { BackendHealth, type BackendName } from './lib/backend-health.ts';
 import { METRICS_PATH, registerMetrics } from './metrics/plugin.ts';
 import { riskPlugin } from './risk/routes.ts';
-import { CryptoListings } from './market/crypto-listings.ts';
+import { CryptoListings } from './sources/crypto-listings.ts';
 import { createSources, providerInfo, type Sources } from './sources/index.ts';
-import { VERSION } from './version.ts';
+import { VERSION } from './lib/version.ts';
 
 export interface BuildOptions {
   /** Where logs go (tests capture them); default stdout. */
@@ -263,7 +263,7 @@ function createStorage(app: FastifyInstance, config: Config, given: Database | u
 
 /**
  * The API keys of this instance: a copy of the database's, refreshed on Redis announcements, on every
- * Redis reconnect and every API_KEYS_RELOAD_MS (src/access/keys.ts). Throws KeyFileError when
+ * Redis reconnect and every API_KEYS_RELOAD_MS (src/access/keys/keys.ts). Throws KeyFileError when
  * API_KEYS_FILE exists but cannot be read (start-up stops).
  */
 function createKeyStore(app: FastifyInstance, config: Config, storage: ReturnType<typeof createStorage>, backends: ReturnType<typeof createBackends>): KeyStore {
@@ -354,7 +354,7 @@ async function paymentGate(app: FastifyInstance, config: Config, catalog: RouteC
     );
     return undefined;
   }
-  const { installX402 } = await import('./access/x402/install.ts');
+  const { installX402 } = await import('./payments/x402.ts');
   const paidRoutes = () => catalog.entries.filter((e) => e.access === 'paid');
   return installX402(app, { config, paidRoutes, metrics, channelStorage: options.channelStorage, batchLedger: options.batchLedger });
 }

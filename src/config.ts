@@ -1,20 +1,20 @@
 // Every setting comes from the environment, is parsed here once, and the rest of the app only ever
-// sees the typed result. The variables are declared as data (src/env.ts): the server's own below,
+// sees the typed result. The variables are declared as data (src/lib/env.ts): the server's own below,
 // each provider's in its source descriptor (src/sources/). An invalid value stops start-up with a
 // message that names the variable and says what it accepts.
 import { z } from 'zod';
 import { BUILT_IN_MACRO_CALENDAR, MACRO_CALENDAR_FILE_ENV, type LoadedMacroCalendar } from './data/macro-calendar.ts';
-import { X402_NETWORKS } from './access/x402/networks.ts';
-import { contactSchema } from './access/key-contact.ts';
-import { KEYS_ENV } from './access/keys-env.ts';
+import { X402_NETWORKS } from './payments/networks.ts';
+import { contactSchema } from './access/keys/key-contact.ts';
+import { KEYS_ENV } from './access/keys/keys-env.ts';
 import { DATABASE_ENV } from './db/env.ts';
 import { REDIS_ENV } from './redis/env.ts';
 import type { DatabaseSettings } from './db/open.ts';
-import { atomicAmount } from './access/x402/price.ts';
-import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './env.ts';
+import { atomicAmount } from './payments/price.ts';
+import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './lib/env.ts';
 import { SOURCES, type SourceSettings } from './sources/index.ts';
 
-export { ConfigError } from './env.ts';
+export { ConfigError } from './lib/env.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -206,9 +206,9 @@ export interface Config {
   logLevel: LogLevel;
   trustProxy: boolean | number | string[];
   requestTimeoutMs: number;
-  /** Requests one connection may have waiting behind the one being answered (src/http/pipelining.ts). */
+  /** Requests one connection may have waiting behind the one being answered (src/edge/pipelining.ts). */
   maxPipelinedRequests: number;
-  /** Load shedding (src/http/pressure.ts): thresholds, 0 = not checked. */
+  /** Load shedding (src/edge/pressure.ts): thresholds, 0 = not checked. */
   pressure: { maxHeapPercent: number; maxRssBytes: number; maxEventLoopDelayMs: number; retryAfterS: number };
   /** Used in generated docs and the agent card; derived from HOST/PORT when unset. */
   publicBaseUrl: string;
@@ -252,7 +252,7 @@ export interface Config {
     /** Start the route's work while the facilitator verifies (the answer held until the grant). */
     prefetch: boolean;
     cdp: { keyId: string | undefined; keySecret: string | undefined };
-    /** batch-settlement beside exact (see src/access/x402/batch-settlement.ts). */
+    /** batch-settlement beside exact (see src/payments/batch/batch-settlement.ts). */
     batch: {
       enabled: boolean;
       /** Dollar amount a channel is asked to hold, e.g. "$0.10". */

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hashKey } from '../src/access/keys.ts';
+import { hashKey } from '../src/access/keys/keys.ts';
 import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { probeRoute } from './fakes/probe-route.ts';
 import { makeApp } from './helpers.ts';
@@ -14,7 +14,7 @@ afterAll(() => removeTempDirs());
 describe('API keys on paid routes', () => {
   it('valid → 200, unknown → 401, revoked through the CLI while running → 401 at once; only hashes are stored; keys never logged', async () => {
     const dataDir = await pgliteDataDir();
-    const cli = (...args: string[]) => run('node', ['--import', 'tsx', 'src/access/keys-cli.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ENV_FILE: '', DATA_DIR: dataDir } });
+    const cli = (...args: string[]) => run('node', ['--import', 'tsx', 'src/admin/keys-cli.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ENV_FILE: '', DATA_DIR: dataDir } });
     const { app, logs } = await makeApp({ DATA_DIR: dataDir }, undefined, [probeRoute]);
     await app.services.db.ready();
     // The admin socket a serving process opens (startStorage): the CLI writes through it.

@@ -1,10 +1,10 @@
-// The cached path's fast lane (src/http/answer-memo.ts): an answer made only of fresh cached provider
+// The cached path's fast lane (src/edge/answer-memo.ts): an answer made only of fresh cached provider
 // answers is served again without its handler, byte for byte what the handler would write (only the
 // time it is served and the sources' ages move), never past the first source's TTL, never to a request
 // the access checks or the rate limit refuse, and never when the data reads the clock beyond what it says.
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { AnswerMemo } from '../src/http/answer-memo.ts';
-import { derived, envelope, sourceMeta } from '../src/http/envelope.ts';
+import { AnswerMemo } from '../src/edge/answer-memo.ts';
+import { derived, envelope, sourceMeta } from '../src/upstream/envelope.ts';
 import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { recordedJsonRpc } from './fakes/recorded-rpc.ts';
 import { recorded } from './fixtures.ts';

@@ -1,11 +1,11 @@
-// What the caches may hold (src/http/cache.ts, src/http/answer-memo.ts, derived in src/http/envelope.ts):
+// What the caches may hold (src/upstream/cache.ts, src/edge/answer-memo.ts, derived in src/upstream/envelope.ts):
 // bytes within CACHE_MAX_BYTES (the least recently used going first), entries freed when their time is up
 // without being asked for again, what they hold and let go shown in /v1/status and /metrics.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AnswerMemo, SWEEP_MS } from '../src/http/answer-memo.ts';
-import { PURGE_MS, ResponseCache } from '../src/http/cache.ts';
-import { derived, envelope, MAX_DERIVATIONS, sourceMeta } from '../src/http/envelope.ts';
-import { heapSize } from '../src/http/heap-size.ts';
+import { AnswerMemo, SWEEP_MS } from '../src/edge/answer-memo.ts';
+import { PURGE_MS, ResponseCache } from '../src/upstream/cache.ts';
+import { derived, envelope, MAX_DERIVATIONS, sourceMeta } from '../src/upstream/envelope.ts';
+import { heapSize } from '../src/upstream/heap-size.ts';
 import { klinesHandler } from './fakes/candles.ts';
 import { TEST_KEY, TEST_KEY_ENV, useFakeUpstreamApp } from './helpers.ts';
 

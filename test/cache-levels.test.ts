@@ -3,7 +3,7 @@
 // answer is counted by where it came from and kept here for as long as it is kept there; a value cached
 // for 0 s never goes to it; a failed load is stored nowhere.
 import { describe, expect, it } from 'vitest';
-import { ResponseCache, type CacheLayer, type CacheRecorder, type Loaded, type SharedAnswer, type SharedCache } from '../src/http/cache.ts';
+import { ResponseCache, type CacheLayer, type CacheRecorder, type Loaded, type SharedAnswer, type SharedCache } from '../src/upstream/cache.ts';
 
 class Counts implements CacheRecorder {
   readonly seen: (CacheLayer | 'miss')[] = [];

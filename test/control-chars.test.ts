@@ -1,6 +1,6 @@
 // One rule for text someone else chose, stored (the ledger) and printed (the CLIs): control characters as visible escapes.
 import { describe, expect, it } from 'vitest';
-import { controlFreeJson, escapeControl } from '../src/http/control-chars.ts';
+import { controlFreeJson, escapeControl } from '../src/lib/control-chars.ts';
 
 describe('escapeControl', () => {
   it('writes C0, DEL, C1, the line separators and the bidirectional controls as escapes; leaves the rest, backslashes included', () => {

@@ -2,7 +2,7 @@
 // exchangeInfo, Coinbase Exchange products, Hyperliquid's coins), fetched through the guard and kept for
 // hours, with the shipped list as the floor and as the fallback while they are not loaded.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CryptoListings, listedNames, type ListingVenue } from '../src/market/crypto-listings.ts';
+import { CryptoListings, listedNames, type ListingVenue } from '../src/sources/crypto-listings.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { recorded } from './fixtures.ts';
 import { makeApp, TEST_KEY, TEST_KEY_ENV, type TestApp } from './helpers.ts';

@@ -2,7 +2,7 @@
 // and the worker thread that runs the parse.
 import { describe, expect, it } from 'vitest';
 import { parsePoolsText, selectPools, type PoolsOutcome, type PoolTable } from '../src/sources/defillama-pools.ts';
-import { runOffThread, workerModule } from '../src/sources/off-thread.ts';
+import { runOffThread, workerModule } from '../src/lib/off-thread.ts';
 import { recordedText } from './fixtures.ts';
 import { LIDO } from './fakes/defillama.ts';
 

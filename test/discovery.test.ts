@@ -11,7 +11,7 @@ import { validateDiscoveryExtension, validateDiscoveryExtensionSpec, type Discov
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineRoute, envelopeSchema, examplePath, type CatalogEntry } from '../src/catalog/route.ts';
-import { envelope } from '../src/http/envelope.ts';
+import { envelope } from '../src/upstream/envelope.ts';
 import { boundedInt } from '../src/params/query.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { makeApp, type TestApp } from './helpers.ts';

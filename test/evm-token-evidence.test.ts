@@ -3,7 +3,7 @@
 // node): a UUPS proxy (implementation slot, no admin slot), an EIP-1967 beacon, an EIP-1822 proxy, and
 // owner() answers that are not an address.
 import { describe, expect, it } from 'vitest';
-import { UpstreamError } from '../src/http/errors.ts';
+import { UpstreamError } from '../src/lib/errors.ts';
 import { readEvmTokenEvidence, SLOTS, type RpcAnswer } from '../src/sources/evm-token-evidence.ts';
 
 const TOKEN = '0x00000000000000000000000000000000000000aa';

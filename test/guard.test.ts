@@ -3,12 +3,12 @@
 import { createPublicClient, http as viemHttp } from 'viem';
 import { mainnet } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamError } from '../src/http/errors.ts';
-import { UpstreamGuard } from '../src/http/guard.ts';
-import { hedge } from '../src/http/hedge.ts';
-import { JSON_RPC } from '../src/http/json-rpc.ts';
-import { ResponseCache } from '../src/http/cache.ts';
-import { HttpClient } from '../src/http/http-client.ts';
+import { UpstreamError } from '../src/lib/errors.ts';
+import { UpstreamGuard } from '../src/upstream/guard.ts';
+import { hedge } from '../src/upstream/hedge.ts';
+import { JSON_RPC } from '../src/upstream/json-rpc.ts';
+import { ResponseCache } from '../src/upstream/cache.ts';
+import { HttpClient } from '../src/upstream/http-client.ts';
 import { sourceContext, upstreamCause } from '../src/sources/define-source.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { sweepRoute } from './fakes/sweep.ts';

@@ -9,7 +9,7 @@ import { buildApp } from '../src/app.ts';
 import type { RouteDef } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
-import { loadHttpLibrary } from '../src/http/http-client.ts';
+import { loadHttpLibrary } from '../src/upstream/http-client.ts';
 import { SOURCES, urlVariables } from '../src/sources/index.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 

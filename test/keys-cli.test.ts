@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashKey } from '../src/access/keys.ts';
+import { hashKey } from '../src/access/keys/keys.ts';
 import { pglitePaths } from '../src/db/pglite.ts';
 import { pgliteDataDir, removeTempDirs, tempDir } from './db-helpers.ts';
 import { startPostgres, type TestPostgres } from './servers/postgres.ts';
@@ -26,7 +26,7 @@ interface CliResult {
 /** Runs the keys CLI through tsx with only the given environment (no key file unless the test names one). */
 async function keys(env: Record<string, string>, args: string[], asUser?: string, cwd = ROOT): Promise<CliResult> {
   // From another working directory (where a .env may be): tsx and the CLI by their absolute paths.
-  const entry = cwd === ROOT ? ['tsx', 'src/access/keys-cli.ts'] : [join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/access/keys-cli.ts')];
+  const entry = cwd === ROOT ? ['tsx', 'src/admin/keys-cli.ts'] : [join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/admin/keys-cli.ts')];
   const node = ['node', '--import', ...entry, ...args];
   const [command, argv] = asUser ? ['runuser', ['-u', asUser, '--', ...node]] : [node[0]!, node.slice(1)];
   try {
@@ -156,7 +156,7 @@ describe('npm run keys, embedded database', () => {
         expect.stringMatching(
           new RegExp(
             `^keys: cannot write ${join(parent, 'data')} \\(EACCES\\): DATA_DIR=${join(parent, 'data')} must be writable by the user running this command \\(uid \\d+\\)\\. ` +
-              'Run it as the user the server runs as \\(in the Docker image: docker exec CONTAINER node dist/access/keys-cli\\.js …',
+              'Run it as the user the server runs as \\(in the Docker image: docker exec CONTAINER node dist/admin/keys-cli\\.js …',
           ),
         ),
       ]);

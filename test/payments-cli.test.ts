@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { openDatabase, type DatabaseSettings } from '../src/db/open.ts';
 import { PaymentLedger, type VerifiedPayment } from '../src/db/payments.ts';
-import { escapeControl } from '../src/http/control-chars.ts';
+import { escapeControl } from '../src/lib/control-chars.ts';
 import { memoryLog, pgliteDataDir, removeTempDirs, serviceOver, tempDir } from './db-helpers.ts';
 import { startPostgres, type TestPostgres } from './servers/postgres.ts';
 

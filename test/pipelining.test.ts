@@ -1,4 +1,4 @@
-// What one connection may hold unsent (src/http/pipelining.ts): pipelined requests are answered one at a
+// What one connection may hold unsent (src/edge/pipelining.ts): pipelined requests are answered one at a
 // time, the connection is not read while some wait, and one more than MAX_PIPELINED_REQUESTS closes it. Each
 // test opens a raw socket to the listening app and counts the handler's invocations: a client that never
 // reads gets a bounded number of answers made, whatever it writes.
@@ -6,7 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { defineRoute } from '../src/catalog/route.ts';
-import { envelope } from '../src/http/envelope.ts';
+import { envelope } from '../src/upstream/envelope.ts';
 import { makeApp, type TestApp } from './helpers.ts';
 
 const MAX_WAITING = 8;

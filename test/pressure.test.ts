@@ -1,7 +1,7 @@
-// The last line of defence (src/http/pressure.ts): under memory or event-loop pressure every request is
+// The last line of defence (src/edge/pressure.ts): under memory or event-loop pressure every request is
 // answered 503 with Retry-After and the `{ error }` body, /health included, /metrics excepted.
 import { describe, expect, it } from 'vitest';
-import { LATE_SAMPLES, PressureGauge, type PressureReading } from '../src/http/pressure.ts';
+import { LATE_SAMPLES, PressureGauge, type PressureReading } from '../src/edge/pressure.ts';
 import { makeApp } from './helpers.ts';
 
 const GB = 1024 ** 3;

@@ -1,4 +1,4 @@
-// Unknown and repeated query parameters are refused on every route of both interfaces (src/http/validator.ts):
+// Unknown and repeated query parameters are refused on every route of both interfaces (src/edge/validator.ts):
 // a 400 naming the parameter and listing the ones the route accepts, before any handler or upstream runs, and
 // nothing is charged. A paid call without credentials still gets its 402 challenge first (access-control.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,11 +1,11 @@
-// The limiter's step in an access hook (src/access/rate-limit.ts): an in-process count is decided at once
+// The limiter's step in an access hook (src/access/rate-limit/rate-limit.ts): an in-process count is decided at once
 // (no promise), a store that answers later (Redis) through a promise, and afterLimit turns either into
 // the hook's next step — the route, an answer of its own, or the 429 / the store's failure.
 import { describe, expect, it } from 'vitest';
 import type { FastifyReply } from 'fastify';
-import { afterLimit, RateLimiter, type LimitStore } from '../src/access/rate-limit.ts';
-import { WindowStore } from '../src/access/window-store.ts';
-import { AppError } from '../src/http/errors.ts';
+import { afterLimit, RateLimiter, type LimitStore } from '../src/access/rate-limit/rate-limit.ts';
+import { WindowStore } from '../src/access/rate-limit/window-store.ts';
+import { AppError } from '../src/lib/errors.ts';
 
 function fakeReply() {
   const headers: Record<string, unknown> = {};

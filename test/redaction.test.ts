@@ -2,7 +2,7 @@
 // page shows more than their origin, and no log line carries the secret parts — while the login is
 // still used, as Basic auth, to reach the upstream.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scrub, secretParts, urlOrigin } from '../src/http/redact-url.ts';
+import { scrub, secretParts, urlOrigin } from '../src/upstream/redact-url.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { feeHistoryWithMedianColumn } from './fakes/fee-history.ts';
 import { makeApp, TEST_KEY, TEST_KEY_ENV, type TestApp } from './helpers.ts';

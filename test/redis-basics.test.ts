@@ -1,7 +1,7 @@
 // The Redis connection is set up so that Redis never makes a request wait: with Redis stopped, a command
 // fails at once (no offline queue), the health turns degraded (logged once), and comes back on its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BackendHealth } from '../src/http/backend-health.ts';
+import { BackendHealth } from '../src/lib/backend-health.ts';
 import { connectRedis, type RedisConnections } from '../src/redis/client.ts';
 import { memoryLog } from './db-helpers.ts';
 import { startRedis, type TestRedis } from './servers/redis.ts';

@@ -1,10 +1,10 @@
-// The reference documents (src/catalog/reference-routes.ts, src/http/prebuilt.ts): made once as bytes and
+// The reference documents (src/reference/reference-routes.ts, src/reference/prebuilt.ts): made once as bytes and
 // served as those bytes, with a strong ETag per encoding, 304 to a matching If-None-Match, gzip or brotli by
 // Accept-Encoding (Vary: Accept-Encoding), and a rate limit per client IP.
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { noneMatch, PrebuiltDocument } from '../src/http/prebuilt.ts';
+import { noneMatch, PrebuiltDocument } from '../src/reference/prebuilt.ts';
 import { makeApp, type TestApp } from './helpers.ts';
 
 const unzip = { gzip: promisify(gunzip), br: promisify(brotliDecompress) };

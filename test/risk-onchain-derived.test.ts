@@ -1,7 +1,7 @@
 // The token risk data is made once per pair of cached answers (the provider's and the chain's), then served as
 // the same object, whose JSON is made once too; a new answer on either side makes new data.
 import { describe, expect, it } from 'vitest';
-import { derivedJson } from '../src/http/envelope.ts';
+import { derivedJson } from '../src/upstream/envelope.ts';
 import { derivedFromBoth } from '../src/risk/onchain.ts';
 
 describe('derivedFromBoth', () => {

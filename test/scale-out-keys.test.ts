@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashKey } from '../src/access/keys.ts';
+import { hashKey } from '../src/access/keys/keys.ts';
 import { openDatabase } from '../src/db/open.ts';
 import { instrument, removeTempDirs, tempDir, type Instrumented } from './db-helpers.ts';
 import { probeRoute } from './fakes/probe-route.ts';
@@ -54,7 +54,7 @@ async function keysCli(env: Record<string, string>, ...args: string[]): Promise<
 
 /** The same from another working directory (where a .env may be): tsx and the CLI by their absolute paths. */
 async function keysCliIn(cwd: string, env: Record<string, string>, ...args: string[]): Promise<CliResult> {
-  const entry = cwd === ROOT ? ['tsx', 'src/access/keys-cli.ts'] : [join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/access/keys-cli.ts')];
+  const entry = cwd === ROOT ? ['tsx', 'src/admin/keys-cli.ts'] : [join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/admin/keys-cli.ts')];
   try {
     const { stdout, stderr } = await run('node', ['--import', ...entry, ...args], {
       cwd,

@@ -4,7 +4,7 @@ import type { FakeReply } from './fakes/fake-upstream.ts';
 import { upstreamFailures, type FailureCase } from './fakes/failures.ts';
 import { recorded } from './fixtures.ts';
 import { useFakeUpstreamApp } from './helpers.ts';
-import { ageOf } from '../src/http/envelope.ts';
+import { ageOf } from '../src/upstream/envelope.ts';
 import { countdownAt, countdownHoldsUntil } from '../src/market/market-context/sentiment.ts';
 
 const FNG = '/fng/';

@@ -1,7 +1,7 @@
-import { clientBucket, clientBucketName } from '../src/access/client-bucket.ts';
+import { clientBucket, clientBucketName } from '../src/access/rate-limit/client-bucket.ts';
 import { describe, expect, it } from 'vitest';
-import { atomicAmount } from '../src/access/x402/price.ts';
-import { ResponseCache } from '../src/http/cache.ts';
+import { atomicAmount } from '../src/payments/price.ts';
+import { ResponseCache } from '../src/upstream/cache.ts';
 import { coinbaseProduct, parseCryptoSymbol, parseSymbol } from '../src/params/symbols.ts';
 
 describe('atomicAmount', () => {

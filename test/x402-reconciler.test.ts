@@ -2,8 +2,8 @@
 // cases, on a real chain and a killed server process, are in x402-crash.test.ts): its first pass waits for the
 // database to open (the embedded one takes seconds), and each verdict of the chain becomes the status it says.
 import { describe, expect, it } from 'vitest';
-import type { ChainVerdict } from '../src/access/x402/chain.ts';
-import { PaymentReconciler } from '../src/access/x402/reconciler.ts';
+import type { ChainVerdict } from '../src/payments/chain.ts';
+import { PaymentReconciler } from '../src/payments/reconciler.ts';
 import type { PaymentRecord } from '../src/db/payments.ts';
 import { memoryLog } from './db-helpers.ts';
 

@@ -12,7 +12,7 @@
 import { splitArgs, wantsHelp } from './cli-args.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { X402_NETWORKS } from '../access/x402/networks.ts';
+import { X402_NETWORKS } from '../payments/networks.ts';
 import { listBatchEvents, type BatchEventRecord } from '../db/batch-events.ts';
 import type { Database } from '../db/database.ts';
 import { lockOwner } from '../db/dir-lock.ts';
@@ -20,9 +20,9 @@ import { openDatabase, type DatabaseSettings } from '../db/open.ts';
 import { listPayments, PAYMENT_STATUSES, resolvePayment, summarizePayments, type LedgerStats, type PaymentFilter, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow, type Resolution } from '../db/payments.ts';
 import { pglitePaths } from '../db/pglite.ts';
 import { DATABASE_ENV } from '../db/env.ts';
-import { ConfigError, explainConfigError, loadEnvFile, parseEnv, type EnvFile } from '../env.ts';
+import { ConfigError, explainConfigError, loadEnvFile, parseEnv, type EnvFile } from '../lib/env.ts';
 import { AdminRequestError, AdminUnreachableError, adminRequest } from './client.ts';
-import { controlFreeJson, escapeControl } from '../http/control-chars.ts';
+import { controlFreeJson, escapeControl } from '../lib/control-chars.ts';
 
 const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--until TIME] [--status ${PAYMENT_STATUSES.join('|')}] [--limit N] [--json]
        npm run payments -- summary [--since 30d] [--until TIME] [--json]

@@ -1,8 +1,8 @@
 // How to authenticate and pay, in one structure that /v1/status, llms.txt and the agent card share.
 import { z } from 'zod';
 import type { Config } from '../config.ts';
-import { facilitatorName } from '../access/x402/facilitator-name.ts';
-import { howToGetKey } from '../access/key-contact.ts';
+import { facilitatorName } from '../payments/facilitator-name.ts';
+import { howToGetKey } from '../access/keys/key-contact.ts';
 
 export const accessSummarySchema = z.object({
   price: z.string().describe('Price of one paid call'),

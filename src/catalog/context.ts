@@ -1,15 +1,15 @@
 // What every route handler is given: the shared services, created once in buildApp.
-import type { LimitCount } from '../access/rate-limit.ts';
+import type { LimitCount } from '../access/rate-limit/rate-limit.ts';
 import type { Config } from '../config.ts';
-import type { AnswerMemo } from '../http/answer-memo.ts';
+import type { AnswerMemo } from '../edge/answer-memo.ts';
 import type { UsageCounter } from '../db/usage.ts';
-import type { UpstreamGuard } from '../http/guard.ts';
-import type { CryptoListings } from '../market/crypto-listings.ts';
+import type { UpstreamGuard } from '../upstream/guard.ts';
+import type { CryptoListings } from '../sources/crypto-listings.ts';
 import type { CacheHoldings, Metrics } from '../metrics/metrics.ts';
 import type { ProviderInfo, Sources } from '../sources/index.ts';
 import type { AccessSummary } from './access-summary.ts';
 import type { RouteCatalog } from './route.ts';
-import type { BackendHealth } from '../http/backend-health.ts';
+import type { BackendHealth } from '../lib/backend-health.ts';
 
 export interface RouteContext {
   config: Config;

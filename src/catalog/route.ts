@@ -6,8 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Envelope } from '../http/envelope.ts';
-import { NO_QUERY } from '../http/validator.ts';
+import type { Envelope } from '../upstream/envelope.ts';
+import { NO_QUERY } from '../edge/validator.ts';
 import type { RouteContext } from './context.ts';
 
 export type InterfaceName = 'risk' | 'market';

@@ -6,8 +6,8 @@
 // which spares every start-up ~20 ms.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { isCalendarDate } from '../analytics/new-york-time.ts';
-import { env } from '../env.ts';
+import { isCalendarDate } from '../lib/new-york-time.ts';
+import { env } from '../lib/env.ts';
 import builtIn from './macro-calendar.json' with { type: 'json' };
 
 export const MACRO_EVENT_TYPES = ['fomc', 'cpi', 'jobs'] as const;

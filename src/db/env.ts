@@ -2,7 +2,7 @@
 // config.ts in its sections (so they are parsed, validated and documented like every other one); kept
 // apart so the operator CLIs can parse exactly these without loading the whole server's config.
 import { z } from 'zod';
-import { env } from '../env.ts';
+import { env } from '../lib/env.ts';
 
 const postgresUrl = z.string().refine((v) => {
   try {

@@ -5,7 +5,7 @@
 // same authorization (a crash between verify and settle, then the same authorization verified again under a
 // new row) that is about to be written `settled` becomes `cancelled` instead, its reason naming the row that
 // holds the settlement.
-import { escapeControl, escapeControlOrNull } from '../http/control-chars.ts';
+import { escapeControl, escapeControlOrNull } from '../lib/control-chars.ts';
 import type { Queryable } from './database.ts';
 import type { PaymentOutcome, PaymentStatus } from './payments.ts';
 

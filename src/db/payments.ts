@@ -7,7 +7,7 @@
 //             │                   authorization is settled on another row (reason)
 //             └─→ unknown         neither the facilitator nor the chain could say whether the transfer landed
 //   verified | unknown ──→ settled | settle_failed | cancelled   (found out from the chain by
-//                          src/access/x402/reconciler.ts, or by hand: `npm run payments -- resolve`)
+//                          src/payments/reconciler.ts, or by hand: `npm run payments -- resolve`)
 //
 // One settled row per (network, payer, authorization nonce), enforced by the database (payment-outcome.ts).
 //
@@ -17,12 +17,12 @@
 // status that cannot be written never turns the payer's success into an error — `recordOutcome`
 // never throws; the write is retried in the background, logged loudly and counted.
 import { randomUUID } from 'node:crypto';
-import { escapeControl, escapeControlOrNull } from '../http/control-chars.ts';
-import { claimAnswer, listPayments, noteChainState, summarizePayments, unansweredPayment, unfinishedPayments } from './payment-records.ts';
+import { escapeControl, escapeControlOrNull } from '../lib/control-chars.ts';
+import { claimAnswer, listPayments, noteChainState, summarizePayments, unansweredPayment, unfinishedPayments } from './payment-reports.ts';
 import { writeOutcome } from './payment-outcome.ts';
 import { DatabaseUnavailableError, type DatabaseService, type DbLog } from './service.ts';
 
-export { listPayments, resolvePayment, summarizePayments, type Resolution } from './payment-records.ts';
+export { listPayments, resolvePayment, summarizePayments, type Resolution } from './payment-reports.ts';
 
 export const PAYMENT_STATUSES = ['verified', 'settled', 'settle_failed', 'cancelled', 'unknown'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];

@@ -5,7 +5,7 @@
 //
 // A failed opening (a server that is down, a directory another process owns) is retried on a later
 // use, at most every `retryOpenMs`; in between, uses fail at once rather than wait.
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { DATABASE_GONE, type Database } from './database.ts';
 
 /** 503 `{ error, source: "database" }`: the database could not be reached in time. */

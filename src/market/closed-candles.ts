@@ -6,7 +6,7 @@
 // final in it; a cached answer keeps that time, so a candle forming then stays out even after its
 // period has ended.
 import { closedCandles, closeTime } from '../analytics/candles.ts';
-import { BadRequestError } from '../http/errors.ts';
+import { BadRequestError } from '../lib/errors.ts';
 import { loadCandles, TIMEFRAME_MS, type Candle, type CandleContext, type CandleSeries, type Timeframe } from './candles.ts';
 import type { MarketSymbol } from '../params/symbols.ts';
 

@@ -13,9 +13,9 @@
 // address, symbol or other input is ever a label.
 import { createRequire } from 'node:module';
 import type { Counter, Gauge, Histogram } from 'prom-client';
-import type { CacheLayer, CacheRecorder } from '../http/cache.ts';
-import type { BreakerState, UpstreamOutcome, UpstreamRecorder } from '../http/guard.ts';
-import type { HedgeOutcome, HedgeRecorder } from '../http/hedge.ts';
+import type { CacheLayer, CacheRecorder } from '../upstream/cache.ts';
+import type { BreakerState, UpstreamOutcome, UpstreamRecorder } from '../upstream/guard.ts';
+import type { HedgeOutcome, HedgeRecorder } from '../upstream/hedge.ts';
 import { cacheHoldingMetrics, type CacheHoldings } from './cache-holdings.ts';
 
 /**

@@ -1,7 +1,7 @@
 // Redis's variables (several instances acting as one service), declared as data like the others and listed
 // by config.ts; kept apart so the operator CLIs can read exactly these.
 import { z } from 'zod';
-import { env } from '../env.ts';
+import { env } from '../lib/env.ts';
 
 const redisUrl = z.string().refine((v) => {
   try {

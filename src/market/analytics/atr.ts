@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ATR_LOOKBACK, ATR_SEED_RESIDUAL, atrCandlesNeeded, atrReport, atrWarmUp } from '../../analytics/atr.ts';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { envelope } from '../../upstream/envelope.ts';
 import { TIMEFRAMES } from '../candles.ts';
 import { loadClosedCandles, MAX_LOAD } from '../closed-candles.ts';
 import { assetClassParam, symbolParam } from '../../params/symbols.ts';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { fairValueGaps } from '../../analytics/fvg.ts';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { envelope } from '../../upstream/envelope.ts';
 import { TIMEFRAMES } from '../candles.ts';
 import { loadClosedCandles } from '../closed-candles.ts';
 import { assetClassParam, symbolParam } from '../../params/symbols.ts';

@@ -7,7 +7,7 @@ import { liquidityLevels, POOL_TOLERANCE_ATR, SWING_BARS } from '../../analytics
 import { clean } from '../../analytics/numbers.ts';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { envelope } from '../../upstream/envelope.ts';
 import { TIMEFRAMES } from '../candles.ts';
 import { loadClosedCandles } from '../closed-candles.ts';
 import { assetClassParam, symbolParam } from '../../params/symbols.ts';

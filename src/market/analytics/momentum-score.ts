@@ -3,10 +3,10 @@
 // bias with an entry zone, an invalidation and targets (src/analytics/momentum.ts).
 import { z } from 'zod';
 import { momentumScore, MOMENTUM_CANDLES_NEEDED } from '../../analytics/momentum.ts';
-import { BadRequestError } from '../../http/errors.ts';
+import { BadRequestError } from '../../lib/errors.ts';
 import { requiredString } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { envelope } from '../../upstream/envelope.ts';
 import { loadClosedCandles } from '../closed-candles.ts';
 import { parseCryptoSymbol, type CryptoSymbol } from '../../params/symbols.ts';
 import { timeframeQuery } from '../timeframe.ts';
