@@ -1,7 +1,7 @@
 // The sentences that tell clients how to authenticate and pay (llms.txt, OpenAPI's info.description) say
 // what this server does: no x402 payment while x402 is off, and batch-settlement beside exact when it is on.
 import { describe, expect, it } from 'vitest';
-import { accessSummary, accessText } from '../src/catalog/access-summary.ts';
+import { accessSummary, accessText } from '../src/reference/access-guide.ts';
 import { loadConfig } from '../src/config.ts';
 import { makeApp } from './helpers.ts';
 

@@ -3,7 +3,8 @@
 // the hook's next step — the route, an answer of its own, or the 429 / the store's failure.
 import { describe, expect, it } from 'vitest';
 import type { FastifyReply } from 'fastify';
-import { afterLimit, RateLimiter, type LimitStore } from '../src/access/rate-limit/rate-limit.ts';
+import { afterLimit, RateLimiter } from '../src/access/rate-limit/rate-limit.ts';
+import type { LimitStore } from '../src/access/rate-limit/store.ts';
 import { WindowStore } from '../src/access/rate-limit/window-store.ts';
 import { AppError } from '../src/lib/errors.ts';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatedFiles } from '../scripts/generated-docs.ts';
-import { paymentRequiredSchema } from '../src/catalog/route.ts';
+import { paymentRequiredSchema } from '../src/catalog/responses.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { probeRoute } from './fakes/probe-route.ts';
 import { recorded } from './fixtures.ts';

@@ -2,7 +2,8 @@
 // with a body that is exactly what its schema documents: `data` per the route's data schema, no
 // undocumented field (zod drops unknown keys, so the parsed body would differ), meta with sources.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { envelopeSchema, INTERFACE_BASE, type RouteDef } from '../src/catalog/route.ts';
+import { envelopeSchema } from '../src/catalog/responses.ts';
+import { INTERFACE_BASE, type RouteDef } from '../src/catalog/route.ts';
 import { MARKET_ROUTES } from '../src/market/index.ts';
 import { RISK_ROUTES } from '../src/risk/routes.ts';
 import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';

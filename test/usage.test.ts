@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyUsage } from '../src/access/usage-route.ts';
-import { envelopeSchema } from '../src/catalog/route.ts';
+import { envelopeSchema } from '../src/catalog/responses.ts';
 import { openDatabase } from '../src/db/open.ts';
 import { pgliteDataDir, removeTempDirs, tempDir } from './db-helpers.ts';
 import { probeRoute } from './fakes/probe-route.ts';

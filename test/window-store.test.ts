@@ -1,7 +1,7 @@
 // The in-process rate-limit counts (src/access/rate-limit/window-store.ts): a window per bucket from its first
 // request, the time left in it, a fresh count once it ends, a read that does not count, and a bound.
 import { describe, expect, it } from 'vitest';
-import type { LimitCount } from '../src/access/rate-limit/rate-limit.ts';
+import type { LimitCount } from '../src/access/rate-limit/store.ts';
 import { WindowStore } from '../src/access/rate-limit/window-store.ts';
 
 function counter(clock: { now: number }) {

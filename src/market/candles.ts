@@ -3,7 +3,7 @@
 // ETFs from Yahoo Finance chart bars. One shape out, oldest first; the newest candle may still be
 // open (the analytics endpoints drop it).
 import { aggregateCandles, bucketStart, type Candle } from '../analytics/candles.ts';
-import type { RouteContext } from '../catalog/context.ts';
+import type { RouteContext } from '../catalog/route.ts';
 import { BadRequestError } from '../lib/errors.ts';
 import type { SourceMeta } from '../upstream/envelope.ts';
 import { hedge } from '../upstream/hedge.ts';

@@ -1,28 +1,13 @@
-// The health route of each interface and interface B's /v1/status.
+// Interface B's /v1/status: its endpoints as the catalog lists them, how to authenticate and pay, and the health
+// this instance measures (upstreams, backends, caches). Interface A's is in risk/routes.ts.
 import { z } from 'zod';
 import { knownThrough } from '../data/macro-calendar.ts';
 import { envelope } from '../upstream/envelope.ts';
 import { INTERFACE_VERSION } from '../lib/version.ts';
 import type { CacheHoldings } from '../metrics/metrics.ts';
 import { accessSummarySchema } from '../catalog/access-summary.ts';
-import { describeEndpoint } from '../catalog/describe.ts';
-import { defineRoute, type RouteDef } from '../catalog/route.ts';
-
-/** `/health` of an interface: 200 with status, service name, version and uptime while the process serves; never rate-limited. */
-export function healthRoute(service: string, tag: string, version: string): RouteDef {
-  return defineRoute({
-    path: '/health',
-    summary: `Liveness of marketgate ${service}`,
-    description: 'Answers 200 while the process serves requests. Never rate-limited (a liveness probe).',
-    tag,
-    access: 'free',
-    rateLimited: false,
-    reference: true,
-    data: z.object({ status: z.literal('ok'), service: z.string(), version: z.string(), uptime_s: z.number() }),
-    handler: async (_req, ctx) =>
-      envelope({ status: 'ok' as const, service: `marketgate ${service}`, version, uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000) }, []),
-  });
-}
+import { describeEndpoint, endpointSchema } from '../catalog/describe.ts';
+import { defineRoute } from '../catalog/route.ts';
 
 const breakerSchema = z.object({
   state: z.enum(['closed', 'open', 'half_open']),
@@ -70,30 +55,6 @@ function cacheReport(h: CacheHoldings) {
   const store = (s: CacheHoldings['upstream']) => ({ entries: s.entries, bytes: s.bytes, max_bytes: s.maxBytes, evicted: s.evicted, expired: s.expired });
   return { upstream: store(h.upstream), answers: store(h.answers) };
 }
-
-/** An endpoint as the status routes list it. */
-export const endpointSchema = z.object({
-  method: z.literal('GET'),
-  path: z.string(),
-  summary: z.string(),
-  description: z.string(),
-  access: z.enum(['free', 'paid', 'key']).describe('free: no credentials; paid: an API key or an x402 payment; key: an API key, never charged'),
-  price: z.string().nullable(),
-  parameters: z.array(
-    z.object({
-      name: z.string(),
-      in: z.literal('query'),
-      required: z.boolean(),
-      type: z.string(),
-      description: z.string(),
-      default: z.unknown().optional(),
-      enum: z.array(z.unknown()).optional(),
-      minimum: z.number().optional(),
-      maximum: z.number().optional(),
-    }),
-  ),
-  example: z.string(),
-});
 
 export const marketStatus = defineRoute({
   path: '/v1/status',

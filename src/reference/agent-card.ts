@@ -1,6 +1,7 @@
 // /.well-known/agent.json: capabilities and authentication in the A2A agent-card shape.
 // marketgate is a plain REST API: no streaming, push notifications, webhooks, JSON-RPC or tasks.
-import { BAZAAR_TEXT, PAYMENT_IDENTIFIER_TEXT, type AccessSummary } from '../catalog/access-summary.ts';
+import type { AccessSummary } from '../catalog/access-summary.ts';
+import { BAZAAR_TEXT, PAYMENT_IDENTIFIER_TEXT } from './access-guide.ts';
 import { EVM_CHAINS_TEXT } from '../risk/chains.ts';
 import { INTERFACE_VERSION } from '../lib/version.ts';
 import { examplePath, type CatalogEntry } from '../catalog/route.ts';

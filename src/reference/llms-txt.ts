@@ -1,7 +1,8 @@
 // /llms.txt: a plain-text summary for language-model clients, generated from the catalog.
 import { EVM_CHAINS_TEXT } from '../risk/chains.ts';
 import { examplePath, type CatalogEntry } from '../catalog/route.ts';
-import { accessText, type AccessSummary } from '../catalog/access-summary.ts';
+import type { AccessSummary } from '../catalog/access-summary.ts';
+import { accessText } from './access-guide.ts';
 import { describeParams } from '../catalog/describe.ts';
 
 export function llmsTxt(entries: CatalogEntry[], baseUrl: string, access: AccessSummary): string {

@@ -8,7 +8,7 @@ import { clientBucketName } from '../access/rate-limit/client-bucket.ts';
 import { afterLimit, type Limit, type RateLimiter } from '../access/rate-limit/rate-limit.ts';
 import { PrebuiltDocument } from './prebuilt.ts';
 import { agentCard } from './agent-card.ts';
-import type { RouteContext } from '../catalog/context.ts';
+import type { RouteContext } from '../catalog/route.ts';
 import { llmsTxt } from './llms-txt.ts';
 
 export interface ReferenceDocuments {

@@ -7,23 +7,8 @@
 // beyond its timeout.
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../../lib/errors.ts';
+import type { LimitCount, LimitStore } from './store.ts';
 import { WindowStore } from './window-store.ts';
-
-/** A bucket's count in its current window, and ms until the window ends. */
-export interface LimitCount {
-  current: number;
-  ttl: number;
-}
-
-type CountCallback = (err: Error | null, count?: LimitCount) => void;
-
-/** What the plugin's stores offer: count one more (incr) or look without counting (read). */
-export interface LimitStore {
-  incr(key: string, cb: CountCallback, windowMs: number, max: number): void;
-  read(key: string, cb: CountCallback, windowMs: number, max: number): void;
-  /** Counts one more and answers at once (a store in this process); its answer is read before the next call. */
-  incrNow?(key: string, windowMs: number): Readonly<LimitCount>;
-}
 
 /** A limiter's verdict: admitted (null), refused (the 429), or, from a store that answers later (Redis), a promise of either. */
 export type LimitVerdict = AppError | null | Promise<AppError | null>;

@@ -14,7 +14,7 @@
 import type { FastifyRateLimitStore } from '@fastify/rate-limit';
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js';
 import type { Redis } from 'ioredis';
-import type { LimitStore } from './rate-limit.ts';
+import type { LimitStore } from './store.ts';
 import { WindowStore } from './window-store.ts';
 import type { BackendHealth } from '../../lib/backend-health.ts';
 import { KEY_PREFIX } from '../../redis/client.ts';

@@ -3,7 +3,7 @@
 // request: a plain Map lookup). Buckets whose window has ended are swept once per window; past
 // MAX_BUCKETS live buckets the oldest are dropped (a client counted again from zero), so a flood of
 // addresses cannot grow it without bound.
-import type { LimitCount, LimitStore } from './rate-limit.ts';
+import type { LimitCount, LimitStore } from './store.ts';
 
 const MAX_BUCKETS = 100_000;
 

@@ -2,7 +2,7 @@
 // `depth` levels a side, with top-of-book and depth statistics (src/analytics/orderbook.ts).
 import { z } from 'zod';
 import { summariseBook, type Level } from '../../analytics/orderbook.ts';
-import type { RouteContext } from '../../catalog/context.ts';
+import type { RouteContext } from '../../catalog/route.ts';
 import { boundedInt, oneOf } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { envelope, type SourceMeta } from '../../upstream/envelope.ts';

@@ -2,7 +2,7 @@
 // fails or its circuit is open, and after HEDGE_DELAY_MS when it is merely slow); US equities and
 // ETFs from Yahoo Finance's chart API.
 import { z } from 'zod';
-import type { RouteContext } from '../../catalog/context.ts';
+import type { RouteContext } from '../../catalog/route.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { derived, envelope, type SourceMeta } from '../../upstream/envelope.ts';
 import { hedge } from '../../upstream/hedge.ts';
