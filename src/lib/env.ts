@@ -40,17 +40,18 @@ const wholeNumber = (min: number, max: number) => {
     .pipe(z.number().int().min(min, accepted).max(max, accepted));
 };
 
-const httpUrlSchema = z
-  .string()
-  .refine((v) => {
+/** An absolute URL with one of `schemes` (e.g. `['redis:', 'rediss:']`); `accepted` says so in the error. */
+export function urlWithScheme(schemes: readonly string[], accepted: string): z.ZodType<string, string> {
+  return z.string().refine((v) => {
     try {
-      const u = new URL(v);
-      return u.protocol === 'http:' || u.protocol === 'https:';
+      return schemes.includes(new URL(v).protocol);
     } catch {
       return false;
     }
-  }, 'an absolute http(s) URL')
-  .transform((v) => v.replace(/\/+$/, ''));
+  }, accepted);
+}
+
+const httpUrlSchema = urlWithScheme(['http:', 'https:'], 'an absolute http(s) URL').transform((v) => v.replace(/\/+$/, ''));
 
 const boolSchema = z
   .string()
