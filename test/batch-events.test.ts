@@ -1,8 +1,8 @@
 // Batch settlement's steps in the ledger (x402_batch_events): every event the scheme reports becomes one row,
 // read back in order; a write that fails is retried in the background, never failing the caller.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toLedgerRow, type BatchLedgerEvent } from '../src/payments/batch/batch-events.ts';
-import { BatchEventLedger } from '../src/db/batch-events.ts';
+import { toBatchEventRow, type BatchSettlementEvent } from '../src/payments/batch/batch-events.ts';
+import { BatchEventRecords } from '../src/db/batch-events.ts';
 import { migrate } from '../src/db/migrations.ts';
 import { instrument, memoryLog, serviceOver } from './db-helpers.ts';
 import { memoryDatabase } from './db/pglite-database.ts';
@@ -12,7 +12,7 @@ const PAYER = '0x2222222222222222222222222222222222222222' as const;
 const TX = (n: number) => `0x${String(n).repeat(64)}`;
 const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, s));
 
-const EVENTS: (BatchLedgerEvent & { at: Date })[] = [
+const EVENTS: (BatchSettlementEvent & { at: Date })[] = [
   { type: 'deposit', at: at(0), network: 'eip155:8453', channelId: CHANNEL, payer: PAYER, amount: '100000', transaction: TX(1) },
   { type: 'charge', at: at(1), network: 'eip155:8453', channelId: CHANNEL, payer: PAYER, amount: '1000', cumulative: '1000' },
   { type: 'charge', at: at(2), network: 'eip155:8453', channelId: CHANNEL, payer: PAYER, amount: '1000', cumulative: '2000' },
@@ -30,8 +30,8 @@ afterAll(() => db?.close());
 
 describe('the batch-settlement ledger', () => {
   it('records deposit → charges → claim → settle → refund, one row each, amounts exact, read back in order', async () => {
-    const ledger = new BatchEventLedger(serviceOver(db), memoryLog());
-    for (const e of EVENTS) await ledger.record(toLedgerRow(e));
+    const ledger = new BatchEventRecords(serviceOver(db), memoryLog());
+    for (const e of EVENTS) await ledger.record(toBatchEventRow(e));
     const rows = await ledger.list();
     expect(rows.map((r) => [r.type, r.amount, r.transaction ?? null])).toEqual([
       ['deposit', '100000', TX(1)],
@@ -51,17 +51,17 @@ describe('the batch-settlement ledger', () => {
     const flaky = instrument(db);
     flaky.failWhen = (sql) => sql.includes('INSERT INTO x402_batch_events');
     const log = memoryLog();
-    const ledger = new BatchEventLedger(serviceOver(flaky), log);
+    const ledger = new BatchEventRecords(serviceOver(flaky), log);
     const before = (await ledger.list()).length;
-    await expect(ledger.record(toLedgerRow({ ...EVENTS[1]!, at: at(30) }))).resolves.toBeUndefined();
+    await expect(ledger.record(toBatchEventRow({ ...EVENTS[1]!, at: at(30) }))).resolves.toBeUndefined();
     expect(log.text()).toMatch(/could not record an event; retrying/);
     flaky.failWhen = undefined;
     await ledger.close(); // the last attempt at shutdown writes it
-    expect(await new BatchEventLedger(serviceOver(db), memoryLog()).list()).toHaveLength(before + 1);
+    expect(await new BatchEventRecords(serviceOver(db), memoryLog()).list()).toHaveLength(before + 1);
   });
 
   it('events of one instant read back in the order money takes (the call that opens a channel records its deposit and its charge at once); a limit keeps the newest', async () => {
-    const ledger = new BatchEventLedger(serviceOver(db), memoryLog());
+    const ledger = new BatchEventRecords(serviceOver(db), memoryLog());
     const when = at(50);
     const channel = `0x${'c2'.repeat(32)}`;
     // Ids are random: here the charge's id sorts before the deposit's, and the settle's before the claim's.

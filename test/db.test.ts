@@ -8,7 +8,9 @@ import type { Database } from '../src/db/database.ts';
 import { MIGRATIONS, migrate } from '../src/db/migrations.ts';
 import { openDatabase, type DatabaseSettings } from '../src/db/open.ts';
 import { SqlPaymentIdStore, type ClaimRequest } from '../src/db/payment-ids.ts';
-import { PaymentLedger, resolvePayment, type VerifiedPayment } from '../src/db/payments.ts';
+import type { VerifiedPayment } from '../src/db/payment-rows.ts';
+import { resolvePayment } from '../src/db/payment-reports.ts';
+import { PaymentRecords } from '../src/db/payments.ts';
 import { DatabaseService, DatabaseUnavailableError } from '../src/db/service.ts';
 import { UsageCounter } from '../src/db/usage.ts';
 import { instrument, memoryLog, pgliteDataDir, removeTempDirs, serviceFor, serviceOver, tempDir } from './db-helpers.ts';
@@ -77,7 +79,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     if (name === 'PGlite') {
       // Opening PGlite takes seconds: a payment cannot wait for it.
       const started = performance.now();
-      const err = await new PaymentLedger(service, { log }).recordVerified(payment()).catch((e) => e);
+      const err = await new PaymentRecords(service, { log }).recordVerified(payment()).catch((e) => e);
       expect(err).toBeInstanceOf(DatabaseUnavailableError);
       expect(err).toMatchObject({ statusCode: 503, source: 'database', message: 'database did not answer within 300 ms' });
       expect(performance.now() - started).toBeLessThan(1500);
@@ -123,7 +125,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
   describe('payments ledger', () => {
     it('one row per attempt, updated through its lifecycle: verified → settled; verified → cancelled; verified → unknown → resolved', async () => {
       const log = memoryLog();
-      const ledger = new PaymentLedger(service, { log });
+      const ledger = new PaymentRecords(service, { log });
       const a = await ledger.recordVerified(payment({ requestId: 'req-a', paymentIdentifier: 'pay_0123456789abcdef', authorizationNonce: `0x${'01'.repeat(32)}`, validBefore: new Date('2026-11-24T02:00:00Z') }));
       let [row] = await ledger.list({ status: 'verified' }).then((rows) => rows.filter((r) => r.id === a));
       expect(row).toMatchObject({
@@ -181,7 +183,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     });
 
     it('a verified row the database refuses for any reason is the same 503 for the gate', async () => {
-      const err = await new PaymentLedger(service, { log: memoryLog() }).recordVerified(payment({ amountRequired: '1,000' })).catch((e) => e);
+      const err = await new PaymentRecords(service, { log: memoryLog() }).recordVerified(payment({ amountRequired: '1,000' })).catch((e) => e);
       expect(err).toBeInstanceOf(DatabaseUnavailableError);
       expect(err).toMatchObject({ statusCode: 503, source: 'database' });
       expect(err.message).toMatch(/^payment ledger could not record the payment: invalid input syntax for type numeric/);
@@ -190,7 +192,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     it('a final status that cannot be written is not an error for the payer: it is retried until written, logged loudly and counted', async () => {
       const flaky = instrument(await service.ready());
       const log = memoryLog();
-      const ledger = new PaymentLedger(serviceOver(flaky, { log }), { log, retryDelaysMs: [100] });
+      const ledger = new PaymentRecords(serviceOver(flaky, { log }), { log, retryDelaysMs: [100] });
       const id = await ledger.recordVerified(payment({ requestId: 'req-flaky' }));
       let failures = 3;
       flaky.failWhen = (sql) => sql.includes('UPDATE payments') && failures-- > 0;
@@ -217,7 +219,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     });
 
     it('one settled row per authorization: a second row of the same (network, payer, nonce) becomes a cancelled duplicate, never revenue', async () => {
-      const ledger = new PaymentLedger(service, { log: memoryLog() });
+      const ledger = new PaymentRecords(service, { log: memoryLog() });
       const TX3 = `0x${'d3'.repeat(32)}`;
       const auth = { authorizationNonce: nonce(0xd0b1e), validBefore: new Date('2026-11-24T02:00:00Z') };
       // A crash between verify and settle left the first row; the same authorization was verified again, then settled.
@@ -247,7 +249,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     });
 
     it('a payment whose answer never went out is found by its payload; its answer is claimed once, and never after its authorization answered', async () => {
-      const ledger = new PaymentLedger(service, { log: memoryLog() });
+      const ledger = new PaymentRecords(service, { log: memoryLog() });
       const auth = { authorizationNonce: nonce(0xa115), validBefore: new Date('2026-11-24T02:00:00Z'), payloadHash: 'c'.repeat(64) };
       const id = await ledger.recordVerified(payment({ requestId: 'req-unanswered', ...auth }));
       expect((await ledger.unanswered('c'.repeat(64)))?.id).toBe(id);
@@ -267,7 +269,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
     });
 
     it('what a payer wrote is stored with its control characters escaped', async () => {
-      const ledger = new PaymentLedger(service, { log: memoryLog() });
+      const ledger = new PaymentRecords(service, { log: memoryLog() });
       const id = await ledger.recordVerified(payment({ requestId: 'req-escape', resourceUrl: 'http://x/v1/price\n2026-01-01 settled \u001b[31mforged', authorizationNonce: 'not-a-nonce\r\n' }));
       await ledger.recordSettleFailed(id, { errorReason: 'refused:\nsettled 0xforged\u2028' });
       expect((await ledger.list()).find((r) => r.id === id)).toMatchObject({
@@ -494,7 +496,7 @@ describe('the embedded database when its worker thread dies', () => {
   it('requests get 503 at once, the directory is released, and the next request opens it again', async () => {
     const log = memoryLog();
     const service = serviceFor({ dataDir: await pgliteDataDir(), url: undefined, timeoutMs: 5000 }, log);
-    const ledger = new PaymentLedger(service, { log });
+    const ledger = new PaymentRecords(service, { log });
     const db = await service.ready();
     const first = await ledger.recordVerified(payment({ requestId: 'before-crash' }));
     // What a crash inside PGlite looks like from outside: its thread ends.
@@ -517,7 +519,7 @@ describe('a database that is down', () => {
     const log = memoryLog();
     const service = serviceFor({ dataDir, url: undefined, timeoutMs: 2000 }, log);
     const started = performance.now();
-    const err = await new PaymentLedger(service, { log }).recordVerified(payment()).catch((e) => e);
+    const err = await new PaymentRecords(service, { log }).recordVerified(payment()).catch((e) => e);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(err).toBeInstanceOf(DatabaseUnavailableError);
     expect(err.message).toBe(`database unavailable: ${join(dataDir, 'pglite.lock')} is held by process ${process.ppid}`);
@@ -530,7 +532,7 @@ describe('a database that is down', () => {
     const settings: DatabaseSettings = { dataDir: tempDir(), url: 'postgres://postgres@127.0.0.1:9/none', timeoutMs: 2000 };
     const service = serviceFor(settings);
     const started = performance.now();
-    const err = await new PaymentLedger(service, { log: memoryLog() }).recordVerified(payment()).catch((e) => e);
+    const err = await new PaymentRecords(service, { log: memoryLog() }).recordVerified(payment()).catch((e) => e);
     expect(performance.now() - started).toBeLessThan(1500);
     expect(err).toBeInstanceOf(DatabaseUnavailableError);
     expect(err.message).toMatch(/^database unavailable: .*ECONNREFUSED/);
@@ -542,7 +544,7 @@ describe('a database that is down', () => {
     const settings: DatabaseSettings = { dataDir: tempDir(), url: await server.createDatabase(`hung${++databases}`), timeoutMs: 500 };
     const service = serviceFor(settings);
     await service.ready();
-    const ledger = new PaymentLedger(service, { log: memoryLog() });
+    const ledger = new PaymentRecords(service, { log: memoryLog() });
     await ledger.recordVerified(payment());
     server.pause();
     try {

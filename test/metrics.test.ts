@@ -244,7 +244,7 @@ describe("the payments ledger's final-status writes", () => {
     // A PostgreSQL that refuses connections: every write fails at once.
     const { app } = await makeApp({ METRICS_TOKEN: TOKEN, DATABASE_URL: 'postgres://marketgate:x@127.0.0.1:1/marketgate' });
     try {
-      const ledger = app.services.payments;
+      const ledger = app.services.paymentRecords;
       const before = await scrape(app);
       expect(before.value('marketgate_payment_ledger_write_failures_total')).toBe(0);
       expect(before.value('marketgate_payment_ledger_writes_pending')).toBe(0);

@@ -6,7 +6,7 @@ import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
 import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { describe, expect, it } from 'vitest';
-import type { PaymentAttempt } from '../src/payments/attempt.ts';
+import { newAttempt, type PaymentAttempt } from '../src/payments/attempt.ts';
 import { PAYMENT_IDENTIFIER_DECLARATION, PaymentIdempotency, type ClaimBounds } from '../src/payments/idempotency.ts';
 import type { ClaimRequest, PaymentIdClaim, PaymentIdStore, StoredResponse } from '../src/db/payment-ids.ts';
 import { memoryLog } from './db-helpers.ts';
@@ -50,7 +50,7 @@ class MemoryStore implements PaymentIdStore {
 /** The request a test payment is for, and claim bounds far ahead (or as given). */
 const bounds = (over: Partial<ClaimBounds> = {}): ClaimBounds => ({ request: 'GET /v1/price?symbol=BTC', leaseCap: Date.now() + 60_000, waitUntil: Date.now() + 60_000, ...over });
 
-const attempt = (): PaymentAttempt => ({ req: {} as never, entry: {} as never, payloadHash: undefined, paymentId: undefined, ledgerId: undefined, ledgerFailure: undefined, answerStored: false });
+const attempt = (): PaymentAttempt => newAttempt({} as never, {} as never);
 
 /** A payment header as a client sends it (the payload's contents do not matter here), with `id` when given. */
 function header(id?: string, nonce = '0x01'): string {
@@ -148,14 +148,16 @@ describe('payment identifier decisions', () => {
     const idempotency = new PaymentIdempotency({ store, log: memoryLog() as never });
     const refused = attempt();
     await idempotency.decide(refused, header('pay_nothing_was_taken_001'), bounds());
-    refused.settle = 'refused';
+    refused.settleSent = true;
+    refused.settlement = 'refused';
     await idempotency.finish(refused);
     await expect(idempotency.decide(attempt(), header('pay_nothing_was_taken_001', '0x02'), bounds())).resolves.toEqual({ kind: 'process' });
 
     const uncertain = attempt();
     const id = 'pay_outcome_uncertain_0001';
     await idempotency.decide(uncertain, header(id), bounds());
-    uncertain.settle = 'unknown';
+    uncertain.settleSent = true;
+    uncertain.settlement = 'unknown';
     await idempotency.finish(uncertain);
     // Another payment never gets it: the first may have been charged.
     const err = await idempotency.decide(attempt(), header(id, '0x02'), bounds()).catch((e: unknown) => e);

@@ -10,7 +10,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { openDatabase, type DatabaseSettings } from '../src/db/open.ts';
-import { PaymentLedger, type VerifiedPayment } from '../src/db/payments.ts';
+import type { VerifiedPayment } from '../src/db/payment-rows.ts';
+import { PaymentRecords } from '../src/db/payments.ts';
 import { escapeControl } from '../src/lib/control-chars.ts';
 import { memoryLog, pgliteDataDir, removeTempDirs, serviceOver, tempDir } from './db-helpers.ts';
 import { startPostgres, type TestPostgres } from './servers/postgres.ts';
@@ -54,7 +55,7 @@ const attempt = (requestId: string, route = '/v1/price'): VerifiedPayment => ({
 
 /** Three attempts: settled, cancelled, unknown; their ids. */
 async function seed(db: Database) {
-  const ledger = new PaymentLedger(serviceOver(db), { log: memoryLog() });
+  const ledger = new PaymentRecords(serviceOver(db), { log: memoryLog() });
   const settled = await ledger.recordVerified(attempt('req-settled'));
   await ledger.recordSettled(settled, { txHash: TX, settledAmount: '1000' });
   await new Promise((r) => setTimeout(r, 5)); // distinct times: the list is newest first
@@ -238,7 +239,7 @@ describe('npm run payments, DATABASE_URL', () => {
 
   it('text payers and facilitators wrote is stored and shown with its control characters escaped: one row per payment', async () => {
     const db = await openDatabase(settings);
-    const ledger = new PaymentLedger(serviceOver(db), { log: memoryLog() });
+    const ledger = new PaymentRecords(serviceOver(db), { log: memoryLog() });
     // A forged row after a newline, an escape sequence that clears the screen, a carriage return.
     const forged = `\n2026-01-01T00:00:00Z  settled  /v1/price  1000 USDC`;
     const id = await ledger.recordVerified({ ...attempt('req-forged'), payer: `0x2222\x1b[2J\r${forged}` });

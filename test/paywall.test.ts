@@ -319,7 +319,7 @@ describe('the paywall invariant fails closed', () => {
       paidRoutes: () => [],
       publicBaseUrl: 'http://x',
       log,
-      ledger: {} as never,
+      records: {} as never,
       paymentIds: {} as never,
       database: { degraded: false },
       metrics: { payment: () => {}, settleLatency: () => {} },

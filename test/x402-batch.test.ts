@@ -19,7 +19,7 @@ import { InMemoryChannelStorage, type Channel, type ChannelStorage } from '@x402
 import { buildApp } from '../src/app.ts';
 import { createChannelStorage } from '../src/db/x402-channels.ts';
 import { migrate } from '../src/db/migrations.ts';
-import type { BatchLedgerEvent } from '../src/payments/batch/batch-events.ts';
+import type { BatchSettlementEvent } from '../src/payments/batch/batch-events.ts';
 import { loadConfig } from '../src/config.ts';
 import { memoryDatabase } from './db/pglite-database.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
@@ -41,7 +41,7 @@ let bs: Awaited<ReturnType<typeof deployBatchSettlement>>;
 let fac: Awaited<ReturnType<typeof startFacilitator>>;
 let db: Awaited<ReturnType<typeof memoryDatabase>>;
 const exchange = new FakeUpstream();
-const ledger: (BatchLedgerEvent & { at: Date })[] = [];
+const ledger: (BatchSettlementEvent & { at: Date })[] = [];
 const apps: FastifyInstance[] = [];
 
 /** A server over the test chain; batch-settlement events go to `ledger` (an array), or with `recordIn: 'database'` where the app itself puts them (x402_batch_events). */
@@ -63,8 +63,8 @@ async function startApp(facilitatorUrl: string, extraEnv: Record<string, string>
     ...extraEnv,
   });
   const logStream = new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) });
-  const batchLedger = recordIn === 'array' ? { record: (e: BatchLedgerEvent & { at: Date }) => void ledger.push(e) } : undefined;
-  const app = await buildApp(config, { logStream: logStream as never, database: db, ...(batchLedger ? { batchLedger } : {}) });
+  const batchEventRecorder = recordIn === 'array' ? { record: (e: BatchSettlementEvent & { at: Date }) => void ledger.push(e) } : undefined;
+  const app = await buildApp(config, { logStream: logStream as never, database: db, ...(batchEventRecorder ? { batchEventRecorder } : {}) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   apps.push(app);
   return { app, logs, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}${PATH}` };
@@ -278,7 +278,7 @@ describe('x402 batch settlement through the server', () => {
     // The payments ledger: one row per paid call, each charged the price (the deposit's call too, not its
     // deposit), a voucher with no transaction of its own, the failed call cancelled; the refund is no payment.
     const paidCalls = async () =>
-      (await server.app.services.payments.list({}))
+      (await server.app.services.paymentRecords.list({}))
         .filter((r) => r.payer?.toLowerCase() === p.account.address.toLowerCase())
         .reverse()
         .map((r) => ({ scheme: r.scheme, status: r.status, amount_required: r.amount_required, settled_amount: r.settled_amount, tx_hash: r.tx_hash, error_reason: r.error_reason, payer: r.payer }));
@@ -291,7 +291,7 @@ describe('x402 batch settlement through the server', () => {
       { scheme: 'batch-settlement', status: 'cancelled', amount_required: '1000', settled_amount: null, tx_hash: null, error_reason: 'handler_failed: 502', payer: p.account.address },
       settled(null),
     ]);
-    expect(server.app.services.payments.stats()).toEqual({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
+    expect(server.app.services.paymentRecords.stats()).toEqual({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
   });
 
   it("one payer's concurrent calls on one channel are serialised: two at once both succeed, each charged once", async () => {
@@ -374,7 +374,7 @@ describe("batch settlement in the ledger database (the app's own wiring, what np
       ['settle', '2000', null],
     ]);
     expect(mine.find((e) => e.type === 'claim')!.detail).toEqual({ claims: [{ channelId: p.channelId, payer: p.account.address, totalClaimed: '2000', amount: '2000' }] });
-    const rows = async () => (await own.app.services.payments.list({})).filter((r) => r.payer === p.account.address).map((r) => [r.scheme, r.status, r.settled_amount]);
+    const rows = async () => (await own.app.services.paymentRecords.list({})).filter((r) => r.payer === p.account.address).map((r) => [r.scheme, r.status, r.settled_amount]);
     await expect.poll(rows, { timeout: 5000 }).toEqual([
       ['batch-settlement', 'settled', '1000'],
       ['batch-settlement', 'settled', '1000'],

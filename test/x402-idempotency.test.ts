@@ -116,7 +116,7 @@ describe('x402 payment-identifier: idempotent paid retries', () => {
     expect(await balances()).toEqual(before);
     expect(exchange.calls(TICKER)).toHaveLength(handlerRuns);
     // One attempt, one row, with its identifier.
-    const rows = (await app.services.payments.list({})).filter((r) => r.payment_identifier === 'pay_retry_same_payload_0001');
+    const rows = (await app.services.paymentRecords.list({})).filter((r) => r.payment_identifier === 'pay_retry_same_payload_0001');
     expect(rows.map((r) => r.status)).toEqual(['settled']);
   });
 
@@ -163,7 +163,7 @@ describe('x402 payment-identifier: idempotent paid retries', () => {
     const retried = await withSignature(signature);
     expect(retried.status).toBe(200);
     expect(before.payer - (await balances()).payer).toBe(1000n);
-    const rows = (await app.services.payments.list({})).filter((r) => r.payment_identifier === 'pay_failed_then_retried_0001');
+    const rows = (await app.services.paymentRecords.list({})).filter((r) => r.payment_identifier === 'pay_failed_then_retried_0001');
     expect(rows.map((r) => r.status).sort()).toEqual(['cancelled', 'settled']);
   });
 

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PaymentRecord } from '../src/db/payments.ts';
+import type { PaymentRecord } from '../src/db/payment-rows.ts';
 import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { recorded } from './fixtures.ts';
@@ -59,7 +59,7 @@ afterAll(async () => {
 });
 
 const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await fx.balanceOf(payer.address) });
-const rows = (): Promise<PaymentRecord[]> => app.services.payments.list({});
+const rows = (): Promise<PaymentRecord[]> => app.services.paymentRecords.list({});
 const pay = (signature: string, path = PRICE) => fetch(`${base}${path}`, { headers: { 'PAYMENT-SIGNATURE': signature } });
 
 /** A signed payment for `path`, with `id` when given; `validForS` signs an authorization that expires sooner than the 402 offers. */

@@ -147,7 +147,7 @@ describe('x402 prefetch: the route works while the facilitator verifies', () => 
   it('a payment that fails verify gets no data and no settlement, although its work ran during the verify', async () => {
     const before = await balances();
     const settles = fac.state.calls.settle;
-    const rows = (await app.services.payments.list({})).length;
+    const rows = (await app.services.paymentRecords.list({})).length;
     const c = await paidCall(base, penniless);
     expect(c.res.status).toBe(402);
     expect(c.body.error).toMatch(/^payment rejected: /);
@@ -159,7 +159,7 @@ describe('x402 prefetch: the route works while the facilitator verifies', () => 
     // ... and its answer went nowhere: nothing settled, nothing moved, no ledger row for a refused payment.
     expect(fac.state.calls.settle).toBe(settles);
     expect(await balances()).toEqual(before);
-    expect(await app.services.payments.list({})).toHaveLength(rows);
+    expect(await app.services.paymentRecords.list({})).toHaveLength(rows);
   }, 30_000);
 
   it('a handler that fails while the verify is in flight → 502 after the verify, payment cancelled, nothing settled', async () => {
@@ -178,10 +178,10 @@ describe('x402 prefetch: the route works while the facilitator verifies', () => 
     expect(fac.state.calls.settle).toBe(settles);
     expect(await balances()).toEqual(before);
     // The final status is written in the background (it never holds an answer up): wait for it a little.
-    let [latest] = await app.services.payments.list({});
+    let [latest] = await app.services.paymentRecords.list({});
     for (let i = 0; i < 40 && latest?.status === 'verified'; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      [latest] = await app.services.payments.list({});
+      [latest] = await app.services.paymentRecords.list({});
     }
     expect(latest).toMatchObject({ route: '/v1/price', payer: payer.address, status: 'cancelled', error_reason: 'handler_failed: 502', tx_hash: null });
   }, 30_000);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChainVerdict } from '../src/payments/chain.ts';
 import { PaymentReconciler } from '../src/payments/reconciler.ts';
-import type { PaymentRecord } from '../src/db/payments.ts';
+import type { PaymentRecord } from '../src/db/payment-rows.ts';
 import { memoryLog } from './db-helpers.ts';
 
 const row = (id: string, status: 'verified' | 'unknown'): PaymentRecord =>
@@ -49,7 +49,7 @@ describe('payment reconciliation from the chain', () => {
     });
     let open!: () => void;
     const opened = new Promise<void>((resolve) => (open = resolve));
-    const reconciler = new PaymentReconciler({ ledger: ledger as never, chain: chain as never, network: 'eip155:8453', intervalMs: 3_600_000, log: memoryLog() as never, ready: () => opened });
+    const reconciler = new PaymentReconciler({ records: ledger as never, chain: chain as never, network: 'eip155:8453', intervalMs: 3_600_000, log: memoryLog() as never, ready: () => opened });
     reconciler.start();
     await new Promise((r) => setTimeout(r, 50));
     expect(calls).toEqual([]); // the database is not open yet: nothing asked

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PaymentRecord } from '../src/db/payments.ts';
+import type { PaymentRecord } from '../src/db/payment-rows.ts';
 import { pgliteDataDir, removeTempDirs } from './db-helpers.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 import { recorded } from './fixtures.ts';
@@ -93,7 +93,7 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
   afterAll(async () => {
     await app?.close();
   });
-  const rows = (): Promise<PaymentRecord[]> => app.services.payments.list({});
+  const rows = (): Promise<PaymentRecord[]> => app.services.paymentRecords.list({});
 
   it('no credentials → 402 with PAYMENT-REQUIRED and a body that states the price', async () => {
     const res = await fetch(`${base}${PRICE}`);
@@ -217,7 +217,7 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
   it('a final status the ledger cannot write after the transfer: the payer still gets 200; the write is retried, counted, and lands', async () => {
     const before = await balances();
     const known = new Set((await rows()).map((r) => r.id));
-    const failures = app.services.payments.stats().final_write_failures;
+    const failures = app.services.paymentRecords.stats().final_write_failures;
     const sql = (text: string) => app.services.db.use((d) => d.query(text));
     // While the handler's upstream call is answered (the route's work starts while the facilitator verifies:
     // the answer waits here until the verified row is written), the database starts refusing every update of a payment.
@@ -234,7 +234,7 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     let res: Response;
     try {
       res = await payFetch(`${base}${PRICE}`);
-      await expect.poll(() => app.services.payments.stats().final_write_failures, { timeout: 10_000 }).toBeGreaterThan(failures);
+      await expect.poll(() => app.services.paymentRecords.stats().final_write_failures, { timeout: 10_000 }).toBeGreaterThan(failures);
       expect((await rows()).find((r) => !known.has(r.id))?.status).toBe('verified');
     } finally {
       exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
@@ -250,7 +250,7 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     const row = async () => (await rows()).find((r) => !known.has(r.id));
     await expect.poll(async () => (await row())?.status, { timeout: 15_000, interval: 200 }).toBe('settled');
     expect(await row()).toMatchObject({ tx_hash: receipt.transaction, settled_amount: '1000' });
-    expect(app.services.payments.stats()).toMatchObject({ final_writes_pending: 0, final_writes_lost: 0 });
+    expect(app.services.paymentRecords.stats()).toMatchObject({ final_writes_pending: 0, final_writes_lost: 0 });
   }, 30_000);
 
   it('a settlement the facilitator never answers, with no chain to ask (no X402_RPC_URL) → 504 "resend this same payment", never "try again later", and an `unknown` row', async () => {

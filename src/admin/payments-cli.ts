@@ -17,7 +17,8 @@ import { listBatchEvents, type BatchEventRecord } from '../db/batch-events.ts';
 import type { Database } from '../db/database.ts';
 import { lockOwner } from '../db/dir-lock.ts';
 import { openDatabase, type DatabaseSettings } from '../db/open.ts';
-import { listPayments, PAYMENT_STATUSES, resolvePayment, summarizePayments, type LedgerStats, type PaymentFilter, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow, type Resolution } from '../db/payments.ts';
+import { PAYMENT_STATUSES, type FinalWriteStats, type PaymentFilter, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow } from '../db/payment-rows.ts';
+import { listPayments, resolvePayment, summarizePayments, type Resolution } from '../db/payment-reports.ts';
 import { pglitePaths } from '../db/pglite.ts';
 import { DATABASE_ENV } from '../db/env.ts';
 import { ConfigError, explainConfigError, loadEnvFile, parseEnv, type EnvFile } from '../lib/env.ts';
@@ -40,7 +41,7 @@ class CliError extends Error {}
 interface Summary {
   rows: PaymentSummaryRow[];
   /** The running server's ledger write health (null when read directly). */
-  ledger: LedgerStats | null;
+  ledger: FinalWriteStats | null;
 }
 
 /** Where the ledger is read from: the running server, or the database itself. */

@@ -1,32 +1,10 @@
-// Reading the payments ledger, and the writes that are not one attempt's own outcome: an operator's
-// resolution (`npm run payments -- resolve`), what the chain said about a row (src/payments/reconciler.ts),
-// and the claim of a payment's answer by a retry (src/payments/resume.ts).
+// The operator's reports of the payment records: the rows (`npm run payments -- list`), their summary by day,
+// route and status (`summary`), and the resolution by hand of an attempt whose outcome was not known (`resolve`).
 import { AppError } from '../lib/errors.ts';
 import { escapeControl } from '../lib/control-chars.ts';
 import type { Database, Queryable } from './database.ts';
 import { isUniqueViolation, writeOutcome } from './payment-outcome.ts';
-import type { PaymentFilter, PaymentOutcome, PaymentRecord, PaymentStatus, PaymentSummaryRow } from './payments.ts';
-
-const RECORD_COLUMNS = `id, request_id, route, resource_url, scheme, network, asset, amount_required::text AS amount_required, pay_to, payer,
-  payload_hash, payment_identifier, authorization_nonce, valid_before, status, tx_hash, settled_amount::text AS settled_amount, facilitator,
-  error_reason, verified_at, updated_at, finished_at, answered_at, chain_checked_at, chain_state`;
-
-type TimeColumns = 'valid_before' | 'verified_at' | 'updated_at' | 'finished_at' | 'answered_at' | 'chain_checked_at';
-type RawRecord = Omit<PaymentRecord, TimeColumns> & { [K in TimeColumns]: Date | null };
-
-const iso = (d: Date | null) => d?.toISOString() ?? null;
-
-function record(r: RawRecord): PaymentRecord {
-  return {
-    ...r,
-    valid_before: iso(r.valid_before),
-    verified_at: r.verified_at!.toISOString(),
-    updated_at: r.updated_at!.toISOString(),
-    finished_at: iso(r.finished_at),
-    answered_at: iso(r.answered_at),
-    chain_checked_at: iso(r.chain_checked_at),
-  };
-}
+import { record, RECORD_COLUMNS, type PaymentFilter, type PaymentOutcome, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow, type RawRecord } from './payment-rows.ts';
 
 export async function listPayments(db: Queryable, f: PaymentFilter): Promise<PaymentRecord[]> {
   const rows = await db.query<RawRecord>(
@@ -47,54 +25,6 @@ export async function summarizePayments(db: Queryable, f: Pick<PaymentFilter, 's
      GROUP BY 1, route, status, asset ORDER BY 1 DESC, route, status, asset`,
     [f.since ?? null, f.until ?? null],
   );
-}
-
-/**
- * Rows whose outcome the chain may tell (an `exact` EIP-3009 authorization on `network`, left `verified` or
- * `unknown`), oldest first; each at most once per `recheckMs` (when the chain last said it could not tell yet).
- */
-export async function unfinishedPayments(db: Queryable, network: string, now: Date, recheckMs: number, limit: number): Promise<PaymentRecord[]> {
-  const rows = await db.query<RawRecord>(
-    `SELECT ${RECORD_COLUMNS} FROM payments
-     WHERE status IN ('verified', 'unknown') AND scheme = 'exact' AND network = $1 AND payer IS NOT NULL
-       AND authorization_nonce IS NOT NULL AND valid_before IS NOT NULL AND (chain_checked_at IS NULL OR chain_checked_at <= $2)
-     ORDER BY verified_at, id LIMIT $3`,
-    [network, new Date(now.getTime() - recheckMs), limit],
-  );
-  return rows.map(record);
-}
-
-/**
- * The row of a payment (by its payload's hash) whose answer has not gone out, when no row of the same
- * authorization has answered it either: what a retry of that very payment may be answered from.
- */
-export async function unansweredPayment(db: Queryable, payloadHash: string): Promise<PaymentRecord | undefined> {
-  const [row] = await db.query<RawRecord>(
-    `SELECT ${RECORD_COLUMNS} FROM payments p
-     WHERE payload_hash = $1 AND scheme = 'exact' AND status IN ('verified', 'unknown', 'settled') AND answered_at IS NULL
-       AND payer IS NOT NULL AND authorization_nonce IS NOT NULL AND NOT EXISTS (
-         SELECT 1 FROM payments q WHERE q.network = p.network AND q.payer = p.payer AND q.authorization_nonce = p.authorization_nonce
-           AND q.answered_at IS NOT NULL)
-     ORDER BY (status = 'settled') DESC, verified_at DESC LIMIT 1`,
-    [payloadHash],
-  );
-  return row && record(row);
-}
-
-/** Marks a settled payment's answer as gone out, unless it (or another row of its authorization) already has; true when this call did. */
-export async function claimAnswer(db: Queryable, id: string, now: Date): Promise<boolean> {
-  const rows = await db.query(
-    `UPDATE payments p SET answered_at = $2 WHERE id = $1 AND answered_at IS NULL AND NOT EXISTS (
-       SELECT 1 FROM payments q WHERE q.id <> p.id AND q.network = p.network AND q.payer = p.payer
-         AND q.authorization_nonce = p.authorization_nonce AND q.answered_at IS NOT NULL) RETURNING id`,
-    [id, now],
-  );
-  return rows.length > 0;
-}
-
-/** What the chain said about a row it could not decide yet (the authorization unused and still valid, or the node unreachable). */
-export async function noteChainState(db: Queryable, id: string, state: string, now: Date): Promise<void> {
-  await db.query('UPDATE payments SET chain_checked_at = $2, chain_state = $3 WHERE id = $1', [id, now, escapeControl(state)]);
 }
 
 /** An operator's verdict on an attempt whose outcome was not known. */

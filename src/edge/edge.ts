@@ -251,3 +251,19 @@ function hasGetRoute(app: FastifyInstance, path: string): boolean {
 }
 
 export const registerEdge = Object.assign(register, { serverOptions });
+
+/**
+ * On RISK_HOSTNAME, interface A also answers at the root: /v1/token-risk → /risk/v1/token-risk (Fastify's
+ * rewriteUrl). An absolute-form target (`http://risk.example.com/v1/token-risk`, which HTTP/1.1 servers must
+ * accept) is read by its path, or it would become /riskhttp://….
+ */
+export function riskHostRewrite(hostname: string) {
+  return (req: { url?: string; headers: { host?: string } }): string => {
+    const given = req.url ?? '/';
+    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
+    if (host !== hostname) return given;
+    const url = originForm(given);
+    if (!url.startsWith('/') || url === '/risk' || url.startsWith('/risk/') || url.startsWith('/risk?')) return url;
+    return `/risk${url}`;
+  };
+}

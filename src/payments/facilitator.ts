@@ -9,7 +9,7 @@
 // what happened: see the ledger hooks' onSettleFailure).
 import { FacilitatorResponseError, FacilitatorTimeoutError, HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
 import { SettleError, VerifyError } from '@x402/core/types';
-import type { Config } from '../config.ts';
+import type { PaymentSettings } from './settings.ts';
 import { eip3009Of } from './authorization.ts';
 
 export class FacilitatorUnavailableError extends FacilitatorResponseError {
@@ -55,7 +55,7 @@ export function boundSettle(inner: FacilitatorClient['settle'], settleTimeoutMs:
   };
 }
 
-export async function createFacilitatorClient(x402: Config['x402']): Promise<FacilitatorClient> {
+export async function createFacilitatorClient(x402: PaymentSettings): Promise<FacilitatorClient> {
   // @coinbase/x402 pulls in the CDP SDK: load it only when that facilitator is chosen.
   const base =
     x402.facilitator === 'coinbase-cdp'

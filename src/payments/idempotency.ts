@@ -100,8 +100,7 @@ export class PaymentIdempotency {
     if (!validation.valid) {
       throw new BadRequestError(`the payment's ${PAYMENT_IDENTIFIER} extension is invalid: ${(validation.errors ?? []).join('; ') || 'its id must be 16-128 characters of A-Z, a-z, 0-9, - and _'}`);
     }
-    const hash = payloadHash(payload);
-    attempt.payloadHash = hash;
+    const hash = attempt.payloadHash ?? payloadHash(payload);
     if (!id) {
       if (this.opts.required ?? PAYMENT_IDENTIFIER_REQUIRED) {
         throw new BadRequestError(`this server requires the ${PAYMENT_IDENTIFIER} extension: the payment must carry an id (16-128 characters of A-Z, a-z, 0-9, - and _) in extensions["${PAYMENT_IDENTIFIER}"].info.id`);

@@ -16,11 +16,12 @@
 // What the chain said is kept in the row (chain_state, chain_checked_at). Rows the chain cannot tell about (no
 // authorization nonce, another network, no X402_RPC_URL) are left for `npm run payments -- resolve`.
 import type { FastifyBaseLogger } from 'fastify';
-import type { PaymentLedger, PaymentRecord } from '../db/payments.ts';
+import type { PaymentRecord } from '../db/payment-rows.ts';
+import type { PaymentRecords } from '../db/payments.ts';
 import { authorizationRef, type AuthorizationChain } from './chain.ts';
 
 export interface ReconcilerOptions {
-  ledger: PaymentLedger;
+  records: PaymentRecords;
   chain: AuthorizationChain;
   /** The payment network (CAIP-2): rows of another network are not asked about. */
   network: string;
@@ -77,7 +78,7 @@ export class PaymentReconciler {
   private async pass(): Promise<ReconcileCounts> {
     const counts: ReconcileCounts = { checked: 0, settled: 0, closed: 0, undecided: 0 };
     // A row the chain could not decide is asked again after one interval, not on every pass.
-    const rows = await this.opts.ledger.unfinished(this.opts.network, this.opts.intervalMs, this.opts.batch ?? 100);
+    const rows = await this.opts.records.unfinished(this.opts.network, this.opts.intervalMs, this.opts.batch ?? 100);
     for (const row of rows) {
       if (this.stopped) break;
       counts.checked++;
@@ -94,22 +95,22 @@ export class PaymentReconciler {
       Date.parse(row.verified_at),
     );
     const verdict = await this.opts.chain.check(ref);
-    const { ledger, log } = this.opts;
+    const { records, log } = this.opts;
     switch (verdict.kind) {
       case 'landed':
-        await ledger.recordSettled(row.id, { txHash: verdict.txHash, settledAmount: row.amount_required, payer: row.payer, chain: verdict.state });
+        await records.recordSettled(row.id, { txHash: verdict.txHash, settledAmount: row.amount_required, payer: row.payer, chain: verdict.state });
         log.info({ payment: row.id, tx: verdict.txHash }, 'x402 reconciliation: the transfer landed; settled');
         return 'settled';
       case 'used_elsewhere':
-        await ledger.recordSettleFailed(row.id, { errorReason: 'the authorization was used without paying this call', chain: verdict.state });
+        await records.recordSettleFailed(row.id, { errorReason: 'the authorization was used without paying this call', chain: verdict.state });
         return 'closed';
       case 'not_landed':
         await (row.status === 'unknown'
-          ? ledger.recordSettleFailed(row.id, { errorReason: 'the transfer never landed: nothing was charged', chain: verdict.state })
-          : ledger.recordCancelled(row.id, 'never settled: the authorization was not used in time; nothing was charged', verdict.state));
+          ? records.recordSettleFailed(row.id, { errorReason: 'the transfer never landed: nothing was charged', chain: verdict.state })
+          : records.recordCancelled(row.id, 'never settled: the authorization was not used in time; nothing was charged', verdict.state));
         return 'closed';
       default:
-        await ledger.noteChain(row.id, verdict.state);
+        await records.noteChain(row.id, verdict.state);
         return 'undecided';
     }
   }

@@ -3,7 +3,7 @@
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { FacilitatorTimeoutError, getFacilitatorResponseError } from '@x402/core/server';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from '../config.ts';
+import type { PaymentSettings } from './settings.ts';
 import { AppError } from '../lib/errors.ts';
 import { FacilitatorUnavailableError } from './facilitator.ts';
 import { atomicAmount } from './price.ts';
@@ -17,7 +17,7 @@ export interface PaymentTerms {
   amount: string;
 }
 
-export function paymentTerms(x402: Config['x402']): PaymentTerms {
+export function paymentTerms(x402: PaymentSettings): PaymentTerms {
   return {
     price: x402.price,
     network: x402.network,

@@ -13,13 +13,28 @@
 //   the chain cannot tell         → `unknown` (504: send the same payment again, never a new one)
 import type { x402ResourceServer } from '@x402/core/server';
 import { FacilitatorTimeoutError, getFacilitatorResponseError } from '@x402/core/server';
-import type { SettleFailureContext } from '@x402/core/types';
+import type { SettleFailureContext, SettleResultContext } from '@x402/core/types';
 import { checksumEvmAddress, looksLikeEvmAddress } from '../params/evm-address.ts';
-import { attemptOf } from './attempt.ts';
+import type { FastifyBaseLogger } from 'fastify';
+import type { PaymentRecords } from '../db/payments.ts';
+import type { PaymentMetrics } from '../metrics/metrics.ts';
+import { attemptOf } from './request-adapter.ts';
 import { eip3009Of } from './authorization.ts';
-import { authorizationRef, CHAIN_GRACE_MS, type ChainVerdict } from './chain.ts';
+import { authorizationRef, CHAIN_GRACE_MS, type AuthorizationChain, type ChainVerdict } from './chain.ts';
 import { FacilitatorUnavailableError } from './facilitator.ts';
-import type { LedgerHookOptions } from './record-attempts.ts';
+
+/** What settling's hooks record with, and where they ask the chain. */
+export interface SettleOutcomeOptions {
+  records: PaymentRecords;
+  metrics: PaymentMetrics;
+  log: FastifyBaseLogger;
+  /** A batch-settlement refund (given when batch settlement is on: its predicate comes with the scheme, viem and all). */
+  isRefund?: (payload: unknown) => boolean;
+  /** The payment network's chain, asked when a settle's outcome was not heard (undefined: not asked; `unknown`). */
+  chain?: AuthorizationChain;
+  /** Aborted when the server closes: a wait for the chain ends (the row stays `unknown`, reconciled at the next start). */
+  signal?: AbortSignal;
+}
 
 /** The reason the SDK is given when the ledger could not record a verified payment (the gate answers 503). */
 export const LEDGER_UNAVAILABLE = 'ledger_unavailable';
@@ -38,12 +53,34 @@ export function address(value: string | undefined | null): string | null {
 
 type Recovered = { recovered: true; result: { success: true; transaction: string; network: `${string}:${string}`; payer?: string; amount: string } };
 
-/** The onSettleFailure hook: records the outcome, recovering the call when the chain shows its transfer landed. */
-export async function settleFailure(ctx: SettleFailureContext, opts: LedgerHookOptions): Promise<Recovered | undefined> {
-  if (opts.isRefund?.(ctx.paymentPayload.payload)) return undefined;
-  const { ledger, metrics } = opts;
+const ATOMIC = /^\d+$/;
+
+/** What the call was charged, in atomic units: batch-settlement's `extra.chargedAmount` (its `amount` is a deposit, or empty), else the amount settled, else the price. */
+export function chargedAmount(ctx: Pick<SettleResultContext, 'result' | 'requirements'>): string {
+  const charged = (ctx.result.extra as { chargedAmount?: unknown } | undefined)?.chargedAmount;
+  if (typeof charged === 'string' && ATOMIC.test(charged)) return charged;
+  if (ctx.requirements.scheme === 'exact' && ctx.result.amount && ATOMIC.test(ctx.result.amount)) return ctx.result.amount;
+  return ctx.requirements.amount;
+}
+
+/** The onAfterSettle hook: the transfer is done (a voucher's: charged, claimed and settled later with others). */
+export async function settled(ctx: SettleResultContext, opts: SettleOutcomeOptions): Promise<void> {
+  if (opts.isRefund?.(ctx.paymentPayload.payload)) return;
+  opts.metrics.payment('settled');
   const attempt = attemptOf(ctx);
-  const id = attempt?.ledgerId;
+  if (attempt) attempt.settlement = 'settled';
+  const id = attempt?.recordId;
+  if (!id) return;
+  // A voucher's transaction is empty: it is claimed and settled later, with others (x402_batch_events).
+  void opts.records.recordSettled(id, { txHash: ctx.result.transaction || null, settledAmount: chargedAmount(ctx), payer: address(ctx.result.payer), answered: true });
+}
+
+/** The onSettleFailure hook: records the outcome, recovering the call when the chain shows its transfer landed. */
+export async function settleFailure(ctx: SettleFailureContext, opts: SettleOutcomeOptions): Promise<Recovered | undefined> {
+  if (opts.isRefund?.(ctx.paymentPayload.payload)) return undefined;
+  const { records, metrics } = opts;
+  const attempt = attemptOf(ctx);
+  const id = attempt?.recordId;
   const fe = getFacilitatorResponseError(ctx.error);
   const reason = String((ctx.error as { errorReason?: unknown })?.errorReason ?? ctx.error?.message ?? 'settlement failed');
   // A facilitator that could not be heard from may still have sent the transfer.
@@ -57,38 +94,38 @@ export async function settleFailure(ctx: SettleFailureContext, opts: LedgerHookO
     const answerable = id ? await claim(id, verdict, payer, ctx.requirements.amount, opts) : true;
     if (answerable) {
       metrics.payment('settled');
-      if (attempt) attempt.settle = 'settled';
+      if (attempt) attempt.settlement = 'settled';
       return { recovered: true, result: { success: true, transaction: verdict.txHash ?? '', network: ctx.requirements.network, payer: payer ?? undefined, amount: ctx.requirements.amount } };
     }
     // Another request of the same authorization was answered: this one is refused, as the facilitator refused it.
     metrics.payment('settle_failed');
-    if (attempt) attempt.settle = 'refused';
+    if (attempt) attempt.settlement = 'refused';
     return undefined;
   }
   if (verdict?.kind === 'not_landed' || verdict?.kind === 'used_elsewhere') {
     metrics.payment('settle_failed');
-    if (attempt) attempt.settle = 'not_landed';
-    if (id) void ledger.recordSettleFailed(id, { errorReason: `${reason}; the transfer never landed: nothing was charged`, chain: verdict.state });
+    if (attempt) attempt.settlement = 'not_landed';
+    if (id) void records.recordSettleFailed(id, { errorReason: `${reason}; the transfer never landed: nothing was charged`, chain: verdict.state });
     return undefined;
   }
   // Refused, and the chain does not contradict it (unused and still valid, or not asked): nothing moved.
   if (!unheard && verdict?.kind !== 'unreachable') {
     metrics.payment('settle_failed');
-    if (attempt) attempt.settle = 'refused';
-    if (id) void ledger.recordSettleFailed(id, { errorReason: reason });
+    if (attempt) attempt.settlement = 'refused';
+    if (id) void records.recordSettleFailed(id, { errorReason: reason });
     return undefined;
   }
   metrics.payment('unknown');
-  if (attempt) attempt.settle = 'unknown';
-  if (id) void ledger.recordUnknown(id, { errorReason: reason, chain: verdict?.state });
+  if (attempt) attempt.settlement = 'unknown';
+  if (id) void records.recordUnknown(id, { errorReason: reason, chain: verdict?.state });
   return undefined;
 }
 
 /** Records the landed transfer on the row, and claims the call's answer for it (false: its authorization answered another request). */
-async function claim(id: string, verdict: Extract<ChainVerdict, { kind: 'landed' }>, payer: string | null, amount: string, opts: LedgerHookOptions): Promise<boolean> {
-  await opts.ledger.recordSettled(id, { txHash: verdict.txHash, settledAmount: amount, payer, chain: verdict.state });
+async function claim(id: string, verdict: Extract<ChainVerdict, { kind: 'landed' }>, payer: string | null, amount: string, opts: SettleOutcomeOptions): Promise<boolean> {
+  await opts.records.recordSettled(id, { txHash: verdict.txHash, settledAmount: amount, payer, chain: verdict.state });
   try {
-    return await opts.ledger.claimAnswer(id);
+    return await opts.records.claimAnswer(id);
   } catch (err) {
     // The money moved: when the ledger cannot say whether it was answered, the payer gets the answer.
     opts.log.error({ err: String((err as Error)?.message ?? err), payment: id }, 'x402: a landed payment could not be checked for an earlier answer; answered');
@@ -97,7 +134,7 @@ async function claim(id: string, verdict: Extract<ChainVerdict, { kind: 'landed'
 }
 
 /** What the chain says of an `exact` settlement; with `wait`, asked until it is final (or validBefore + grace). */
-async function askChain(ctx: SettleFailureContext, opts: LedgerHookOptions, wait: boolean): Promise<ChainVerdict | undefined> {
+async function askChain(ctx: SettleFailureContext, opts: SettleOutcomeOptions, wait: boolean): Promise<ChainVerdict | undefined> {
   const auth = ctx.requirements.scheme === 'exact' ? eip3009Of(ctx.paymentPayload) : undefined;
   if (!opts.chain || !auth) return undefined;
   const ref = authorizationRef(ctx.requirements, auth, Date.now() - SETTLE_SEARCH_BACK_MS);
@@ -107,19 +144,19 @@ async function askChain(ctx: SettleFailureContext, opts: LedgerHookOptions, wait
 }
 
 /** A retry of a payment whose transfer landed: neither verified (the first attempt was) nor settled again. */
-export function installResumeHooks(resourceServer: x402ResourceServer, opts: Pick<LedgerHookOptions, 'ledger'>): void {
+export function installResumeHooks(resourceServer: x402ResourceServer, opts: Pick<SettleOutcomeOptions, 'records'>): void {
   resourceServer.onBeforeVerify(async (ctx) => {
     const resume = attemptOf(ctx)?.resume;
-    if (resume) return { skip: true, result: { isValid: true, payer: resume.payer } };
+    if (resume?.kind === 'landed') return { skip: true, result: { isValid: true, payer: resume.payer } };
   });
 
   // Its answer is claimed first (one retry answers it); the first transfer is its receipt.
   resourceServer.onBeforeSettle(async (ctx) => {
     const resume = attemptOf(ctx)?.resume;
-    if (!resume) return;
+    if (resume?.kind !== 'landed') return;
     let claimed: boolean;
     try {
-      claimed = await opts.ledger.claimAnswer(resume.ledgerId);
+      claimed = await opts.records.claimAnswer(resume.recordId);
     } catch {
       return { abort: true, reason: LEDGER_UNAVAILABLE, message: 'the payments ledger is unavailable' };
     }

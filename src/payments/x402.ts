@@ -1,46 +1,36 @@
 // x402 on one app, when it is on (loaded only then: the SDK is not loaded otherwise): the facilitator, batch
 // settlement when asked for, the payment network's chain (outcomes the facilitator does not tell) with the
-// ledger's reconciliation from it, and the gate over the paid routes.
+// records' reconciliation from it, and the gate over the paid routes.
 import type { FacilitatorClient } from '@x402/core/server';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { FastifyInstance } from 'fastify';
-import type { CatalogEntry } from '../catalog/route.ts';
-import type { Config } from '../config.ts';
-import type { PaymentMetrics } from '../metrics/metrics.ts';
 import type { PaymentGate } from '../access/access-control.ts';
-import type { BatchLedger } from './batch/batch-events.ts';
+import type { BatchEventRecorder } from './batch/batch-events.ts';
 import type { BatchSettlement } from './batch/batch-settlement.ts';
 import { AuthorizationChain } from './chain.ts';
 import { createFacilitatorClient } from './facilitator.ts';
 import { facilitatorName } from './facilitator-name.ts';
 import { createPaymentGate } from './fastify.ts';
+import type { PaymentsOptions, PaymentStores } from './options.ts';
 import { PaymentReconciler } from './reconciler.ts';
+import type { PaymentSettings } from './settings.ts';
 
-export interface InstallOptions {
-  config: Config;
-  paidRoutes: () => CatalogEntry[];
-  metrics: PaymentMetrics;
-  channelStorage?: ChannelStorage;
-  batchLedger?: BatchLedger;
-}
-
-export async function installX402(app: FastifyInstance, opts: InstallOptions): Promise<PaymentGate> {
-  const { config } = opts;
-  const x402 = config.x402;
+export async function installX402(app: FastifyInstance, opts: PaymentsOptions, stores: PaymentStores): Promise<PaymentGate> {
+  const x402 = opts.settings;
   const facilitator = await createFacilitatorClient(x402);
-  const batch = x402.batch.enabled ? await batchSettlement(app, x402, facilitator, opts) : undefined;
+  const batch = x402.batch.enabled ? await batchSettlement(app, x402, facilitator, opts, stores) : undefined;
   // Waits for the chain end when the server closes (a row left `unknown` is reconciled at the next start).
   const closing = new AbortController();
   app.addHook('onClose', async () => closing.abort());
   const chain = x402.rpcUrl ? new AuthorizationChain({ rpcUrl: x402.rpcUrl, network: x402.network, timeoutMs: x402.facilitatorTimeoutMs }) : undefined;
   if (chain) {
     const reconciler = new PaymentReconciler({
-      ledger: app.services.payments,
+      records: stores.records,
       chain,
       network: x402.network,
       intervalMs: x402.reconcileIntervalS * 1000,
       log: app.log,
-      ready: () => app.services.db.ready(),
+      ready: () => opts.db.ready(),
     });
     app.x402Reconciler = reconciler;
     app.addHook('onClose', async () => reconciler.stop());
@@ -55,14 +45,14 @@ export async function installX402(app: FastifyInstance, opts: InstallOptions): P
     facilitator,
     facilitatorName: facilitatorName(x402),
     paidRoutes: opts.paidRoutes,
-    publicBaseUrl: config.publicBaseUrl,
+    publicBaseUrl: opts.publicBaseUrl,
     log: app.log,
-    ledger: app.services.payments,
-    paymentIds: app.services.paymentIds,
-    database: app.services.backends.database,
+    records: stores.records,
+    paymentIds: stores.paymentIds,
+    database: opts.databaseHealth,
     metrics: opts.metrics,
     // A payment without an authorization deadline: verify and settle within their timeouts, the handler within two upstream deadlines.
-    paidCallMs: x402.facilitatorTimeoutMs + x402.settleTimeoutMs + 2 * config.upstream.deadlineMs,
+    paidCallMs: x402.facilitatorTimeoutMs + x402.settleTimeoutMs + 2 * opts.upstreamDeadlineMs,
     batch,
     prefetch: x402.prefetch,
     chain,
@@ -78,12 +68,11 @@ export async function installX402(app: FastifyInstance, opts: InstallOptions): P
 }
 
 /** x402 batch settlement: channels in the ledger database, claimed and settled on a schedule stopped on close. */
-async function batchSettlement(app: FastifyInstance, x402: Config['x402'], facilitator: FacilitatorClient, opts: InstallOptions): Promise<BatchSettlement> {
-  const [{ createBatchSettlement }, { toLedgerRow }] = await Promise.all([import('./batch/batch-settlement.ts'), import('./batch/batch-events.ts')]);
-  const storage = await channelStorage(app, opts);
-  const events = app.services.batchEvents;
-  const ledger: BatchLedger = opts.batchLedger ?? { record: (event) => events.record(toLedgerRow(event)) };
-  const batch = createBatchSettlement({ x402, facilitator, storage, ledger, log: app.log });
+async function batchSettlement(app: FastifyInstance, x402: PaymentSettings, facilitator: FacilitatorClient, opts: PaymentsOptions, stores: PaymentStores): Promise<BatchSettlement> {
+  const [{ createBatchSettlement }, { toBatchEventRow }] = await Promise.all([import('./batch/batch-settlement.ts'), import('./batch/batch-events.ts')]);
+  const storage = await channelStorage(opts);
+  const events: BatchEventRecorder = opts.batchEventRecorder ?? { record: (event) => stores.batchEvents.record(toBatchEventRow(event)) };
+  const batch = createBatchSettlement({ x402, facilitator, storage, events, log: app.log });
   app.x402Batch = batch;
   app.addHook('onReady', async () => batch.start());
   app.addHook('onClose', async () => batch.stop());
@@ -91,10 +80,10 @@ async function batchSettlement(app: FastifyInstance, x402: Config['x402'], facil
 }
 
 /** The caller's channel storage, else the ledger database's (every use bounded by DB_TIMEOUT_MS like any other). */
-async function channelStorage(app: FastifyInstance, opts: InstallOptions): Promise<ChannelStorage> {
+async function channelStorage(opts: PaymentsOptions): Promise<ChannelStorage> {
   if (opts.channelStorage) return opts.channelStorage;
   const { createChannelStorage } = await import('../db/x402-channels.ts');
-  const { db } = app.services;
+  const { db } = opts;
   return createChannelStorage({
     kind: 'postgres',
     query: (sql, params) => db.use((d) => d.query(sql, params)),

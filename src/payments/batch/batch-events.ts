@@ -1,6 +1,7 @@
-// What batch settlement tells the payments ledger: every step money takes, from the payer's deposit to the
-// receiver's settlement or the payer's refund. The ledger itself (tables, queries) is not here: whoever builds
-// the app passes a BatchLedger, and this module only turns the SDK's results into events for it.
+// The batch-settlement events: every step money takes, from the payer's deposit to the receiver's settlement or
+// the payer's refund. Where they are recorded is not here: whoever builds the app passes a BatchEventRecorder (by
+// default the ledger database's x402_batch_events, src/db/batch-events.ts), and this module only turns the SDK's
+// results into events for it.
 //
 //   deposit  the payer moved `amount` into the channel (on chain, `transaction`)
 //   charge   one paid call was served and charged `amount`; the channel's cumulative charge is `cumulative`
@@ -16,32 +17,32 @@ import type { BatchEvent } from '../../db/batch-events.ts';
 
 type Hex = `0x${string}`;
 
-export type BatchLedgerEvent =
+export type BatchSettlementEvent =
   | { type: 'deposit'; network: string; channelId: Hex; payer: Hex; amount: string; transaction: string }
   | { type: 'charge'; network: string; channelId: Hex; payer: Hex; amount: string; cumulative: string }
   | { type: 'claim'; network: string; transaction: string; claims: { channelId: Hex; payer: Hex; totalClaimed: string; amount: string }[] }
   | { type: 'settle'; network: string; transaction: string; receiver: Hex; token: Hex; amount: string }
   | { type: 'refund'; network: string; channelId: Hex; payer: Hex; amount: string; transaction: string };
 
-/** Where batch-settlement events are recorded (the payments ledger). Amounts are atomic token units. */
-export interface BatchLedger {
-  record(event: BatchLedgerEvent & { at: Date }): void | Promise<void>;
+/** Where batch-settlement events are recorded. Amounts are atomic token units. */
+export interface BatchEventRecorder {
+  record(event: BatchSettlementEvent & { at: Date }): void | Promise<void>;
 }
 
 /** Records deposits, charges and refunds as the resource server settles batch-settlement payments. */
-export function recordPayments(resourceServer: x402ResourceServer, ledger: BatchLedger, onError: (err: unknown) => void): void {
+export function recordBatchEvents(resourceServer: x402ResourceServer, events: BatchEventRecorder, onError: (err: unknown) => void): void {
   resourceServer.onAfterSettle(async (ctx) => {
     if (ctx.requirements.scheme !== 'batch-settlement') return;
     try {
-      for (const event of paymentEvents(ctx)) await ledger.record({ ...event, at: new Date() });
+      for (const event of batchEventsOf(ctx)) await events.record({ ...event, at: new Date() });
     } catch (err) {
       onError(err);
     }
   });
 }
 
-/** The ledger events of one successful batch-settlement settle call (a paid call, or a refund). */
-export function paymentEvents(ctx: SettleResultContext): BatchLedgerEvent[] {
+/** The events of one successful batch-settlement settle call (a paid call, or a refund). */
+export function batchEventsOf(ctx: SettleResultContext): BatchSettlementEvent[] {
   const raw = ctx.paymentPayload.payload as unknown;
   const { network } = ctx.requirements;
   const result = ctx.result;
@@ -55,7 +56,7 @@ export function paymentEvents(ctx: SettleResultContext): BatchLedgerEvent[] {
   // The server accepts a voucher only when it signs exactly (charged so far + price), and commits that charge:
   // the voucher's ceiling is the channel's cumulative charge after this call.
   const charged = (result.extra as { chargedAmount?: unknown } | undefined)?.chargedAmount;
-  const charge: BatchLedgerEvent = {
+  const charge: BatchSettlementEvent = {
     type: 'charge',
     network,
     channelId,
@@ -67,8 +68,8 @@ export function paymentEvents(ctx: SettleResultContext): BatchLedgerEvent[] {
   return [{ type: 'deposit', network, channelId, payer, amount: raw.deposit.amount, transaction: result.transaction }, charge];
 }
 
-/** A batch-settlement event as the ledger's `x402_batch_events` row takes it (amount at the top, the rest as detail). */
-export function toLedgerRow(e: BatchLedgerEvent & { at: Date }): BatchEvent {
+/** A batch-settlement event as an `x402_batch_events` row takes it (amount at the top, the rest as detail). */
+export function toBatchEventRow(e: BatchSettlementEvent & { at: Date }): BatchEvent {
   switch (e.type) {
     case 'deposit':
     case 'refund':

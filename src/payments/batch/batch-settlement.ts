@@ -22,8 +22,8 @@ import { BatchSettlementEvmScheme, type ChannelStorage, type ChannelUpdateResult
 import { isBatchSettlementRefundPayload } from '@x402/evm';
 import { getAddress, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { Config } from '../../config.ts';
-import { recordPayments, type BatchLedger } from './batch-events.ts';
+import type { PaymentSettings } from '../settings.ts';
+import { recordBatchEvents, type BatchEventRecorder } from './batch-events.ts';
 import { createClaimScheduler, type ClaimRun } from './claim-scheduler.ts';
 import { atomicAmount } from '../price.ts';
 
@@ -34,18 +34,19 @@ type PaymentOption = Exclude<RouteConfig['accepts'], readonly unknown[]>;
 export interface BatchOffer {
   /** The route's `accepts` entry for batch-settlement (offered after `exact`). */
   accepts: PaymentOption;
-  /** Registers the scheme and its hooks (ledger records, per-channel wait) on the resource server. */
+  /** Registers the scheme and its hooks (batch events recorded, per-channel wait) on the resource server. */
   install(resourceServer: x402ResourceServer): void;
   /** Whether a payment payload is a refund of a channel's unused deposit (no call is paid for). */
   isRefund(payload: unknown): boolean;
 }
 
 export interface BatchSettlementOptions {
-  x402: Config['x402'];
+  x402: PaymentSettings;
   facilitator: FacilitatorClient;
   /** Channel state: createChannelStorage(db) over the ledger database. */
   storage: ChannelStorage;
-  ledger: BatchLedger;
+  /** Where deposits, charges, claims, settlements and refunds are recorded. */
+  events: BatchEventRecorder;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
@@ -99,7 +100,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
         const channelId = (ctx.paymentPayload.payload as { voucher?: { channelId?: unknown } }).voucher?.channelId;
         if (typeof channelId === 'string') await channels.waitUntilFree(channelId, x402.facilitatorTimeoutMs);
       });
-      recordPayments(resourceServer, opts.ledger, (err) => opts.log.warn({ err: String(err) }, 'x402 batch settlement: ledger write failed'));
+      recordBatchEvents(resourceServer, opts.events, (err) => opts.log.warn({ err: String(err) }, 'x402 batch settlement: ledger write failed'));
     },
   };
 
@@ -131,7 +132,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
     network: x402.network,
     token: asset.address,
     intervalMs: settings.claimIntervalS * 1000,
-    ledger: opts.ledger,
+    events: opts.events,
     log: opts.log,
   });
 

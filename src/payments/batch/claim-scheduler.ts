@@ -7,11 +7,11 @@
 // earlier settle failed), settles: one transfer of everything claimed to the receiver. The interval must stay
 // well inside the withdraw delay (config.ts allows at most a third of it, so a withdrawal always meets at least
 // two runs before it can complete, one of which may fail). Runs never overlap; a tick that finds one running
-// is skipped. Each claim and settlement is recorded in the ledger.
+// is skipped. Each claim and settlement is recorded as a batch event.
 import type { FacilitatorClient } from '@x402/core/server';
 import { SettleError, type PaymentRequirements, type SettleResponse } from '@x402/core/types';
 import type { BatchSettlementEvmScheme, Channel } from '@x402/evm/batch-settlement/server';
-import type { BatchLedger, BatchLedgerEvent } from './batch-events.ts';
+import type { BatchEventRecorder, BatchSettlementEvent } from './batch-events.ts';
 
 type Hex = `0x${string}`;
 
@@ -28,14 +28,15 @@ export interface ClaimSchedulerOptions {
   token: Hex;
   /** Milliseconds between runs; must be well below the channels' withdraw delay. */
   intervalMs: number;
-  ledger: BatchLedger;
+  /** Where each claim and settlement is recorded. */
+  events: BatchEventRecorder;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
 /** What one run did. */
 export interface ClaimRun {
-  claims: Extract<BatchLedgerEvent, { type: 'claim' }>[];
-  settle?: Extract<BatchLedgerEvent, { type: 'settle' }>;
+  claims: Extract<BatchSettlementEvent, { type: 'claim' }>[];
+  settle?: Extract<BatchSettlementEvent, { type: 'settle' }>;
 }
 
 export interface ClaimScheduler {
@@ -54,9 +55,9 @@ export function createClaimScheduler(opts: ClaimSchedulerOptions): ClaimSchedule
   let settlePending = true;
   let running: Promise<ClaimRun> | undefined;
 
-  const record = async (event: BatchLedgerEvent) => {
+  const record = async (event: BatchSettlementEvent) => {
     try {
-      await opts.ledger.record({ ...event, at: new Date() });
+      await opts.events.record({ ...event, at: new Date() });
     } catch (err) {
       opts.log.warn({ err: String(err), event: event.type }, 'x402 batch settlement: ledger write failed');
     }
