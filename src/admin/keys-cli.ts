@@ -1,30 +1,28 @@
 // npm run keys -- create --label NAME | list [--json] | revoke ID
 // (compiled, as the Docker image ships it: node dist/admin/keys-cli.js …)
 //
-// Keys live in the ledger database. Where the CLI writes, as `npm run payments` reads:
-//   - with DATABASE_URL, the PostgreSQL server directly (whether or not a server runs);
-//   - otherwise the embedded database in DATA_DIR, which belongs to the server's process while it runs:
-//     the CLI asks the running server over its admin socket (DATA_DIR/admin.sock); when no server runs,
-//     it opens the directory itself; when a server owns it but does not answer, it refuses and says why.
+// Keys live in the ledger database. Where the CLI writes, as `npm run payments` reads: the running server
+// over its admin socket, the database itself when none runs, or the PostgreSQL server at DATABASE_URL
+// (connect.ts).
 // A new key is made here and printed once; only its SHA-256 is stored (and sent over the socket).
 // A change the CLI wrote itself to a shared database is announced on Redis when REDIS_URL is set, so
 // every instance applies it at once (through the admin socket, the server applies and announces it).
 // An existing API_KEYS_FILE not imported yet is imported first, once, as the server does.
 // Its settings are the server's: the environment, over `.env` in the working directory when there is one.
 // Every failure is one line on stderr (exit 1; 2 for a usage error), never a stack trace.
-import { splitArgs, wantsHelp } from './cli-args.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AdminRequestError, AdminUnreachableError, adminRequest } from './client.ts';
+import { splitArgs, wantsHelp } from './cli-args.ts';
+import { AdminRequestError, adminRequest } from './client.ts';
+import { cliSettings, CliError, connect, settingsProblem, UsageError } from './connect.ts';
 import { listing, type KeyListing, type KeyWriteAnswer } from './key-routes.ts';
 import { controlFreeJson, escapeControl } from '../lib/control-chars.ts';
 import { importKeyFile, insertKey, listKeys, revokeKey, type NewKey } from '../db/api-keys.ts';
 import type { Database } from '../db/database.ts';
-import { lockOwner } from '../db/dir-lock.ts';
 import { DATABASE_ENV } from '../db/env.ts';
 import { describeDatabase, openDatabase, type DatabaseSettings } from '../db/open.ts';
 import { pglitePaths } from '../db/pglite.ts';
-import { ConfigError, explainConfigError, loadEnvFile, parseEnv, type EnvFile } from '../lib/env.ts';
+import { ConfigError, parseEnv } from '../lib/env.ts';
 import { REDIS_ENV } from '../redis/env.ts';
 import { announceOnce, type KeyChange } from '../access/keys/key-changes.ts';
 import { KeyFileError, loadKeyFile } from '../access/keys/key-file.ts';
@@ -36,10 +34,6 @@ const USAGE = `usage: npm run keys -- create --label NAME
        npm run keys -- revoke ID
        npm run keys -- --help
 (compiled: node dist/admin/keys-cli.js …)`;
-
-class UsageError extends Error {}
-/** A failure to report in one line, exit code 1. */
-class CliError extends Error {}
 
 type Task = { command: 'create'; label: string } | { command: 'list'; json: boolean } | { command: 'revoke'; id: string };
 
@@ -67,7 +61,7 @@ async function main(argv: string[]): Promise<void> {
   if (wantsHelp(argv)) return console.log(USAGE);
   const task = parseArgs(argv);
   const settings = readSettings();
-  const admin = await connect(settings, task);
+  const admin = await keyAdmin(settings, task);
   if (!admin) {
     // No database and no key file: nothing was ever created.
     console.log(task.command === 'list' && task.json ? '[]' : `no keys: there is no database in ${pglitePaths(settings.db.dataDir).cluster} yet`);
@@ -150,13 +144,9 @@ function usage(problem: string): never {
   throw new UsageError(problem);
 }
 
-/** `.env`, read as the server reads it (below the environment), once the arguments are known to be sound. */
-let envFile: EnvFile | undefined;
-
-/** DATA_DIR, DATABASE_URL, DB_TIMEOUT_MS, REDIS_URL, REDIS_TIMEOUT_MS, API_KEYS_FILE, API_KEYS_RELOAD_MS (the environment's, over `.env`'s), parsed as the server parses them. */
+/** DATA_DIR, DATABASE_URL, DB_TIMEOUT_MS, REDIS_URL, REDIS_TIMEOUT_MS, API_KEYS_FILE, API_KEYS_RELOAD_MS, parsed as the server parses them. */
 function readSettings(): Settings {
-  envFile = loadEnvFile();
-  const e = parseEnv({ ...DATABASE_ENV, ...REDIS_ENV, ...KEYS_ENV }, process.env);
+  const e = cliSettings({ ...DATABASE_ENV, ...REDIS_ENV, ...KEYS_ENV });
   return {
     db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
     // A command, not a request: it may wait longer for Redis than a request would.
@@ -167,35 +157,22 @@ function readSettings(): Settings {
 }
 
 /** Where to write; null when there is no embedded database, no server and no key file (nothing to list). */
-async function connect(s: Settings, task: Task): Promise<KeyAdmin | null> {
-  if (s.db.url) return direct(await open(s), 'shared', s);
-  const socket = join(s.db.dataDir, 'admin.sock');
-  try {
-    await adminRequest(socket, 'GET', '/keys');
-    return throughServer(socket);
-  } catch (err) {
-    if (err instanceof AdminRequestError && err.status === 404) {
-      throw new CliError(`the server answering on ${socket} does not manage keys (an older version?): restart it with this version, then retry`);
-    }
-    if (!(err instanceof AdminUnreachableError)) throw err;
-    const paths = pglitePaths(s.db.dataDir);
-    const owner = lockOwner(paths.lock);
-    if (owner !== null) {
-      throw new CliError(
-        `the server (process ${owner}) owns the embedded database in ${s.db.dataDir} but does not answer on its admin socket ${socket} (${err.message}); ` +
-          'the CLI will not open a database another process has open. Retry once the server has started, or stop it first.',
-      );
-    }
-    if (!existsSync(join(paths.cluster, 'PG_VERSION'))) {
+async function keyAdmin(s: Settings, task: Task): Promise<KeyAdmin | null> {
+  const connection = await connect({
+    settings: s.db,
+    probe: '/keys',
+    olderServer: (socket) => `the server answering on ${socket} does not manage keys (an older version?): restart it with this version, then retry`,
+    verb: 'writing',
+    noDatabase: (cluster) => {
       const hasFile = existsSync(s.keyFile);
-      if (task.command === 'list' && !hasFile) return null;
-      if (task.command === 'revoke' && !hasFile) throw new CliError(`no key with id ${task.id}: there is no database in ${paths.cluster} yet`);
-      console.error(`(no server is running on ${s.db.dataDir}: creating the embedded database in ${paths.cluster}; the first time takes a while)`);
-    } else {
-      console.error(`(no server is running on ${s.db.dataDir}: writing ${paths.cluster} directly)`);
-    }
-    return direct(await open(s), 'alone', s);
-  }
+      if (task.command === 'list' && !hasFile) return 'none';
+      if (task.command === 'revoke' && !hasFile) throw new CliError(`no key with id ${task.id}: there is no database in ${cluster} yet`);
+      return 'create';
+    },
+    open: () => open(s),
+  });
+  if (!connection) return null;
+  return connection.via === 'server' ? throughServer(connection.socket) : direct(connection.db, connection.via, s);
 }
 
 async function open(s: Settings): Promise<Database> {
@@ -292,7 +269,7 @@ function explain(err: unknown, dataDir: string): string {
     );
   }
   if (err instanceof CliError || err instanceof KeyFileError) return err.message;
-  if (err instanceof ConfigError) return explainConfigError(err, envFile).replace(/\n\s*/g, ' ');
+  if (err instanceof ConfigError) return settingsProblem(err);
   if (err instanceof AdminRequestError && err.status === 503) return `the server could not reach its database (${err.message}); retry in a moment`;
   return firstLine(err);
 }
