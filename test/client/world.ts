@@ -9,9 +9,9 @@ import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
 import { FakeUpstream } from '../fakes/fake-upstream.ts';
 import { recorded } from '../fixtures.ts';
 import { makeApp, TEST_KEY_ENV } from '../helpers.ts';
-import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from '../x402/chain.ts';
-import { startFacilitator } from '../x402/facilitator.ts';
-import { paidEnv } from '../x402/paying.ts';
+import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from '../payments/x402/chain.ts';
+import { startFacilitator } from '../payments/x402/facilitator.ts';
+import { paidEnv } from '../payments/x402/paying.ts';
 import { LossyProxy } from './proxy.ts';
 
 export const TICKER = '/api/v3/ticker/24hr';
