@@ -2,48 +2,32 @@
 // ledger. One payment identifier sent to both at once settles once, and both answer with it; identifiers and
 // their stored answers live in the shared ledger database (Redis in front of the answers), so x402 keeps
 // serving with Redis stopped, and a finished payment is still answered after Redis restarted empty.
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import { x402Client } from '@x402/fetch';
+import type { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
-import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeUpstream } from '../fakes/fake-upstream.ts';
 import { recorded } from '../fixtures.ts';
-import { makeApp } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
 import { startRedis, type TestRedis } from '../servers/redis.ts';
-import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
-import { startFacilitator } from './x402/facilitator.ts';
-import { paidEnv, payingClient } from './x402/paying.ts';
+import { listeningApp, paidWorldEnv, PRICE, signPayment, startPaidWorld, type PaidWorld } from './world.ts';
+import { payingClient } from './x402/paying.ts';
 
-let chain: LocalChain;
-let fx: Awaited<ReturnType<typeof deployFixtures>>;
-let fac: Awaited<ReturnType<typeof startFacilitator>>;
+let world: PaidWorld;
+let fac: PaidWorld['fac'];
 let redis: TestRedis;
 let postgres: TestPostgres;
 const apps: FastifyInstance[] = [];
 const bases: string[] = [];
-const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 7 });
-const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 8 }).address;
-const exchange = new FakeUpstream();
-const PRICE = '/v1/price?symbol=BTC';
-const TICKER = '/api/v3/ticker/24hr';
 let client: x402Client;
-const setting = () => ({ network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url });
 let nextId = '';
 
 beforeAll(async () => {
-  await exchange.start();
-  exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json'), delayMs: 200 });
-  [chain, redis, postgres] = await Promise.all([startLocalChain(31337), startRedis(), startPostgres()]);
-  fx = await deployFixtures(chain);
-  await fx.mint(payer.address, 5_000_000n);
-  fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network });
+  const ticker = { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json'), delayMs: 200 };
+  [world, redis, postgres] = await Promise.all([startPaidWorld({ payerIndex: 7, payToIndex: 8, ticker }), startRedis(), startPostgres()]);
+  ({ fac } = world);
   const databaseUrl = await postgres.createDatabase('scaleout_x402');
   for (let i = 0; i < 2; i++) {
-    const { app } = await makeApp({
-      ...paidEnv(setting()),
+    const { app, base } = await listeningApp({
+      ...paidWorldEnv(world),
       DATABASE_URL: databaseUrl,
       REDIS_URL: redis.url,
       // What is tested is one settlement through Redis while it answers. Past REDIS_TIMEOUT_MS an instance
@@ -51,36 +35,30 @@ beforeAll(async () => {
       // once exceeded mid-claim: the two instances then claimed in different stores.
       REDIS_TIMEOUT_MS: '2000',
     });
-    await app.services.db.ready();
-    await app.listen({ host: '127.0.0.1', port: 0 });
     apps.push(app);
-    bases.push(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
+    bases.push(base);
   }
-  client = payingClient(payer, setting(), { identifier: () => nextId });
+  client = payingClient(world.payer, world.setting(), { identifier: () => nextId });
 }, 120_000);
 
 afterAll(async () => {
   for (const app of apps) await app.close();
-  await fac?.close().catch(() => {});
-  await chain?.close();
-  await exchange.stop();
+  await world?.close();
   await redis?.stop();
   await postgres?.stop();
 });
 
 async function signedPayment(id: string): Promise<string> {
-  const challenge = await fetch(`${bases[0]}${PRICE}`);
-  const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
   nextId = id;
   try {
-    return encodePaymentSignatureHeader(await client.createPaymentPayload(required));
+    return await signPayment(bases[0]!, client);
   } finally {
     nextId = '';
   }
 }
 
 const pay = (base: string, signature: string) => fetch(`${base}${PRICE}`, { headers: { 'PAYMENT-SIGNATURE': signature } });
-const payerBalance = () => fx.balanceOf(payer.address);
+const payerBalance = () => world.fx.balanceOf(world.payer.address);
 
 describe('one payment identifier across two instances (Redis)', () => {
   it('sent to both at once: one settlement, both answer with it', async () => {

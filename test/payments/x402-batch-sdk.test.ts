@@ -12,20 +12,19 @@ import { BatchSettlementEvmScheme as BatchClient, computeChannelId } from '@x402
 import { BatchSettlementEvmScheme as BatchServer, type BatchSettlementChannelManager } from '@x402/evm/batch-settlement/server';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
-import { startFacilitator } from './x402/facilitator.ts';
+import { accountAt, startPaidWorld, type PaidWorld } from './world.ts';
 
 const PRICE = 1000n; // $0.001 at 6 decimals
-const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 2 });
-const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 3 }).address;
-const receiverAuthorizer = mnemonicToAccount(MNEMONIC, { addressIndex: 4 }); // the server's claim/refund key
+const payer = accountAt(2);
+const payTo = accountAt(3).address;
+const receiverAuthorizer = accountAt(4); // the server's claim/refund key
 
-let chain: LocalChain;
-let fx: Awaited<ReturnType<typeof deployFixtures>>;
-let bs: Awaited<ReturnType<typeof deployBatchSettlement>>;
-let fac: Awaited<ReturnType<typeof startFacilitator>>;
+let world: PaidWorld;
+let chain: PaidWorld['chain'];
+let fx: PaidWorld['fx'];
+let bs: NonNullable<PaidWorld['bs']>;
+let fac: PaidWorld['fac'];
 let server: Server;
 let url: string;
 let handlerCalls = 0;
@@ -76,11 +75,10 @@ function serve(http: x402HTTPResourceServer): Server {
 }
 
 beforeAll(async () => {
-  chain = await startLocalChain(31337, { allowBlocksWithSameTimestamp: true });
-  fx = await deployFixtures(chain);
-  bs = await deployBatchSettlement(chain);
-  await fx.mint(payer.address, 1_000_000n); // 1 token
-  fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, batch: {} });
+  // 1 token; the facilitator offers batch-settlement without a receiver authorizer of its own (the server brings one).
+  world = await startPaidWorld({ payerIndex: 2, payToIndex: 3, fund: 1_000_000n, batch: true, chain: { allowBlocksWithSameTimestamp: true }, facilitator: { batch: {} } });
+  ({ chain, fx, fac } = world);
+  bs = world.bs!;
 
   batchServer = new BatchServer(payTo, { receiverAuthorizerSigner: receiverAuthorizer, withdrawDelay: 900 });
   const facilitator = new HTTPFacilitatorClient({ url: fac.url });
@@ -112,8 +110,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((r) => server?.close(r));
-  await fac?.close();
-  await chain?.close();
+  await world?.close();
 });
 
 const channelId = () =>

@@ -22,25 +22,25 @@ import { migrate } from '../../src/db/migrations.ts';
 import type { BatchSettlementEvent } from '../../src/payments/batch/batch-events.ts';
 import { loadConfig } from '../../src/config.ts';
 import { memoryDatabase } from '../db/pglite-database.ts';
-import { FakeUpstream } from '../fakes/fake-upstream.ts';
 import { recorded } from '../fixtures.ts';
 import { OFFLINE_BASE_URLS } from '../helpers.ts';
-import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
+import { accountAt, startPaidWorld, TICKER, type PaidWorld } from './world.ts';
+import { MNEMONIC } from './x402/chain.ts';
 import { startFacilitator } from './x402/facilitator.ts';
 
 const PRICE = 1000n; // $0.001
 const DEPOSIT = 100_000n; // X402_BATCH_DEPOSIT $0.10
 const PATH = '/v1/price?symbol=BTC';
-const TICKER = '/api/v3/ticker/24hr';
-const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 3 }).address;
-const authorizer = mnemonicToAccount(MNEMONIC, { addressIndex: 4 }).address; // the facilitator's receiver authorizer
+const payTo = accountAt(3).address;
+const authorizer = accountAt(4).address; // the facilitator's receiver authorizer
 
-let chain: LocalChain;
-let fx: Awaited<ReturnType<typeof deployFixtures>>;
-let bs: Awaited<ReturnType<typeof deployBatchSettlement>>;
-let fac: Awaited<ReturnType<typeof startFacilitator>>;
+let world: PaidWorld;
+let chain: PaidWorld['chain'];
+let fx: PaidWorld['fx'];
+let bs: NonNullable<PaidWorld['bs']>;
+let fac: PaidWorld['fac'];
+let exchange: PaidWorld['exchange'];
 let db: Awaited<ReturnType<typeof memoryDatabase>>;
-const exchange = new FakeUpstream();
 const ledger: (BatchSettlementEvent & { at: Date })[] = [];
 const apps: FastifyInstance[] = [];
 
@@ -72,7 +72,7 @@ async function startApp(facilitatorUrl: string, extraEnv: Record<string, string>
 
 /** A payer with its own batch-settlement client (the stock fetch wrapper). */
 async function payer(index: number, fund = 1_000_000n) {
-  const account = mnemonicToAccount(MNEMONIC, { addressIndex: index });
+  const account = accountAt(index);
   await fx.mint(account.address, fund);
   const scheme = new BatchClient(toClientEvmSigner(account, chain.publicClient));
   const client = new x402Client().register(chain.network, scheme);
@@ -83,12 +83,10 @@ async function payer(index: number, fund = 1_000_000n) {
 }
 
 beforeAll(async () => {
-  await exchange.start();
-  exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
-  chain = await startLocalChain(31337, { allowBlocksWithSameTimestamp: true });
-  fx = await deployFixtures(chain);
-  bs = await deployBatchSettlement(chain);
-  fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, batch: { authorizerIndex: 4 } });
+  // Payers are funded by each test (payer()): the world's funds none.
+  world = await startPaidWorld({ payerIndex: 2, payToIndex: 3, fund: 0n, batch: true, chain: { allowBlocksWithSameTimestamp: true }, facilitator: { batch: { authorizerIndex: 4 } } });
+  ({ chain, fx, fac, exchange } = world);
+  bs = world.bs!;
   db = await memoryDatabase();
   await migrate(db);
   expect(await migrate(db)).toEqual([]); // idempotent: nothing left to apply
@@ -96,10 +94,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const app of apps) await app.close();
-  await fac?.close();
-  await chain?.close();
+  await world?.close();
   await db?.close();
-  await exchange.stop();
 });
 
 const ofChannel = (channelId: string) => ledger.filter((e) => !('channelId' in e) || e.channelId === channelId).map(({ at: _at, ...e }) => e);

@@ -3,74 +3,58 @@
 // signed payment is answered from what the chain says — 200 with the data and no second charge when the transfer
 // landed; processed as new when it did not and the authorization is still valid — and the ledger, reconciled from
 // the chain by the server itself, counts each transfer once.
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import type { x402Client } from '@x402/fetch';
-import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
 import { listPayments, summarizePayments } from '../../src/db/payment-reports.ts';
-import { FakeUpstream } from '../fakes/fake-upstream.ts';
-import { recorded } from '../fixtures.ts';
 import { OFFLINE_BASE_URLS } from '../helpers.ts';
 import { startServerProcess, type RunningServer } from '../servers/marketgate.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
-import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
-import { startFacilitator } from './x402/facilitator.ts';
-import { paidEnv, payingClient } from './x402/paying.ts';
+import { paidWorldEnv, PRICE, signPayment, startPaidWorld, type PaidWorld } from './world.ts';
+import { payingClient } from './x402/paying.ts';
 import { tempDir, removeTempDirs } from '../db-helpers.ts';
 
-let chain: LocalChain;
-let fx: Awaited<ReturnType<typeof deployFixtures>>;
-let fac: Awaited<ReturnType<typeof startFacilitator>>;
+let world: PaidWorld;
+let chain: PaidWorld['chain'];
+let fac: PaidWorld['fac'];
 let postgres: TestPostgres;
 let ledger: Database;
 let env: Record<string, string>;
 let server: RunningServer | undefined;
 let client: x402Client;
-const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 11 });
-const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 12 }).address;
-const exchange = new FakeUpstream();
-const PRICE = '/v1/price?symbol=BTC';
 let nextId = '';
 
 beforeAll(async () => {
-  await exchange.start();
-  exchange.route('GET /api/v3/ticker/24hr', { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
-  [chain, postgres] = await Promise.all([startLocalChain(31337, { allowBlocksWithSameTimestamp: true }), startPostgres()]);
-  fx = await deployFixtures(chain);
-  await fx.mint(payer.address, 5_000_000n);
-  fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network });
-  const setting = { network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url, rpcUrl: chain.rpcUrl };
+  [world, postgres] = await Promise.all([startPaidWorld({ payerIndex: 11, payToIndex: 12, chain: { allowBlocksWithSameTimestamp: true } }), startPostgres()]);
+  ({ chain, fac } = world);
   const url = await postgres.createDatabase('crash');
-  env = { ...OFFLINE_BASE_URLS, ...paidEnv(setting), DATA_DIR: tempDir(), DATABASE_URL: url, X402_MAX_TIMEOUT_S: '30', X402_RECONCILE_INTERVAL_S: '1' };
+  env = { ...OFFLINE_BASE_URLS, ...paidWorldEnv(world, { rpc: true }), DATA_DIR: tempDir(), DATABASE_URL: url, X402_MAX_TIMEOUT_S: '30', X402_RECONCILE_INTERVAL_S: '1' };
   const { openPostgres } = await import('../../src/db/postgres.ts');
   ledger = await openPostgres({ url, timeoutMs: 5000 });
-  client = payingClient(payer, setting, { identifier: () => nextId });
+  client = payingClient(world.payer, world.setting(), { identifier: () => nextId });
 }, 120_000);
 
 afterAll(async () => {
   await server?.stop();
   await ledger?.close();
-  await fac?.close().catch(() => {});
-  await chain?.close();
-  await exchange.stop();
+  await world?.close();
   await postgres?.stop();
   removeTempDirs();
 });
 
 const start = async (extra: Record<string, string> = {}) => (server = await startServerProcess({ ...env, ...extra }));
-const payerBalance = () => fx.balanceOf(payer.address);
+const payerBalance = () => world.fx.balanceOf(world.payer.address);
 const pay = (signature: string) => fetch(`${server!.url}${PRICE}`, { headers: { 'PAYMENT-SIGNATURE': signature } });
 const rows = async (): Promise<PaymentRecord[]> => listPayments(ledger, { limit: 1000 });
 const rowsOf = async (id: string) => (await rows()).filter((r) => r.payment_identifier === id);
 
 async function signed(id: string): Promise<string> {
-  const challenge = await fetch(`${server!.url}${PRICE}`);
   nextId = id;
   try {
-    return encodePaymentSignatureHeader(await client.createPaymentPayload(decodePaymentRequiredHeader(challenge.headers.get('payment-required')!)));
+    return await signPayment(server!.url, client);
   } finally {
     nextId = '';
   }

@@ -3,85 +3,52 @@
 // A retry with the same payment gets the first answer again and is never settled twice.
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment, type x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
-import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identifierOf } from '../../src/payments/idempotency.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
-import { FakeUpstream } from '../fakes/fake-upstream.ts';
 import { recorded } from '../fixtures.ts';
-import { makeApp } from '../helpers.ts';
-import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
-import { startFacilitator } from './x402/facilitator.ts';
-import { paidEnv, payingClient } from './x402/paying.ts';
+import { listeningApp, paidWorldEnv, PRICE, recordingFetch, signPayment, startPaidWorld, TICKER, type PaidWorld } from './world.ts';
+import { payingClient } from './x402/paying.ts';
 
-let chain: LocalChain;
-let fx: Awaited<ReturnType<typeof deployFixtures>>;
-let fac: Awaited<ReturnType<typeof startFacilitator>>;
+let world: PaidWorld;
+let fac: PaidWorld['fac'];
+let exchange: PaidWorld['exchange'];
 let app: FastifyInstance;
 let base: string;
 let client: x402Client;
-const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 5 });
-const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 6 }).address;
-const exchange = new FakeUpstream();
-const PRICE = '/v1/price?symbol=BTC';
-const TICKER = '/api/v3/ticker/24hr';
-const ticker = () => exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
+const ticker = () => world.serveTicker();
 
 /** The id the client's extension puts into the next payment (none when empty). */
 let nextId = '';
 /** Payment headers the paying fetch sent. */
 const sent: string[] = [];
 
-const setting = () => ({ network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url });
-
 beforeAll(async () => {
-  await exchange.start();
-  ticker();
-  chain = await startLocalChain(31337);
-  fx = await deployFixtures(chain);
-  await fx.mint(payer.address, 5_000_000n);
-  fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network });
-  ({ app } = await makeApp({
-    ...paidEnv(setting()),
-    DATA_DIR: await pgliteDataDir(),
-  }));
-  await app.services.db.ready();
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-
+  world = await startPaidWorld({ payerIndex: 5, payToIndex: 6 });
+  ({ fac, exchange } = world);
+  ({ app, base } = await listeningApp({ ...paidWorldEnv(world), DATA_DIR: await pgliteDataDir() }));
   // What an agent registers to send an id: the server's declaration, with the id filled in.
-  client = payingClient(payer, setting(), { identifier: () => nextId });
+  client = payingClient(world.payer, world.setting(), { identifier: () => nextId });
 }, 60_000);
 
 afterAll(async () => {
   await app?.close();
-  await fac?.close().catch(() => {});
-  await chain?.close();
-  await exchange.stop();
+  await world?.close();
   removeTempDirs();
 });
 
-const recording: typeof fetch = async (input, init) => {
-  const req = new Request(input as string | URL | Request, init);
-  const sig = req.headers.get('payment-signature');
-  if (sig) sent.push(sig);
-  return fetch(req);
-};
-const payFetch = (url: string) => wrapFetchWithPayment(recording, client)(url);
-const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await fx.balanceOf(payer.address) });
+const payFetch = (url: string) => wrapFetchWithPayment(recordingFetch(sent), client)(url);
+const balances = () => world.balances();
 const facilitatorCalls = () => ({ ...fac.state.calls });
 const withSignature = (signature: string) => fetch(`${base}${PRICE}`, { headers: { 'PAYMENT-SIGNATURE': signature } });
 
 /** A signed payment for `path` (the price route by default) carrying `id`, not sent yet. */
 async function signedPayment(id: string, path = PRICE): Promise<string> {
-  const challenge = await fetch(`${base}${path}`);
-  const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
   nextId = id;
   try {
-    return encodePaymentSignatureHeader(await client.createPaymentPayload(required));
+    return await signPayment(base, client, { path });
   } finally {
     nextId = '';
   }

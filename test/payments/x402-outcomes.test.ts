@@ -2,79 +2,53 @@
 // EDR chain mining a block every second, the official facilitator code, the official client). A slow settle is
 // waited for; a settle the facilitator does not answer in time is decided by the chain (X402_RPC_URL): landed →
 // 200 with the data, never landed and past validBefore → 402 saying nothing was charged; never "try again later".
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
+import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
-import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
-import { FakeUpstream } from '../fakes/fake-upstream.ts';
 import { recorded } from '../fixtures.ts';
-import { makeApp } from '../helpers.ts';
-import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
-import { startFacilitator } from './x402/facilitator.ts';
-import { paidEnv, payingClient } from './x402/paying.ts';
+import { listeningApp, paidWorldEnv, PRICE, signPayment, startPaidWorld, TICKER, type Account, type PaidWorld, type SignOptions } from './world.ts';
+import { payingClient } from './x402/paying.ts';
 
-let chain: LocalChain;
-let fx: Awaited<ReturnType<typeof deployFixtures>>;
-let fac: Awaited<ReturnType<typeof startFacilitator>>;
+let world: PaidWorld;
+let chain: PaidWorld['chain'];
+let fac: PaidWorld['fac'];
+let exchange: PaidWorld['exchange'];
+let payer: Account;
+let payTo: `0x${string}`;
 let app: FastifyInstance;
 let base: string;
 let client: x402Client;
-const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 9 });
-const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 10 }).address;
-const exchange = new FakeUpstream();
-const PRICE = '/v1/price?symbol=BTC';
-const TICKER = '/api/v3/ticker/24hr';
 let nextId = '';
 
 /** Verify within 2 s; a settle listened to for 4 s; authorizations valid for 30 s. */
 const SETTINGS = { X402_FACILITATOR_TIMEOUT_MS: '2000', X402_SETTLE_TIMEOUT_MS: '4000', X402_MAX_TIMEOUT_S: '30' };
 
 beforeAll(async () => {
-  await exchange.start();
-  exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
   // A block every second at wall-clock time: the chain's clock passes a validBefore as a real chain's does.
-  chain = await startLocalChain(31337, { mining: { auto: true, interval: 1000 }, allowBlocksWithSameTimestamp: true });
-  fx = await deployFixtures(chain);
-  await fx.mint(payer.address, 5_000_000n);
-  fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network });
-  const setting = { network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url, rpcUrl: chain.rpcUrl };
-  ({ app } = await makeApp({ ...paidEnv(setting), ...SETTINGS, DATA_DIR: await pgliteDataDir() }));
-  await app.services.db.ready();
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  client = payingClient(payer, setting, { identifier: () => nextId });
+  world = await startPaidWorld({ payerIndex: 9, payToIndex: 10, chain: { mining: { auto: true, interval: 1000 }, allowBlocksWithSameTimestamp: true } });
+  ({ chain, fac, exchange, payer, payTo } = world);
+  ({ app, base } = await listeningApp({ ...paidWorldEnv(world, { rpc: true }), ...SETTINGS, DATA_DIR: await pgliteDataDir() }));
+  client = payingClient(payer, world.setting({ rpc: true }), { identifier: () => nextId });
 }, 120_000);
 
 afterAll(async () => {
   await app?.close();
-  await fac?.close().catch(() => {});
-  await chain?.close();
-  await exchange.stop();
+  await world?.close();
   removeTempDirs();
 });
 
-const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await fx.balanceOf(payer.address) });
+const balances = () => world.balances();
 const rows = (): Promise<PaymentRecord[]> => app.services.paymentRecords.list({});
 const pay = (signature: string, path = PRICE) => fetch(`${base}${path}`, { headers: { 'PAYMENT-SIGNATURE': signature } });
 
 /** A signed payment for `path`, with `id` when given; `validForS` signs an authorization that expires sooner than the 402 offers. */
-async function signed(options: { id?: string; validForS?: number; path?: string; edit?: (p: PaymentPayload) => void } = {}): Promise<string> {
-  const challenge = await fetch(`${base}${options.path ?? PRICE}`);
-  const required: PaymentRequired = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
-  const offered = required.accepts[0]!;
+async function signed(options: SignOptions & { id?: string } = {}): Promise<string> {
   nextId = options.id ?? '';
   try {
-    const asked = options.validForS ? { ...required, accepts: [{ ...offered, maxTimeoutSeconds: options.validForS }] } : required;
-    const payload = await client.createPaymentPayload(asked);
-    // The authorization is signed with the shorter window; what the payment says it accepted is the 402's, unchanged.
-    payload.accepted = offered;
-    options.edit?.(payload);
-    return encodePaymentSignatureHeader(payload);
+    return await signPayment(base, client, options);
   } finally {
     nextId = '';
   }

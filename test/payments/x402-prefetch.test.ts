@@ -4,81 +4,59 @@
 // real /v1/price over a fake Binance that answers after 300 ms, uncached: a paid call costs about
 // max(verify, handler) + settle, not their sum; a payment that fails verify gets no data and is not settled
 // although its work ran; a handler that fails while verify is in flight still cancels the payment.
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import { x402Client } from '@x402/fetch';
+import type { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
-import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
-import { FakeUpstream } from '../fakes/fake-upstream.ts';
 import { recorded } from '../fixtures.ts';
-import { makeApp } from '../helpers.ts';
-import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
-import { startFacilitator } from './x402/facilitator.ts';
-import { paidEnv, payingClient } from './x402/paying.ts';
+import { accountAt, listeningApp, paidWorldEnv, PRICE, signPayment, startPaidWorld, TICKER, type Account, type PaidWorld } from './world.ts';
+import { payingClient } from './x402/paying.ts';
 
 const VERIFY_MS = 300;
 const UPSTREAM_MS = 300;
-const PRICE = '/v1/price?symbol=BTC';
-const TICKER = '/api/v3/ticker/24hr';
 
-let chain: LocalChain;
-let fx: Awaited<ReturnType<typeof deployFixtures>>;
-let fac: Awaited<ReturnType<typeof startFacilitator>>;
-const exchange = new FakeUpstream();
+let world: PaidWorld;
+let fac: PaidWorld['fac'];
+let exchange: PaidWorld['exchange'];
+let payer: Account;
 /** When each ticker request reached the fake exchange (performance.now(), this process's clock, as the facilitator's log). */
 const tickerArrivals: number[] = [];
-const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 7 });
-const penniless = mnemonicToAccount(MNEMONIC, { addressIndex: 8 }); // holds no tokens: its payments fail verify
-const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 9 }).address;
+const penniless = accountAt(8); // holds no tokens: its payments fail verify
 const apps: FastifyInstance[] = [];
 
-const slowTicker = () =>
-  exchange.route(`GET ${TICKER}`, () => {
-    tickerArrivals.push(performance.now());
-    return { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json'), delayMs: UPSTREAM_MS };
-  });
+const slowAnswer = () => {
+  tickerArrivals.push(performance.now());
+  return { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json'), delayMs: UPSTREAM_MS };
+};
+const slowTicker = () => exchange.route(`GET ${TICKER}`, slowAnswer);
 
 beforeAll(async () => {
-  await exchange.start();
-  slowTicker();
-  chain = await startLocalChain(31337);
-  fx = await deployFixtures(chain);
-  await fx.mint(payer.address, 5_000_000n);
-  fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, delays: { verifyMs: VERIFY_MS } });
+  world = await startPaidWorld({ payerIndex: 7, payToIndex: 9, ticker: slowAnswer, facilitator: { delays: { verifyMs: VERIFY_MS } } });
+  ({ fac, exchange, payer } = world);
 }, 60_000);
 
 afterAll(async () => {
   for (const app of apps) await app.close();
-  await fac?.close().catch(() => {});
-  await chain?.close();
-  await exchange.stop();
+  await world?.close();
   removeTempDirs();
 });
 
 async function paidApp(env: Record<string, string> = {}): Promise<{ app: FastifyInstance; base: string }> {
-  const { app } = await makeApp({
+  const listening = await listeningApp({
     // CACHE_TTL_PRICE_S=0: every call's handler asks the (slow) upstream.
-    ...paidEnv({ network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url }, 5000),
+    ...paidWorldEnv(world, { timeoutMs: 5000 }),
     UPSTREAM_DEADLINE_MS: '5000',
     DATA_DIR: await pgliteDataDir(),
     ...env,
   });
-  apps.push(app);
-  await app.services.db.ready();
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+  apps.push(listening.app);
+  return listening;
 }
 
-const clientOf = (account: typeof payer): x402Client => payingClient(account, { network: chain.network, asset: fx.usdc });
+const clientOf = (account: Account): x402Client => payingClient(account, world.setting());
 
 /** A payment for the price route signed by `account` (its 402 challenge asked first), not sent yet. */
-async function signedPayment(base: string, account: typeof payer): Promise<string> {
-  const challenge = await fetch(`${base}${PRICE}`);
-  const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
-  return encodePaymentSignatureHeader(await clientOf(account).createPaymentPayload(required));
-}
+const signedPayment = (base: string, account: Account): Promise<string> => signPayment(base, clientOf(account));
 
 interface PaidCall {
   res: Response;
@@ -93,7 +71,7 @@ interface PaidCall {
 }
 
 /** Sends one signed payment and times only the paid request (not the challenge, not the signing). */
-async function paidCall(base: string, account: typeof payer): Promise<PaidCall> {
+async function paidCall(base: string, account: Account): Promise<PaidCall> {
   const signature = await signedPayment(base, account);
   const log = fac.state.log.length;
   const tickers = tickerArrivals.length;
@@ -115,7 +93,7 @@ async function paidCall(base: string, account: typeof payer): Promise<PaidCall> 
   };
 }
 
-const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await fx.balanceOf(payer.address) });
+const balances = () => world.balances();
 
 describe('x402 prefetch: the route works while the facilitator verifies', () => {
   let base: string;

@@ -6,69 +6,42 @@
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
-import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
-import { FakeUpstream } from '../fakes/fake-upstream.ts';
 import { recorded } from '../fixtures.ts';
-import { makeApp } from '../helpers.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
-import { deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from './x402/chain.ts';
-import { startFacilitator } from './x402/facilitator.ts';
-import { paidEnv, payingClient } from './x402/paying.ts';
+import { listeningApp, paidWorldEnv, PRICE, recordingFetch, startPaidWorld, TICKER, type Account, type PaidWorld } from './world.ts';
+import { payingClient } from './x402/paying.ts';
 
-let chain: LocalChain;
-let fx: Awaited<ReturnType<typeof deployFixtures>>;
-let fac: Awaited<ReturnType<typeof startFacilitator>>;
+let world: PaidWorld;
+let chain: PaidWorld['chain'];
+let fx: PaidWorld['fx'];
+let fac: PaidWorld['fac'];
+let exchange: PaidWorld['exchange'];
+let payer: Account;
+let payTo: `0x${string}`;
 let postgres: TestPostgres | undefined;
-const payer = mnemonicToAccount(MNEMONIC, { addressIndex: 2 });
-const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 3 }).address;
 const signatures: string[] = [];
 let payFetch: typeof fetch;
-// The paid route under test is the real /v1/price, over a fake Binance and Coinbase.
-const exchange = new FakeUpstream();
-const PRICE = '/v1/price?symbol=BTC';
-const TICKER = '/api/v3/ticker/24hr';
 
 beforeAll(async () => {
-  await exchange.start();
-  exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
-  chain = await startLocalChain(31337);
-  fx = await deployFixtures(chain);
-  await fx.mint(payer.address, 5_000_000n); // 5 tokens, 6 decimals
-  fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network });
-
-  const client = payingClient(payer, { network: chain.network, asset: fx.usdc });
-  const recording: typeof fetch = async (input, init) => {
-    const req = new Request(input as string | URL | Request, init);
-    const sig = req.headers.get('payment-signature');
-    if (sig) signatures.push(sig);
-    return fetch(req);
-  };
-  payFetch = wrapFetchWithPayment(recording, client);
+  // The paid route under test is the real /v1/price, over a fake Binance and Coinbase.
+  world = await startPaidWorld({ payerIndex: 2, payToIndex: 3 });
+  ({ chain, fx, fac, exchange, payer, payTo } = world);
+  payFetch = wrapFetchWithPayment(recordingFetch(signatures), payingClient(payer, world.setting()));
 }, 60_000);
 
 afterAll(async () => {
-  await fac?.close().catch(() => {});
-  await chain?.close();
-  await exchange.stop();
+  await world?.close();
   await postgres?.stop();
   removeTempDirs();
 });
 
 /** A paid app over the test chain and facilitator, its ledger where `env` says, open before the tests start. */
 async function paidApp(env: Record<string, string>): Promise<{ app: FastifyInstance; base: string }> {
-  const { app } = await makeApp({
-    API_KEYS: 'test-key',
-    // CACHE_TTL_PRICE_S=0: every handler run reaches the fake, so "handler not run" is observable.
-    ...paidEnv({ network: chain.network, asset: fx.usdc, payTo, facilitator: fac.url, exchange: exchange.url }),
-    ...env,
-  });
-  await app.services.db.ready();
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+  // CACHE_TTL_PRICE_S=0: every handler run reaches the fake, so "handler not run" is observable.
+  return listeningApp({ API_KEYS: 'test-key', ...paidWorldEnv(world), ...env });
 }
 
 const BACKENDS = [
@@ -82,7 +55,7 @@ const BACKENDS = [
   },
 ];
 
-const balances = async () => ({ payTo: await fx.balanceOf(payTo), payer: await fx.balanceOf(payer.address) });
+const balances = () => world.balances();
 
 describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
   let app: FastifyInstance;
