@@ -4,7 +4,7 @@
 //
 //   pipelining  CONNECTIONS (300) connections each write PIPELINED (100) `GET /openapi.json` in one write
 //               and never read, held HOLD_S (30) s; /health is asked every 100 ms meanwhile over a
-//               connection of its own. Limits lifted (FREE_RATE_LIMIT), so every request would get the
+//               connection of its own, from a process of its own (bench/health-probe.ts). Limits lifted (FREE_RATE_LIMIT), so every request would get the
 //               226 KB document: the worst case. Then the same at the bound (MAX_PIPELINED_REQUESTS
 //               requests each, held, not closed). Target: the process lives, RSS grows by at most
 //               200 MB, /health answers within 100 ms (its max and p99 printed).
@@ -17,6 +17,7 @@
 // Every loop is bounded in count and time; the server is stopped at the end. BENCH_MEMORY_SERVER=<another
 // build's dist/server.js> measures that build (an older commit built elsewhere: "before").
 // runMemoryBench() is run by bench/run.ts (BENCH_ONLY=memory for this part alone).
+import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -38,6 +39,7 @@ const CONCURRENCY = 16;
 const TTL_S = 20;
 /** How often the cache's bytes are read after the last request; the fall is met when near zero by TTL_S + this. */
 const POLL_MS = 250;
+const FINE_POLL_MS = 50;
 const CACHE_MAX_BYTES = 64 * 1_048_576;
 const MB = 1_048_576;
 const RSS_GROWTH_MB = { pipelining: 200, variants: CACHE_MAX_BYTES / MB + 150 };
@@ -73,31 +75,23 @@ function watchRss(pid: number | undefined) {
 
 const alive = (app: Spawned) => app.proc.exitCode === null && app.proc.signalCode === null;
 
-/** /health every 100 ms over a connection of its own, until stopped: latencies, ms, and failures. */
-function watchHealth(url: string) {
-  const pool = new Pool(url, { connections: 1 });
-  const latencies: number[] = [];
-  let failures = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const t0 = performance.now();
-      try {
-        const res = await pool.request({ method: 'GET', path: '/health', headersTimeout: 10_000, bodyTimeout: 10_000 });
-        await res.body.arrayBuffer();
-        if (res.statusCode === 200) latencies.push(performance.now() - t0);
-        else failures++;
-      } catch {
-        failures++;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
+/**
+ * /health every 100 ms over a connection of its own, in a process of its own (bench/health-probe.ts), until stopped:
+ * latencies, ms, and failures. Resolves once the probe's connection has had its first answer: the probe is a client
+ * that was there before the flood (a new connection opened during one waits for the flood's, in arrival order:
+ * src/edge/connection-admission.ts).
+ */
+async function watchHealth(url: string) {
+  const probe = fork(new URL('./health-probe.ts', import.meta.url), [url], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exited = new Promise<never>((_, reject) => probe.once('exit', (code) => reject(new Error(`the /health probe exited (${code}) without its figures`))));
+  exited.catch(() => {});
+  const message = () => Promise.race([new Promise<unknown>((resolve) => probe.once('message', resolve)), exited]);
+  await message(); // 'ready'
+  const result = message() as Promise<{ latencies: number[]; failures: number }>;
   return {
     stop: async () => {
-      running = false;
-      await loop;
-      await pool.close();
+      probe.send('stop');
+      const { latencies, failures } = await result;
       const sorted = [...latencies].sort((a, b) => a - b);
       return { count: sorted.length, failures, p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? NaN, max: sorted.at(-1) ?? NaN };
     },
@@ -107,7 +101,7 @@ function watchHealth(url: string) {
 async function metric(app: Spawned, name: string): Promise<number | null> {
   try {
     const text = await (await fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
-    const line = new RegExp(`^${name} (\\d+(?:\\.\\d+)?)$`, 'm').exec(text);
+    const line = new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\d+(?:\\.\\d+)?)$`, 'm').exec(text);
     return line ? Number(line[1]) : null;
   } catch {
     return null;
@@ -119,13 +113,13 @@ async function pipelinedFlood(app: Spawned, perConnection: number, holdS: number
   const { hostname, port } = new URL(app.url);
   const request = `GET /openapi.json HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`.repeat(perConnection);
   // The machine's own noise: /health on the idle server for IDLE_S first.
-  const quiet = watchHealth(app.url);
+  const quiet = await watchHealth(app.url);
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
   const idle = await quiet.stop();
   const before = rss(app.proc.pid) ?? 0;
-  const closedBefore = (await metric(app, 'marketgate_pipelining_closed_connections_total')) ?? 0;
+  const closedBefore = (await metric(app, 'marketgate_connections_closed_total{reason="pipelining"}')) ?? 0;
   const memory = watchRss(app.proc.pid);
-  const health = watchHealth(app.url);
+  const health = await watchHealth(app.url);
   const sockets: Socket[] = [];
   let connectFailures = 0;
   await Promise.all(
@@ -150,7 +144,7 @@ async function pipelinedFlood(app: Spawned, perConnection: number, holdS: number
   const { max } = memory.stop();
   const latency = await health.stop(); // (a /health still waiting ends within its 10 s timeout)
   const lived = alive(app);
-  const closed = lived ? ((await metric(app, 'marketgate_pipelining_closed_connections_total')) ?? 0) - closedBefore : NaN;
+  const closed = lived ? ((await metric(app, 'marketgate_connections_closed_total{reason="pipelining"}')) ?? 0) - closedBefore : NaN;
   for (const s of sockets) s.destroy();
   return { lived, growthMb: (max - before) / MB, latency, idle, closed, connectFailures };
 }
@@ -194,11 +188,12 @@ async function variants(app: Spawned) {
   const errors = await requestAll(app, paths);
   const lastRequest = Date.now();
   const atEnd = await cacheBytes(app);
-  // Until the bytes are near zero (under 1% of the budget), at most one TTL and 15 s more; every POLL_MS.
+  // Until the bytes are near zero (under 1% of the budget), at most one TTL and 15 s more; every POLL_MS, and every
+  // FINE_POLL_MS from a second before the TTL on (when the fall is due, read often enough to see when it happens).
   const fall: { s: number; upstream: number; answers: number }[] = [];
   let nearZeroAfterS: number | null = null;
   while (Date.now() - lastRequest < (TTL_S + 15) * 1000 && alive(app)) {
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    await new Promise((r) => setTimeout(r, Date.now() - lastRequest < (TTL_S - 1) * 1000 ? POLL_MS : FINE_POLL_MS));
     const c = await cacheBytes(app);
     if (c === null) continue;
     const s = (Date.now() - lastRequest) / 1000;
@@ -270,7 +265,7 @@ export async function runMemoryBench(): Promise<void> {
     const shown = v.fall.filter((f, i) => i >= v.fall.length - 3 || Math.floor(f.s) !== Math.floor(v.fall[i - 1]?.s ?? -1));
     console.log(`  cache bytes after the last request (TTL ${TTL_S} s): ${shown.map((f) => `${fmt(f.s, 2)} s ${fmt((f.upstream + f.answers) / MB, 2)} MB`).join(', ')}`);
     console.log(
-      `  near zero (< 1% of the budget) ${v.nearZeroAfterS === null ? 'NOT reached' : `after ${fmt(v.nearZeroAfterS, 2)} s`} (target: within the TTL, read every ${POLL_MS} ms): ${met ? 'met' : 'NOT met'}`,
+      `  near zero (< 1% of the budget) ${v.nearZeroAfterS === null ? 'NOT reached' : `after ${fmt(v.nearZeroAfterS, 2)} s`} (target: within the TTL, read every ${POLL_MS} ms, every ${FINE_POLL_MS} ms near it): ${met ? 'met' : 'NOT met'}`,
     );
   } finally {
     await app?.stop();

@@ -85,7 +85,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION });
   const app = Fastify({
     // Fastify's own HTTP/1.1 server, with each connection's pipelined requests answered one at a time (pipelining.ts).
-    serverFactory: pipeliningServer({ maxWaiting: config.maxPipelinedRequests, onClosed: () => metrics.pipeliningClosed() }),
+    serverFactory: pipeliningServer({ maxWaiting: config.maxPipelinedRequests, onClosed: (reason) => metrics.connectionClosed(reason) }),
     // A request's child logger is made only when the request writes a line (lazy-logger.ts).
     loggerInstance: lazyLogger(logger),
     // Its request lines are not even built below info (lazy-logger.ts).

@@ -51,7 +51,7 @@ const MAX_ANSWERS = 10_000;
 const DEFAULT_MAX_BYTES = 16 * 1_048_576;
 
 /** How often the answers past their time are freed, when nothing asks for them (ms). */
-export const SWEEP_MS = 5000;
+export const SWEEP_MS = 1000;
 
 /** Bytes counted per answer beyond its text: the entry, its sources' array and the map's slot. */
 const ANSWER_OVERHEAD = 256;

@@ -11,6 +11,7 @@
 // Label values are bounded and come from the code, never from a request: route templates, HTTP
 // methods, provider names of the source list, fixed outcome names. No API key or key id, payer
 // address, symbol or other input is ever a label.
+import type { ConnectionClosedReason } from '../edge/connection-admission.ts';
 import { createRequire } from 'node:module';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { CacheLayer, CacheRecorder } from '../upstream/cache.ts';
@@ -30,6 +31,8 @@ export type PaymentOutcome = (typeof PAYMENT_OUTCOMES)[number];
 /** The rate-limit bucket a 429 came from: per key, per client on paid routes without a key, on free routes, on status pages, on /risk. */
 export const RATE_LIMIT_SCOPES = ['key', 'paid', 'free', 'ref', 'risk'] as const;
 export type RateLimitScope = (typeof RATE_LIMIT_SCOPES)[number];
+
+export type { ConnectionClosedReason };
 
 /** Storage the server depends on, whose health is reported by whoever uses it. */
 export type Backend = 'redis' | 'database';
@@ -72,8 +75,8 @@ export interface Metrics extends PaymentMetrics {
   paymentRecordWrites(stats: () => FinalWriteStats): void;
   /** Where what the caches hold is read when /metrics is scraped. */
   cacheHoldings(stats: () => CacheHoldings): void;
-  /** A connection was closed for having more pipelined requests waiting than MAX_PIPELINED_REQUESTS. */
-  pipeliningClosed(): void;
+  /** A connection was closed by the server's own bounds (connection-admission.ts, pipelining.ts). */
+  connectionClosed(reason: ConnectionClosedReason): void;
   /** The series a route's responses go to; made once per route and method, when the route is registered. */
   route(url: string, method: string): ResponseRecorder;
   /** The series of requests that matched no route (unknown paths, other methods, malformed URLs). */
@@ -167,7 +170,7 @@ class PrometheusMetrics implements Metrics {
   private readonly backends: Gauge<'backend'>;
   private ledgerStats: () => FinalWriteStats = () => ({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
   private holdings: (() => CacheHoldings) | undefined;
-  private readonly pipelining: Counter;
+  private readonly connectionsClosed: Counter;
 
   constructor(options: MetricsOptions) {
     const { Counter, Gauge, Histogram, collectDefaultMetrics } = this.prom;
@@ -197,9 +200,10 @@ class PrometheusMetrics implements Metrics {
     });
 
     cacheHoldingMetrics(this.prom, METRIC_PREFIX, registers, () => this.holdings?.());
-    this.pipelining = new Counter({
-      name: `${METRIC_PREFIX}pipelining_closed_connections_total`,
-      help: 'Connections closed for having more pipelined requests waiting than MAX_PIPELINED_REQUESTS.',
+    this.connectionsClosed = new Counter({
+      name: `${METRIC_PREFIX}connections_closed_total`,
+      help: 'Connections the server closed for its own bounds: pipelining (more requests waiting than MAX_PIPELINED_REQUESTS), waiting (too many new connections waiting to be read), write_stalled (its client stopped reading an answer).',
+      labelNames: ['reason'],
       registers,
     });
 
@@ -296,8 +300,8 @@ class PrometheusMetrics implements Metrics {
     this.holdings = stats;
   }
 
-  pipeliningClosed(): void {
-    this.pipelining.inc();
+  connectionClosed(reason: ConnectionClosedReason): void {
+    this.connectionsClosed.inc({ reason });
   }
 
   rateLimited(scope: RateLimitScope): void {
@@ -377,7 +381,7 @@ export const NO_METRICS: Metrics = {
   backend() {},
   paymentRecordWrites() {},
   cacheHoldings() {},
-  pipeliningClosed() {},
+  connectionClosed() {},
   route: () => NOTHING,
   unmatched: () => NOTHING,
   exposition: async () => '',

@@ -110,7 +110,7 @@ export interface CacheStats {
 const ENTRY_OVERHEAD = 256;
 
 /** How often expired entries the per-entry timers missed are swept (ms). */
-export const PURGE_MS = 5000;
+export const PURGE_MS = 1000;
 
 export class ResponseCache {
   private readonly clearListeners: (() => void)[] = [];

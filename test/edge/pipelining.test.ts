@@ -79,7 +79,7 @@ describe('pipelined requests on one connection', () => {
     expect(server.destroyed).toBe(true);
     expect(counts.calls).toBeLessThanOrEqual(1 + MAX_WAITING);
     const metrics = await t.app.inject({ url: '/metrics', headers: { authorization: 'Bearer a-metrics-token-of-16+' } });
-    expect(metrics.body).toMatch(/^marketgate_pipelining_closed_connections_total 1$/m);
+    expect(metrics.body).toMatch(/^marketgate_connections_closed_total\{reason="pipelining"\} 1$/m);
     client.destroy();
   });
 
