@@ -51,15 +51,16 @@ describe('PressureGauge', () => {
 
 describe('the app under pressure', () => {
   it('answers every request 503 with Retry-After and the error body, /health included (it says the truth); /metrics still answers', async () => {
-    // Forced: any heap in use is over 1% of the limit.
-    const t = await makeApp({ PRESSURE_MAX_HEAP_PERCENT: '1', PRESSURE_RETRY_AFTER_S: '7', METRICS_TOKEN: 'a-metrics-token-of-16+' });
+    // Forced: any process holds more than 1 MB resident. (1% of the heap limit was not: about 43 MB of a 4.3 GB
+    // limit, which a freshly made app can stay under.)
+    const t = await makeApp({ PRESSURE_MAX_RSS_MB: '1', PRESSURE_RETRY_AFTER_S: '7', METRICS_TOKEN: 'a-metrics-token-of-16+' });
     try {
-      expect(t.app.services.pressure.reason).toMatch(/^the JavaScript heap in use is \d+% of its limit \(PRESSURE_MAX_HEAP_PERCENT=1\)$/);
+      expect(t.app.services.pressure.reason).toMatch(/^resident memory is \d+ MB \(PRESSURE_MAX_RSS_MB=1\)$/);
       for (const url of ['/health', '/risk/health', '/v1/status', '/openapi.json', '/v1/sentiment', '/v1/price?symbol=BTC', '/nowhere']) {
         const res = await t.app.inject({ url });
         expect(res.statusCode, url).toBe(503);
         expect(res.headers['retry-after'], url).toBe('7');
-        expect(res.json(), url).toEqual({ error: expect.stringMatching(/^the server is under pressure: the JavaScript heap in use is \d+% of its limit \(PRESSURE_MAX_HEAP_PERCENT=1\); retry later$/) });
+        expect(res.json(), url).toEqual({ error: expect.stringMatching(/^the server is under pressure: resident memory is \d+ MB \(PRESSURE_MAX_RSS_MB=1\); retry later$/) });
         expect(res.headers['x-request-id'], url).toBeDefined();
       }
       expect((await t.app.inject({ url: '/metrics', headers: { authorization: 'Bearer a-metrics-token-of-16+' } })).statusCode).toBe(200);
