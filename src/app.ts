@@ -239,18 +239,10 @@ function createStorage(app: FastifyInstance, config: Config, given: Database | u
   const usage = new UsageCounter(db, { flushMs: config.usage.flushMs, log: app.log });
   usage.start();
   const admin = new AdminChannel(join(config.db.dataDir, 'admin.sock'), app.log);
-  // The database's health is kept current between requests (a paid call checks it before anything is verified),
-  // by a statement of its own when nothing else asked the database meanwhile (the API keys' change check
-  // usually has: each statement costs the embedded database's worker CPU).
-  const probe = setInterval(() => {
-    if (Date.now() - db.answeredAt < DATABASE_PROBE_MS) return;
-    if (db.state === 'open' || db.state === 'failed') db.use((d) => d.query('SELECT 1')).catch(() => {});
-  }, DATABASE_PROBE_MS);
-  probe.unref();
+  db.keepHealthCurrent(DATABASE_PROBE_MS);
   // Last in, first out (the payment records, installed after, get their last try before): the admin socket
   // stops, usage is flushed, then the database closes.
   app.addHook('onClose', async () => {
-    clearInterval(probe);
     await admin.close();
     await usage.close();
     await db.close();
@@ -306,7 +298,7 @@ function createBackends(app: FastifyInstance, config: Config, metrics: Metrics) 
   return { database, redis };
 }
 
-/** How often an open database is asked `SELECT 1`, so its health in /v1/status and for paid calls is current. */
+/** How often the database's health is made current when nothing asked it meanwhile (/v1/status, paid calls). */
 const DATABASE_PROBE_MS = 2000;
 
 /**
