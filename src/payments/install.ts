@@ -13,7 +13,6 @@ import type { BatchSettlement } from './batch/batch-settlement.ts';
 import type { PaymentsOptions, PaymentStores } from './options.ts';
 import type { PaymentReconciler } from './reconciler.ts';
 
-
 export interface Payments extends PaymentStores {
   /** The gate over the paid routes; undefined while x402 is off (paid routes then take an API key alone). */
   gate: PaymentGate | undefined;
