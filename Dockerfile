@@ -1,5 +1,5 @@
 # Production image: compiled JavaScript on Node 22, no dev dependencies. The operator CLIs ship compiled:
-#   docker exec CONTAINER node dist/access/keys-cli.js create --label alice
+#   docker exec CONTAINER node dist/admin/keys-cli.js create --label alice
 #   docker exec CONTAINER node dist/admin/payments-cli.js summary
 FROM node:22-bookworm-slim AS build
 WORKDIR /app

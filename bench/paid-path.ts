@@ -25,8 +25,8 @@ import { memoryDatabase } from '../test/db/pglite-database.ts';
 import { FakeUpstream } from '../test/fakes/fake-upstream.ts';
 import { recorded } from '../test/fixtures.ts';
 import { OFFLINE_BASE_URLS } from '../test/helpers.ts';
-import { deployFixtures, MNEMONIC, startLocalChain } from '../test/x402/chain.ts';
-import { startFacilitator } from '../test/x402/facilitator.ts';
+import { deployFixtures, MNEMONIC, startLocalChain } from '../test/payments/x402/chain.ts';
+import { startFacilitator } from '../test/payments/x402/facilitator.ts';
 
 export interface PaidPathOptions {
   calls: number;

@@ -20,8 +20,8 @@ import { recorded } from '../test/fixtures.ts';
 import { migrate } from '../src/db/migrations.ts';
 import { memoryDatabase } from '../test/db/pglite-database.ts';
 import { OFFLINE_BASE_URLS } from '../test/helpers.ts';
-import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain } from '../test/x402/chain.ts';
-import { startFacilitator } from '../test/x402/facilitator.ts';
+import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain } from '../test/payments/x402/chain.ts';
+import { startFacilitator } from '../test/payments/x402/facilitator.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 100);
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 2000);

@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { parsePoolsText, type PoolsOutcome } from '../src/sources/defillama-pools.ts';
-import { runOffThread, workerModule } from '../src/sources/off-thread.ts';
+import { runOffThread, workerModule } from '../src/lib/off-thread.ts';
 import { recorded } from '../test/fixtures.ts';
 
 const POOLS = 16_800;

@@ -5,18 +5,7 @@
 // Deterministic. Usage: node --import tsx scripts/atr-warmup.ts
 import { atrCandlesNeeded, atrRegime, atrReport, percentileRank, wilderAtr } from '../src/analytics/atr.ts';
 import type { Candle } from '../src/analytics/candles.ts';
-
-/** mulberry32, as scripts/constructed-klines.ts. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from './seeded-random.ts';
 
 function series(length: number, volOfVol: number, rnd: () => number): Candle[] {
   const gauss = () => Math.sqrt(-2 * Math.log(rnd() || 1e-12)) * Math.cos(2 * Math.PI * rnd());
@@ -33,7 +22,7 @@ function series(length: number, volOfVol: number, rnd: () => number): Candle[] {
   });
 }
 
-const rnd = prng(16);
+const rnd = seededRandom(16);
 
 // Before: /v1/atr seeded ATR(14) 100 candles before its window (114 candles), /v1/momentum-score 386 (500).
 {

@@ -1,7 +1,7 @@
 // Compiles src/sources/token-simulator.sol with solc-js (the exact compiler version the source pins, offline)
 // and, run directly, writes its runtime code into src/sources/token-simulator-code.ts:
 //   node --import tsx scripts/compile-token-simulator.ts
-// test/token-simulator.test.ts compiles it again and checks that the constant is this source's code.
+// test/sources/token-simulator.test.ts compiles it again and checks that the constant is this source's code.
 // Settings: optimizer on (200 runs); EVM version london, so the code runs on every chain the check covers
 // (no PUSH0, MCOPY or transient storage); no metadata hash appended, so the code depends on the source alone.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -44,7 +44,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     [
       '// The runtime code of src/sources/token-simulator.sol, compiled by scripts/compile-token-simulator.ts',
       `// (solc ${compiler}; optimizer 200 runs, EVM london, no metadata hash). Generated: do not edit;`,
-      '// test/token-simulator.test.ts recompiles the source and fails when this is not its code.',
+      '// test/sources/token-simulator.test.ts recompiles the source and fails when this is not its code.',
       'export const TOKEN_SIMULATOR_RUNTIME = (',
       ...lines.map((l, i) => `  '${l}'${i === lines.length - 1 ? '' : ' +'}`),
       ') as `0x${string}`;',

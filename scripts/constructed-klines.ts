@@ -3,24 +3,13 @@
 // project has no recorded series long enough for EMA200 or a 100-candle ATR window). Deterministic:
 // running it again writes the same file. Usage: node --import tsx scripts/constructed-klines.ts
 import { writeFileSync } from 'node:fs';
+import { seededRandom } from './seeded-random.ts';
 
 const ROWS = 600;
 const INTERVAL_MS = 4 * 3_600_000;
 const START_MS = Date.UTC(2024, 0, 1);
 
-/** mulberry32: a small seeded PRNG, so the series is the same on every run. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const rand = prng(11);
+const rand = seededRandom(11);
 const normal = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
 const decimals = (x: number, dp: number) => x.toFixed(dp).padEnd(x.toFixed(dp).indexOf('.') + 9, '0');
 

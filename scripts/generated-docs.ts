@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { buildApp } from '../src/app.ts';
 import { CORE_ENV_SECTIONS, loadConfig } from '../src/config.ts';
-import type { EnvSpec, EnvVar } from '../src/env.ts';
+import type { EnvSpec, EnvVar } from '../src/lib/env.ts';
 import { SOURCES } from '../src/sources/index.ts';
 
 export const ROOT = new URL('../', import.meta.url);

@@ -6,8 +6,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, startStorage } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { keepFilesOwnerOnly } from './db/data-dir.ts';
-import { explainConfigError, loadEnvFile, type EnvFile } from './env.ts';
-import { loadHttpLibrary } from './http/http-client.ts';
+import { explainConfigError, loadEnvFile, type EnvFile } from './lib/env.ts';
+import { loadHttpLibrary } from './upstream/http-client.ts';
 
 /**
  * The old generation may grow by half its live size before a full collection (V8 chooses between 1.1 and 4

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, ENV_SPEC, loadConfig } from '../src/config.ts';
-import { explainConfigError, loadEnvFile } from '../src/env.ts';
-import { VERSION } from '../src/version.ts';
+import { explainConfigError, loadEnvFile } from '../src/lib/env.ts';
+import { VERSION } from '../src/lib/version.ts';
 
 describe('config', () => {
   it('starts on embedded defaults with no variables at all', () => {

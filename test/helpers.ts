@@ -9,7 +9,7 @@ import { buildApp } from '../src/app.ts';
 import type { RouteDef } from '../src/catalog/route.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
-import { loadHttpLibrary } from '../src/http/http-client.ts';
+import { loadHttpLibrary } from '../src/upstream/http-client.ts';
 import { SOURCES, urlVariables } from '../src/sources/index.ts';
 import { FakeUpstream } from './fakes/fake-upstream.ts';
 
@@ -57,7 +57,7 @@ export async function makeApp(
   const config = loadConfig({
     LOG_LEVEL: 'info',
     // A test process's event loop is shared by its apps and the test's own work (a local EVM node, several
-    // apps starting): its delay says nothing about one app's load. test/pressure.test.ts sets what it checks.
+    // apps starting): its delay says nothing about one app's load. test/edge/pressure.test.ts sets what it checks.
     PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0',
     UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS),
     // A fallback venue is asked when the primary fails, not while it is merely slow (the hedge): tests of the

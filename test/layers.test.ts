@@ -1,10 +1,40 @@
-// Layers point one way. Sources (and the pure layers below them) never import the route catalog,
-// the routes or the access code; the HTTP layer imports none of the layers above it; and no two
-// files import each other's values in a circle. Type-only imports count for the layer rules too.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+// Layers point one way. src/ is a stack of layers, named once below, bottom first: a file imports files of its
+// own layer and of the layers below it, never of a layer above; type-only imports count, as do dynamic
+// import()s. No files import each other in a circle, type-only or not, inside a layer or across. The client
+// (shipped as marketgate/client) and the MCP server over it are a stack of their own, apart from the server's.
+// Where each folder stands, and why, is drawn in docs/developing/architecture.md ("Layers").
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
+/** The server's layers, bottom first: each a folder of src/ (or a file at its root). */
+export const LAYERS = [
+  'lib', // ground utilities: no import of the project at all
+  'params', // pure: parameter rules
+  'data', // pure: data files shipped with the server
+  'analytics', // pure: computations over data
+  'upstream', // the guarded HTTP client, the cache, the envelope of provider answers
+  'sources', // one file per upstream provider
+  'db', // storage: every SQL statement
+  'redis', // storage shared by several instances
+  'edge', // the server's own HTTP edge: hooks, validation, errors, the answers served again
+  'metrics', // Prometheus recorders of what the layers below declare
+  'catalog', // the route core: defineRoute, the catalog, the route context, mounting
+  'access', // API keys, rate limits, grants, usage
+  'payments', // x402: the protocol core and its Fastify adapter, one entry
+  'config.ts', // every module's settings, composed and parsed once
+  'risk', // interface A's routes
+  'market', // interface B's routes
+  'reference', // what is generated from the whole catalog: OpenAPI, llms.txt, the agent card
+  'admin', // the admin socket and the operator CLIs
+  'app.ts', // what the server is made of
+  'server.ts', // start-up, listen, shutdown
+] as const;
+
+/** Apart from the server: the typed client imports none of it, and the MCP server only the client. */
+export const APART = ['client', 'mcp'] as const;
+
+const STACKS: readonly (readonly string[])[] = [LAYERS, APART];
 const SRC = resolve(import.meta.dirname, '../src');
 
 interface Import {
@@ -20,62 +50,99 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const IMPORT = /^(?:import|export)\s+(type\s+)?(?:[^'"]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm;
+/** Static imports and re-exports (`import type` marked), side-effect imports, and import() with a literal path. */
+const IMPORT = /^(?:import|export)\s+(type\s+)?(?:[^'"]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]|\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/gm;
 
 const imports: Import[] = sourceFiles(SRC).flatMap((file) =>
-  [...readFileSync(file, 'utf8').matchAll(IMPORT)]
-    .map((m) => ({ from: relative(SRC, file), to: relative(SRC, resolve(dirname(file), m[2]!)), typeOnly: Boolean(m[1]) }))
-    .filter((i) => existsSync(join(SRC, i.to))),
+  [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => ({
+    from: relative(SRC, file),
+    to: relative(SRC, resolve(dirname(file), (m[2] ?? m[3])!)),
+    typeOnly: Boolean(m[1]),
+  })),
 );
 
-/** Files under `layer` (a folder of src/) that import anything under one of `forbidden`. */
-function crossings(layer: string, forbidden: string[]): string[] {
-  return imports
-    .filter((i) => i.from.startsWith(`${layer}/`) && forbidden.some((f) => i.to === f || i.to.startsWith(`${f}/`)))
-    .map((i) => `${i.from} → ${i.to}`);
+/** The stack and the height of a file's layer: its folder under src/, or itself at the root. */
+function layerOf(file: string): { stack: number; height: number } | undefined {
+  const top = file.split('/')[0]!;
+  for (const [stack, layers] of STACKS.entries()) {
+    const height = layers.indexOf(top);
+    if (height >= 0) return { stack, height };
+  }
+  return undefined;
+}
+
+/** Imports that run up the stack, or from one stack into the other. */
+export function upward(list: readonly Import[]): string[] {
+  return list.flatMap((i) => {
+    const from = layerOf(i.from);
+    const to = layerOf(i.to);
+    if (!from || !to) return [];
+    const wrong = from.stack !== to.stack || to.height > from.height;
+    return wrong ? [`${i.from} → ${i.to}${i.typeOnly ? ' (type)' : ''}`] : [];
+  });
+}
+
+/** Every circle of files (strongly connected components of the import graph, Tarjan's), each as its files. */
+export function circles(list: readonly Import[]): string[][] {
+  const graph = new Map<string, string[]>();
+  for (const i of list) graph.set(i.from, [...(graph.get(i.from) ?? []), i.to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || graph.get(file)?.includes(file)) found.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found;
 }
 
 describe('layers', () => {
   it('finds the imports it checks (the scan itself works)', () => {
-    expect(imports.length).toBeGreaterThan(200);
+    expect(imports.length).toBeGreaterThan(500);
     expect(imports).toContainEqual({ from: 'sources/evm-rpc.ts', to: 'params/evm-address.ts', typeOnly: false });
+    expect(imports.some((i) => i.typeOnly)).toBe(true);
   });
 
-  it('sources import no route catalog, routes, access or app code', () => {
-    expect(crossings('sources', ['catalog', 'market', 'risk', 'access', 'metrics', 'app.ts', 'config.ts'])).toEqual([]);
+  it('places every folder and root file of src/ in a layer', () => {
+    const unplaced = readdirSync(SRC).filter((name) => (name.endsWith('.ts') || statSync(join(SRC, name)).isDirectory()) && !layerOf(name));
+    expect(unplaced).toEqual([]);
   });
 
-  it('the pure layers (params, analytics, data) import nothing above them', () => {
-    for (const layer of ['params', 'analytics', 'data']) {
-      expect(crossings(layer, ['sources', 'catalog', 'market', 'risk', 'access', 'metrics', 'app.ts', 'config.ts']), layer).toEqual([]);
-    }
+  it('no file imports a layer above its own (type-only imports and import() included), nor across the two stacks', () => {
+    expect(upward(imports)).toEqual([]);
   });
 
-  it('the database layer imports no route catalog, routes, access, app or config code (the CLIs load it alone)', () => {
-    expect(crossings('db', ['catalog', 'market', 'risk', 'access', 'admin', 'app.ts', 'config.ts'])).toEqual([]);
+  it('no files import each other in a circle (type-only imports included)', () => {
+    expect(circles(imports)).toEqual([]);
   });
 
-  it('the HTTP layer imports no catalog, routes, sources or access code', () => {
-    expect(crossings('http', ['catalog', 'market', 'risk', 'sources', 'access', 'metrics', 'app.ts', 'config.ts'])).toEqual([]);
-  });
-
-  it('metrics implement the recorders the HTTP layer declares, and import nothing above it', () => {
-    expect(crossings('metrics', ['catalog', 'market', 'risk', 'sources', 'access', 'app.ts', 'config.ts'])).toEqual([]);
-  });
-
-  it('no import circle between files (value imports)', () => {
-    const graph = new Map<string, string[]>();
-    for (const i of imports) if (!i.typeOnly) graph.set(i.from, [...(graph.get(i.from) ?? []), i.to]);
-    const circles: string[][] = [];
-    const state = new Map<string, 'open' | 'done'>();
-    const walk = (file: string, path: string[]) => {
-      if (state.get(file) === 'done') return;
-      if (state.get(file) === 'open') return void circles.push([...path.slice(path.indexOf(file)), file]);
-      state.set(file, 'open');
-      for (const next of graph.get(file) ?? []) walk(next, [...path, file]);
-      state.set(file, 'done');
-    };
-    for (const file of graph.keys()) walk(file, []);
-    expect(circles).toEqual([]);
+  it('the checks catch what they are for', () => {
+    const made = (from: string, to: string, typeOnly = false): Import => ({ from, to, typeOnly });
+    expect(upward([made('db/x.ts', 'access/y.ts', true), made('access/y.ts', 'db/x.ts'), made('mcp/a.ts', 'lib/b.ts'), made('lib/b.ts', 'client/c.ts')])).toEqual([
+      'db/x.ts → access/y.ts (type)',
+      'mcp/a.ts → lib/b.ts',
+      'lib/b.ts → client/c.ts',
+    ]);
+    expect(circles([made('a.ts', 'b.ts', true), made('b.ts', 'c.ts'), made('c.ts', 'a.ts'), made('c.ts', 'd.ts')])).toEqual([['a.ts', 'b.ts', 'c.ts']]);
   });
 });

@@ -95,9 +95,9 @@ describe('the server process', () => {
     const cli = await run('node', ['dist/admin/payments-cli.js', 'summary', '--json'], { env: { PATH: process.env.PATH ?? '', ENV_FILE: '', DATA_DIR: dataDir } });
     expect(JSON.parse(cli.stdout)).toEqual({ rows: [], ledger: { final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 } });
     expect(cli.stderr).toBe('');
-    // The compiled keys CLI (`docker exec CONTAINER node dist/access/keys-cli.js create --label x` in the image)
+    // The compiled keys CLI (`docker exec CONTAINER node dist/admin/keys-cli.js create --label x` in the image)
     // makes a key through the same socket; the server accepts it at once.
-    const keysCli = (...args: string[]) => run('node', ['dist/access/keys-cli.js', ...args], { env: { PATH: process.env.PATH ?? '', ENV_FILE: '', DATA_DIR: dataDir } });
+    const keysCli = (...args: string[]) => run('node', ['dist/admin/keys-cli.js', ...args], { env: { PATH: process.env.PATH ?? '', ENV_FILE: '', DATA_DIR: dataDir } });
     const made = await keysCli('create', '--label', 'x');
     expect(made.stderr).toBe('');
     expect(made.stdout).toMatch(/^created key_[0-9a-f]{12} \(x\) in the running server's database\nkey: mg_/);

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineRoute } from '../src/catalog/route.ts';
-import { envelope } from '../src/http/envelope.ts';
+import { envelope } from '../src/upstream/envelope.ts';
 import { makeApp } from './helpers.ts';
 
 const run = promisify(execFile);

@@ -12,22 +12,22 @@
 // invariant. The one way a paid route's work starts earlier is the x402 prefetch, also in grant.ts: once a
 // payment goes to the facilitator's verify, its answer is computed meanwhile and held, unsent, for the grant.
 // Routes declared `rateLimited: false` (/health) are never limited; status pages (`reference: true`)
-// count in a bucket of their own, with the reference documents (catalog/reference-routes.ts). Payment
+// count in a bucket of their own, with the reference documents (src/reference/reference-routes.ts). Payment
 // headers on free routes are ignored. A request admitted (free, or a valid key for a paid route: its grant)
 // whose answer is remembered and fresh is answered from the access hook itself (the fast lane,
 // answer-memo.ts): the same checks, limits and usage count, no handler.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
-import { AppError } from '../http/errors.ts';
-import { clientBucketName } from './client-bucket.ts';
-import { howToGetKey } from './key-contact.ts';
+import { AppError } from '../lib/errors.ts';
+import { clientBucketName } from './rate-limit/client-bucket.ts';
+import { howToGetKey } from './keys/key-contact.ts';
 import { catalogEntryOf, grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
-import type { KeyIdentity, KeyStore } from './keys.ts';
+import type { KeyIdentity, KeyStore } from './keys/keys.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
-import { afterLimit, type Limit, type RateLimiter } from './rate-limit.ts';
-import { sendRemembered, type AnswerMemo } from '../http/answer-memo.ts';
-import { withHook } from '../http/route-hooks.ts';
+import { afterLimit, type Limit, type RateLimiter } from './rate-limit/rate-limit.ts';
+import { sendRemembered, type AnswerMemo } from '../edge/answer-memo.ts';
+import { withHook } from '../edge/route-hooks.ts';
 
 export interface PaymentGate {
   /** Runs before the handler of `entry`: answers 402/503 itself, or grants the request once its payment is verified. */

@@ -14,7 +14,7 @@
 // given no reply to write to, so it cannot send anything either.
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../lib/errors.ts';
 
 export interface Grant {
   /** The route the grant is for: the catalog entry of the matched route. */

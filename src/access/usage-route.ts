@@ -7,7 +7,7 @@
 // There are no daily or monthly limits: their `requests_left` is null.
 import { z } from 'zod';
 import { defineRoute } from '../catalog/route.ts';
-import { envelope } from '../http/envelope.ts';
+import { envelope } from '../upstream/envelope.ts';
 
 const period = (what: string) =>
   z.object({

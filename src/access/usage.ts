@@ -5,7 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Access } from '../catalog/route.ts';
 import type { UsageCounter } from '../db/usage.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { matchedEntry } from './grant.ts';
 
 export const KEY_ONLY = 'an API key is required (x-api-key header)';

@@ -18,7 +18,7 @@ import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { keepFilesOwnerOnly, prepareDataDir } from '../db/data-dir.ts';
 import { acquireLock, DirLockedError } from '../db/dir-lock.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../lib/errors.ts';
 
 export interface AdminRequest {
   query: URLSearchParams;

@@ -4,10 +4,10 @@
 //   POST /keys {id, label, hash}  a new key: the CLI made it and printed it; only its hash crosses the socket
 //   POST /keys/revoke {id}        revokes a key: this server refuses it at once and announces it on Redis
 import { z } from 'zod';
-import type { KeyStore } from '../access/keys.ts';
+import type { KeyStore } from '../access/keys/keys.ts';
 import { insertKey, listKeys, revokeKey, type KeyRecord } from '../db/api-keys.ts';
 import type { DatabaseService } from '../db/service.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { parseAdminInput, type AdminChannel } from './channel.ts';
 
 /** A key as the admin channel and the CLI show it: everything but its hash. */

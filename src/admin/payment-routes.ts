@@ -1,11 +1,13 @@
 // The payments part of the admin channel: what `npm run payments` asks a running server for.
-//   GET  /payments?since&until&status&limit   ledger rows, newest first
-//   GET  /payments/summary?since&until        count and amounts by UTC day, route, status, asset; the ledger's write health
+//   GET  /payments?since&until&status&limit   payment records, newest first
+//   GET  /payments/summary?since&until        count and amounts by UTC day, route, status, asset; the records' write health
 //   POST /payments/resolve {id, status, ...}   reconciliation of an `unknown` attempt
 //   GET  /payments/batch-events?since&limit     batch settlement's deposits, charges, claims, settlements, refunds
 import { z } from 'zod';
-import type { BatchEventLedger } from '../db/batch-events.ts';
-import { PAYMENT_STATUSES, resolvePayment, type PaymentLedger } from '../db/payments.ts';
+import type { BatchEventRecords } from '../db/batch-events.ts';
+import { PAYMENT_STATUSES } from '../db/payment-rows.ts';
+import { resolvePayment } from '../db/payment-reports.ts';
+import type { PaymentRecords } from '../db/payments.ts';
 import type { DatabaseService } from '../db/service.ts';
 import { parseAdminInput, type AdminChannel } from './channel.ts';
 
@@ -24,15 +26,15 @@ export const resolveBody = z.discriminatedUnion('status', [
   z.object({ id: z.string().min(1), status: z.literal('cancelled'), reason: z.string().min(1) }),
 ]);
 
-export function registerPaymentAdminRoutes(admin: AdminChannel, deps: { ledger: PaymentLedger; batchEvents: BatchEventLedger; db: DatabaseService }): void {
+export function registerPaymentAdminRoutes(admin: AdminChannel, deps: { records: PaymentRecords; batchEvents: BatchEventRecords; db: DatabaseService }): void {
   admin.route('GET', '/payments/batch-events', async ({ query }) => {
     const { since, limit } = parseAdminInput(listQuery, Object.fromEntries(query));
     return deps.batchEvents.list(since, limit);
   });
-  admin.route('GET', '/payments', async ({ query }) => deps.ledger.list(parseAdminInput(listQuery, Object.fromEntries(query))));
+  admin.route('GET', '/payments', async ({ query }) => deps.records.list(parseAdminInput(listQuery, Object.fromEntries(query))));
   admin.route('GET', '/payments/summary', async ({ query }) => {
     const { since, until } = parseAdminInput(listQuery, Object.fromEntries(query));
-    return { rows: await deps.ledger.summary({ since, until }), ledger: deps.ledger.stats() };
+    return { rows: await deps.records.summary({ since, until }), ledger: deps.records.stats() };
   });
   admin.route('POST', '/payments/resolve', async ({ body }) => {
     const { id, ...resolution } = parseAdminInput(resolveBody, body);

@@ -10,19 +10,18 @@
 // directory itself; when a server owns the directory but does not answer, it refuses and says why.
 // Its settings are the server's: the environment, over `.env` in the working directory when there is one.
 import { splitArgs, wantsHelp } from './cli-args.ts';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { X402_NETWORKS } from '../access/x402/networks.ts';
+import { X402_NETWORKS } from '../payments/networks.ts';
 import { listBatchEvents, type BatchEventRecord } from '../db/batch-events.ts';
 import type { Database } from '../db/database.ts';
-import { lockOwner } from '../db/dir-lock.ts';
-import { openDatabase, type DatabaseSettings } from '../db/open.ts';
-import { listPayments, PAYMENT_STATUSES, resolvePayment, summarizePayments, type LedgerStats, type PaymentFilter, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow, type Resolution } from '../db/payments.ts';
+import type { DatabaseSettings } from '../db/open.ts';
+import { PAYMENT_STATUSES, type FinalWriteStats, type PaymentFilter, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow } from '../db/payment-rows.ts';
+import { listPayments, resolvePayment, summarizePayments, type Resolution } from '../db/payment-reports.ts';
 import { pglitePaths } from '../db/pglite.ts';
 import { DATABASE_ENV } from '../db/env.ts';
-import { ConfigError, explainConfigError, loadEnvFile, parseEnv, type EnvFile } from '../env.ts';
-import { AdminRequestError, AdminUnreachableError, adminRequest } from './client.ts';
-import { controlFreeJson, escapeControl } from '../http/control-chars.ts';
+import { ConfigError } from '../lib/env.ts';
+import { AdminRequestError, adminRequest } from './client.ts';
+import { cliSettings, CliError, connect, settingsProblem, UsageError } from './connect.ts';
+import { controlFreeJson, escapeControl } from '../lib/control-chars.ts';
 
 const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--until TIME] [--status ${PAYMENT_STATUSES.join('|')}] [--limit N] [--json]
        npm run payments -- summary [--since 30d] [--until TIME] [--json]
@@ -33,14 +32,10 @@ const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--un
        npm run payments -- --help
 (compiled: node dist/admin/payments-cli.js …)`;
 
-class UsageError extends Error {}
-/** A failure to report in one line, exit code 1. */
-class CliError extends Error {}
-
 interface Summary {
   rows: PaymentSummaryRow[];
   /** The running server's ledger write health (null when read directly). */
-  ledger: LedgerStats | null;
+  ledger: FinalWriteStats | null;
 }
 
 /** Where the ledger is read from: the running server, or the database itself. */
@@ -71,7 +66,7 @@ async function main(argv: string[]): Promise<void> {
           ? { command, filter: { since: time(flags.since, 'since'), limit: limit(flags.limit) } }
           : { command, id: positional[0] ?? usage('resolve needs the payment id'), resolution: resolution(positional[1], flags) };
   const settings = databaseSettings();
-  const ledger = await connect(settings, task.command === 'resolve');
+  const ledger = await ledgerOf(settings, task.command === 'resolve');
   if (!ledger) {
     // No database exists yet: nothing was ever recorded.
     if (flags.json) console.log(command === 'summary' ? JSON.stringify({ rows: [], ledger: null }) : '[]');
@@ -119,41 +114,25 @@ function usage(problem: string): never {
   throw new UsageError(problem);
 }
 
-/** `.env`, read as the server reads it (below the environment), once the arguments are known to be sound. */
-let envFile: EnvFile | undefined;
-
-/** DATA_DIR, DATABASE_URL and DB_TIMEOUT_MS (the environment's, over `.env`'s), parsed as the server parses them. */
+/** DATA_DIR, DATABASE_URL and DB_TIMEOUT_MS, parsed as the server parses them. */
 function databaseSettings(): DatabaseSettings {
-  envFile = loadEnvFile();
-  const e = parseEnv(DATABASE_ENV, process.env);
+  const e = cliSettings(DATABASE_ENV);
   return { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS };
 }
 
 /** The ledger to read, or null when there is no embedded database at all (and nothing to write to). */
-async function connect(settings: DatabaseSettings, writing: boolean): Promise<Ledger | null> {
-  if (settings.url) return direct(await openDatabase(settings));
-  const socket = join(settings.dataDir, 'admin.sock');
-  const viaServer = throughServer(socket);
-  try {
-    await adminRequest(socket, 'GET', '/payments?limit=1');
-    return viaServer;
-  } catch (err) {
-    if (!(err instanceof AdminUnreachableError)) throw err;
-    const paths = pglitePaths(settings.dataDir);
-    const owner = lockOwner(paths.lock);
-    if (owner !== null) {
-      throw new CliError(
-        `the server (process ${owner}) owns the embedded database in ${settings.dataDir} but does not answer on its admin socket ${socket} (${err.message}); ` +
-          'the CLI will not open a database another process has open. Retry once the server has started, or stop it first.',
-      );
-    }
-    if (!existsSync(join(paths.cluster, 'PG_VERSION'))) {
-      if (writing) throw new CliError(`there is no database in ${paths.cluster}: no payment to resolve`);
-      return null;
-    }
-    console.error(`(no server is running on ${settings.dataDir}: reading ${paths.cluster} directly)`);
-    return direct(await openDatabase(settings));
-  }
+async function ledgerOf(settings: DatabaseSettings, writing: boolean): Promise<Ledger | null> {
+  const connection = await connect({
+    settings,
+    probe: '/payments?limit=1',
+    verb: 'reading',
+    noDatabase: (cluster) => {
+      if (writing) throw new CliError(`there is no database in ${cluster}: no payment to resolve`);
+      return 'none';
+    },
+  });
+  if (!connection) return null;
+  return connection.via === 'server' ? throughServer(connection.socket) : direct(connection.db);
 }
 
 function throughServer(socket: string): Ledger {
@@ -283,7 +262,7 @@ main(process.argv.slice(2)).catch((err) => {
   }
   const message =
     err instanceof ConfigError
-      ? explainConfigError(err, envFile).replace(/\n\s*/g, ' ')
+      ? settingsProblem(err)
       : err instanceof CliError || err instanceof AdminRequestError
         ? err.message
         : `${(err as Error)?.message ?? err}`;

@@ -2,7 +2,7 @@
 // data reaches the end of the horizon asked for. Pure: the dates come from the calendar file.
 import type { MacroCalendar, MacroEvent, MacroEventType } from '../data/macro-calendar.ts';
 import { knownThrough } from '../data/macro-calendar.ts';
-import { addDays, daysBetween, newYorkDate, newYorkTime } from './new-york-time.ts';
+import { addDays, daysBetween, newYorkDate, newYorkTime } from '../lib/new-york-time.ts';
 
 export interface UpcomingEvent extends MacroEvent {
   /** The release moment, ISO-8601 UTC (date and time_et read in New York). */

@@ -1,7 +1,7 @@
 // The NYSE's state at an instant: open or closed and why, the next open and close, the next trading
 // sessions and the holidays ahead. A pure function of the instant and the calendar rules
 // (nyse-calendar.ts); times are written with New York's offset of that moment.
-import { addDays, isoNewYork, NEW_YORK, newYorkParts, newYorkTime } from './new-york-time.ts';
+import { addDays, isoNewYork, NEW_YORK, newYorkParts, newYorkTime } from '../lib/new-york-time.ts';
 import { nyseDay, nyseHolidays, type DatedName } from './nyse-calendar.ts';
 
 export interface Session {

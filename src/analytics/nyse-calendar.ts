@@ -11,7 +11,7 @@
 //     Christmas Eve when it is a Monday to Thursday;
 //   - closures outside the rules (national days of mourning) are listed in AD_HOC_CLOSURES.
 // The regular session is 09:30–16:00 New York time. docs/using/macro-and-calendars.md has the sources.
-import { addDays, weekday } from './new-york-time.ts';
+import { addDays, weekday } from '../lib/new-york-time.ts';
 
 export const REGULAR_OPEN = '09:30';
 export const REGULAR_CLOSE = '16:00';

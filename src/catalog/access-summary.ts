@@ -1,8 +1,7 @@
-// How to authenticate and pay, in one structure that /v1/status, llms.txt and the agent card share.
+// How to authenticate and pay, in one structure that /v1/status, llms.txt and the agent card share: its schema
+// and type, what the routes are told (RouteContext.access). It is made from the settings of access and payments,
+// which stand above this core, by src/reference/access-guide.ts.
 import { z } from 'zod';
-import type { Config } from '../config.ts';
-import { facilitatorName } from '../access/x402/facilitator-name.ts';
-import { howToGetKey } from '../access/key-contact.ts';
 
 export const accessSummarySchema = z.object({
   price: z.string().describe('Price of one paid call'),
@@ -27,49 +26,3 @@ export const accessSummarySchema = z.object({
 });
 
 export type AccessSummary = z.output<typeof accessSummarySchema>;
-
-export function accessSummary(config: Config): AccessSummary {
-  const x = config.x402;
-  return {
-    price: x.price,
-    api_key: { header: 'x-api-key', how_to_get: howToGetKey(config.operatorContact), contact: config.operatorContact ?? null },
-    x402: {
-      enabled: x.active,
-      version: 2,
-      scheme: 'exact',
-      network: x.network,
-      price: x.price,
-      asset: x.asset?.address ?? null,
-      payTo: x.payTo ?? null,
-      facilitator: x.active ? facilitatorName(x) : null,
-      batch_settlement: x.active && x.batch.enabled,
-    },
-  };
-}
-
-/** The x402 payment-identifier extension (idempotent paid retries), as llms.txt and the agent card describe it. */
-export const PAYMENT_IDENTIFIER_TEXT =
-  'Every 402 declares the x402 payment-identifier extension, as optional. A client may put an id (16-128 characters: letters, digits, - and _) ' +
-  'in its payment payload (extensions["payment-identifier"].info.id). Resending the same PAYMENT-SIGNATURE (same id, same payment) returns the first ' +
-  'answer again without a second settlement: that is how to recover an answer lost to a dropped connection, without paying twice. ' +
-  'The same id with a different payment, or on another request (another route or query), is refused with 409. A paid call answered 504 ' +
-  'may have been paid: resend the same PAYMENT-SIGNATURE to get its answer, never a new payment.';
-
-/** The x402 Bazaar extension, as llms.txt and the agent card describe it. */
-export const BAZAAR_TEXT =
-  "Every 402 also carries the x402 Bazaar discovery extension (extensions.bazaar): the route's query parameters as JSON Schema with an example, " +
-  'and its answer as JSON Schema with a minimal example of the shape (not real data).';
-
-export function accessText(a: AccessSummary): string {
-  const key = `Paid endpoints accept an API key in the x-api-key header (no payment is taken when a key is sent). ${a.api_key.how_to_get}`;
-  if (!a.x402.enabled) return `Free endpoints need nothing. ${key} x402 pay-per-call (${a.price}) is not configured on this server, so paid endpoints need an API key.`;
-  const schemes = a.x402.batch_settlement
-    ? 'scheme "exact", or "batch-settlement" (one deposit, then a signed voucher per call) when the 402 lists it beside "exact"'
-    : 'scheme "exact"';
-  return (
-    `Free endpoints need nothing. ${key} Or pay per call with x402 (protocol v2, ${schemes}): ${a.price} in the token ${a.x402.asset} on ${a.x402.network}, to ${a.x402.payTo}. ` +
-    'Call a paid endpoint without credentials to receive HTTP 402 with a PAYMENT-REQUIRED header (base64 JSON) and a JSON body stating the price; ' +
-    'retry with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does this). A successful paid call returns PAYMENT-RESPONSE; a failed call is never charged.\n\n' +
-    `Retries without paying twice. ${PAYMENT_IDENTIFIER_TEXT}\n\n${BAZAAR_TEXT}`
-  );
-}

@@ -2,7 +2,8 @@
 // read from its zod query schema: the same source OpenAPI uses, so the descriptions cannot drift.
 import { z } from 'zod';
 import { documentDefaults } from '../params/query.ts';
-import { envelopeSchema, examplePath, type CatalogEntry, type RouteDef } from './route.ts';
+import { envelopeSchema } from './responses.ts';
+import { examplePath, type CatalogEntry, type RouteDef } from './route.ts';
 
 export interface ParamInfo {
   name: string;
@@ -76,6 +77,30 @@ function toParamInfo(query: z.ZodObject): ParamInfo[] {
     ...(typeof p.maximum === 'number' ? { maximum: p.maximum } : {}),
   }));
 }
+
+/** An endpoint as the status routes list it. */
+export const endpointSchema = z.object({
+  method: z.literal('GET'),
+  path: z.string(),
+  summary: z.string(),
+  description: z.string(),
+  access: z.enum(['free', 'paid', 'key']).describe('free: no credentials; paid: an API key or an x402 payment; key: an API key, never charged'),
+  price: z.string().nullable(),
+  parameters: z.array(
+    z.object({
+      name: z.string(),
+      in: z.literal('query'),
+      required: z.boolean(),
+      type: z.string(),
+      description: z.string(),
+      default: z.unknown().optional(),
+      enum: z.array(z.unknown()).optional(),
+      minimum: z.number().optional(),
+      maximum: z.number().optional(),
+    }),
+  ),
+  example: z.string(),
+});
 
 /** An endpoint as the status routes list it: path, words, access, parameters and a working example. */
 export function describeEndpoint(e: CatalogEntry) {

@@ -2,12 +2,12 @@
 // source and whether the date was read from it (`verified`). They ship in macro-calendar.json beside
 // this file; an operator can point MACRO_CALENDAR_FILE at an updated file of the same schema, validated
 // once, at start-up: a bad file stops the start with a message naming the variable. The shipped file is
-// part of the release (test/macro-calendar.test.ts checks it): it is validated on first use instead,
+// part of the release (test/market/macro-calendar.test.ts checks it): it is validated on first use instead,
 // which spares every start-up ~20 ms.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { isCalendarDate } from '../analytics/new-york-time.ts';
-import { env } from '../env.ts';
+import { isCalendarDate } from '../lib/new-york-time.ts';
+import { env } from '../lib/env.ts';
 import builtIn from './macro-calendar.json' with { type: 'json' };
 
 export const MACRO_EVENT_TYPES = ['fomc', 'cpi', 'jobs'] as const;

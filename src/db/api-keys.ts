@@ -24,7 +24,7 @@ export interface NewKey {
   hash: string;
 }
 
-/** A key file read for import (src/access/key-file.ts), identified by the SHA-256 of its content. */
+/** A key file read for import (src/access/keys/key-file.ts), identified by the SHA-256 of its content. */
 export interface KeyFileImport {
   path: string;
   sha256: string;

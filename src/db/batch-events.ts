@@ -1,13 +1,14 @@
-// The batch-settlement part of the payments ledger: every step money takes through a payment channel —
+// The batch-settlement events of the payments ledger: every step money takes through a payment channel —
 // the payer's deposit, each call's charge (a signed voucher), the claims and settlements that move claimed
 // funds to the receiver, the refund of an unused deposit — one row each in `x402_batch_events`, append-only.
 // (Exact-scheme payments, and each batch voucher call, also have their row in `payments`.)
 //
 // An event is a fact that already happened (often on chain), so a write that fails never fails anything
-// else: it is retried in the background like the payments ledger's final statuses, and logged in full.
+// else: it is retried in the background by the same queue as the payment records' final statuses
+// (retry-queue.ts), and logged in full.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from './database.ts';
-import { RETRY_DELAYS_MS } from './payments.ts';
+import { RetryQueue, type GiveUpReason } from './retry-queue.ts';
 import type { DatabaseService, DbLog } from './service.ts';
 
 export interface BatchEvent {
@@ -28,39 +29,35 @@ export interface BatchEventRecord extends Omit<BatchEvent, 'at'> {
   at: string;
 }
 
-const MAX_PENDING = 10_000;
-
-export class BatchEventLedger {
-  private readonly pending: { event: BatchEvent & { id: string }; attempts: number }[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private closed = false;
+export class BatchEventRecords {
+  private readonly retries: RetryQueue<BatchEvent & { id: string }>;
 
   constructor(
     private readonly db: DatabaseService,
     private readonly log: DbLog,
-  ) {}
+  ) {
+    this.retries = new RetryQueue({
+      attempt: (event, attempt) => this.attempt(event, attempt),
+      giveUp: (event, reason) => this.log.error({ event }, `batch settlement ledger: LOST an event ${GIVEN_UP[reason]}`),
+    });
+  }
 
   /** Records one event; never rejects (a failed write is retried and logged). */
   async record(event: BatchEvent): Promise<void> {
-    const write = { event: { ...event, id: randomUUID() }, attempts: 0 };
-    if (!(await this.attempt(write))) this.enqueue(write);
+    const write = { ...event, id: randomUUID() };
+    if (!(await this.attempt(write, 1))) this.retries.add(write.id, write, 1);
   }
 
   async list(since?: Date, limit = 1000): Promise<BatchEventRecord[]> {
     return this.db.use((db) => listBatchEvents(db, since, limit));
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.timer);
-    for (const write of this.pending.splice(0)) {
-      if (!(await this.attempt(write))) this.log.error({ event: write.event }, 'batch settlement ledger: LOST an event at shutdown (it is in this log line in full)');
-    }
+  /** Last attempts for the pending events (within the shutdown's budget); what is still pending is logged in full. */
+  close(): Promise<void> {
+    return this.retries.close();
   }
 
-  private async attempt(write: { event: BatchEvent & { id: string }; attempts: number }): Promise<boolean> {
-    write.attempts++;
-    const e = write.event;
+  private async attempt(e: BatchEvent & { id: string }, attempt: number): Promise<boolean> {
     try {
       await this.db.use((db) =>
         db.query(
@@ -71,29 +68,17 @@ export class BatchEventLedger {
       );
       return true;
     } catch (err) {
-      this.log.error({ event: e, attempt: write.attempts, err: String((err as Error)?.message ?? err) }, 'batch settlement ledger: could not record an event; retrying');
+      this.log.error({ event: e, attempt, err: String((err as Error)?.message ?? err) }, 'batch settlement ledger: could not record an event; retrying');
       return false;
     }
   }
-
-  private enqueue(write: { event: BatchEvent & { id: string }; attempts: number }): void {
-    if (this.closed) return void this.log.error({ event: write.event }, 'batch settlement ledger: LOST an event (the ledger is closed)');
-    if (this.pending.length >= MAX_PENDING) this.log.error({ event: this.pending.shift()!.event }, 'batch settlement ledger: LOST an event (too many pending)');
-    this.pending.push(write);
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.timer || this.closed) return;
-    const delay = RETRY_DELAYS_MS[Math.min((this.pending[0]?.attempts ?? 1) - 1, RETRY_DELAYS_MS.length - 1)]!;
-    this.timer = setTimeout(async () => {
-      this.timer = undefined;
-      for (const write of this.pending.splice(0)) if (!(await this.attempt(write))) this.pending.push(write);
-      if (this.pending.length) this.schedule();
-    }, delay);
-    this.timer.unref();
-  }
 }
+
+const GIVEN_UP: Record<GiveUpReason, string> = {
+  full: '(too many pending)',
+  closed: '(the ledger is closed)',
+  shutdown: 'at shutdown (it is in this log line in full)',
+};
 
 /**
  * The newest `limit` events since `since`, oldest first; events of one instant (a deposit and the charge of

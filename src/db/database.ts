@@ -27,3 +27,11 @@ export interface Database extends Queryable {
  * embedded database died): whoever holds it should open a new one.
  */
 export const DATABASE_GONE = 'EDATABASEGONE';
+
+/** A database used but not owned (tests share one): closing it leaves it open. */
+export const borrowed = (db: Database): Database => ({
+  kind: db.kind,
+  query: <Row>(sql: string, params?: readonly unknown[]) => db.query<Row>(sql, params),
+  transaction: <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction<T>(fn),
+  close: async () => {},
+});

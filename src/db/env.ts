@@ -1,16 +1,9 @@
 // The ledger database's variables, declared as data with the other env builders and listed by
 // config.ts in its sections (so they are parsed, validated and documented like every other one); kept
 // apart so the operator CLIs can parse exactly these without loading the whole server's config.
-import { z } from 'zod';
-import { env } from '../env.ts';
+import { env, urlWithScheme } from '../lib/env.ts';
 
-const postgresUrl = z.string().refine((v) => {
-  try {
-    return ['postgres:', 'postgresql:'].includes(new URL(v).protocol);
-  } catch {
-    return false;
-  }
-}, 'a postgres:// or postgresql:// URL');
+const postgresUrl = urlWithScheme(['postgres:', 'postgresql:'], 'a postgres:// or postgresql:// URL');
 
 export const DATABASE_ENV = {
   DATA_DIR: env.text(

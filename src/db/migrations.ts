@@ -86,7 +86,7 @@ export const MIGRATIONS: readonly Migration[] = [
     id: 4,
     name: 'x402_channels',
     statements: [
-      // x402 batch-settlement channels (src/access/x402/channel-storage.ts): one row per channel ever
+      // x402 batch-settlement channels (src/db/x402-channels.ts): one row per channel ever
       // reserved; `state` is the SDK's Channel record, NULL once the channel is closed. Rows are never
       // deleted: the row is the lock that serialises the updates of its channel across instances.
       `CREATE TABLE x402_channels (
@@ -151,7 +151,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'payments_once_per_authorization',
     statements: [
       // When the paid answer left the server (a retry of an answered payment is never answered again), and
-      // what the chain last said about the row's authorization (src/access/x402/chain.ts).
+      // what the chain last said about the row's authorization (src/payments/chain.ts).
       'ALTER TABLE payments ADD COLUMN answered_at timestamptz',
       'ALTER TABLE payments ADD COLUMN chain_checked_at timestamptz',
       'ALTER TABLE payments ADD COLUMN chain_state text',
@@ -165,7 +165,7 @@ export const MIGRATIONS: readonly Migration[] = [
       // One EIP-3009 authorization moves money once: one settled row per (network, payer, nonce).
       `CREATE UNIQUE INDEX payments_settled_once ON payments (network, payer, authorization_nonce)
        WHERE status = 'settled' AND payer IS NOT NULL AND authorization_nonce IS NOT NULL`,
-      // A retry of the same payment finds its row (src/access/x402/resume.ts).
+      // A retry of the same payment finds its row (src/payments/resume.ts).
       'CREATE INDEX payments_payload_hash_idx ON payments (payload_hash)',
       // Payment identifiers: the request an identifier was first used for (method, route, sorted query), the
       // lease of a claim in flight (renewed while its request runs, never past the authorization's validBefore),

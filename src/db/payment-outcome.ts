@@ -1,13 +1,13 @@
-// How a ledger row moves to its final status (SQL only; the ledger in payments.ts retries these writes).
+// How a payment's row moves to its final status (SQL only; PaymentRecords in payments.ts retries these writes).
 //
 // One EIP-3009 authorization moves money once, and the ledger counts it once: the database holds one
 // `settled` row per (network, payer, authorization nonce) (migration 7's unique index). A second row for the
 // same authorization (a crash between verify and settle, then the same authorization verified again under a
 // new row) that is about to be written `settled` becomes `cancelled` instead, its reason naming the row that
 // holds the settlement.
-import { escapeControl, escapeControlOrNull } from '../http/control-chars.ts';
+import { escapeControl, escapeControlOrNull } from '../lib/control-chars.ts';
 import type { Queryable } from './database.ts';
-import type { PaymentOutcome, PaymentStatus } from './payments.ts';
+import type { PaymentOutcome, PaymentStatus } from './payment-rows.ts';
 
 /** From which statuses each outcome may be written. */
 export const ALLOWED_FROM: Record<PaymentOutcome['status'], readonly PaymentStatus[]> = {

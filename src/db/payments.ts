@@ -1,5 +1,5 @@
-// The payments ledger: one row per x402 payment attempt that reached the facilitator, written by the
-// payment gate and updated as the attempt's status changes (not one row per event):
+// The payment records: one row of `payments` per x402 payment attempt that reached the facilitator, written by
+// the payments module and updated as the attempt's status changes (not one row per event):
 //
 //   verified ─┬─→ settled         the transfer is on chain (tx hash, settled amount)
 //             ├─→ settle_failed   the facilitator refused to settle, or the authorization expired unused (reason)
@@ -7,7 +7,7 @@
 //             │                   authorization is settled on another row (reason)
 //             └─→ unknown         neither the facilitator nor the chain could say whether the transfer landed
 //   verified | unknown ──→ settled | settle_failed | cancelled   (found out from the chain by
-//                          src/access/x402/reconciler.ts, or by hand: `npm run payments -- resolve`)
+//                          src/payments/reconciler.ts, or by hand: `npm run payments -- resolve`)
 //
 // One settled row per (network, payer, authorization nonce), enforced by the database (payment-outcome.ts).
 //
@@ -15,154 +15,57 @@
 // fast (DatabaseUnavailableError, 503, within DB_TIMEOUT_MS) when the row cannot be written, so the
 // gate refuses the call before settling anything. Once money has moved the other rule holds: a final
 // status that cannot be written never turns the payer's success into an error — `recordOutcome`
-// never throws; the write is retried in the background, logged loudly and counted.
+// never throws; the write is retried in the background (retry-queue.ts), logged loudly and counted. The
+// operator's reports are in payment-reports.ts; what finding out a payment's outcome reads, in payment-recovery.ts.
 import { randomUUID } from 'node:crypto';
-import { escapeControl, escapeControlOrNull } from '../http/control-chars.ts';
-import { claimAnswer, listPayments, noteChainState, summarizePayments, unansweredPayment, unfinishedPayments } from './payment-records.ts';
+import { escapeControl, escapeControlOrNull } from '../lib/control-chars.ts';
 import { writeOutcome } from './payment-outcome.ts';
+import { claimAnswer, noteChainState, unansweredPayment, unfinishedPayments } from './payment-recovery.ts';
+import { listPayments, summarizePayments } from './payment-reports.ts';
+import type { FinalWriteStats, PaymentFilter, PaymentOutcome, PaymentRecord, PaymentStatus, PaymentSummaryRow, VerifiedPayment } from './payment-rows.ts';
+import { MAX_PENDING, RetryQueue, type GiveUpReason } from './retry-queue.ts';
 import { DatabaseUnavailableError, type DatabaseService, type DbLog } from './service.ts';
 
-export { listPayments, resolvePayment, summarizePayments, type Resolution } from './payment-records.ts';
-
-export const PAYMENT_STATUSES = ['verified', 'settled', 'settle_failed', 'cancelled', 'unknown'] as const;
-export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
-
-/** What the gate knows once the facilitator has verified a payment, before the handler runs. */
-export interface VerifiedPayment {
-  /** The HTTP request's id (x-request-id). */
-  requestId: string;
-  /** The route as declared, e.g. `/v1/price`. */
-  route: string;
-  /** The x402 resource URL the payment was for. */
-  resourceUrl: string;
-  scheme: string;
-  /** CAIP-2, e.g. `eip155:8453`. */
-  network: string;
-  /** Token contract address. */
-  asset: string;
-  /** Amount required, in the token's atomic units (a decimal string: 1000 = $0.001 of USDC). */
-  amountRequired: string;
-  payTo: string;
-  /** The payer's address, as the facilitator's verification names it. */
-  payer: string | null;
-  /** SHA-256 (hex) of the payment payload as received. */
-  payloadHash: string;
-  /** The x402 payment-identifier extension's id, when the client sent one. */
-  paymentIdentifier?: string | null;
-  /** EIP-3009 authorization nonce and validBefore, for reconciling an `unknown` on chain. */
-  authorizationNonce?: string | null;
-  validBefore?: Date | null;
-  /** Which facilitator verified it (`coinbase-cdp` or its URL). */
-  facilitator: string;
-}
-
-/**
- * How an attempt ended. `chain`: what the chain said, when it was asked. `answered`: the paid answer went out
- * with this settlement. `strict`: a settlement the database refuses as a second one of its authorization is an
- * error (an operator's resolution), not a row marked duplicate.
- */
-export type PaymentOutcome =
-  | { status: 'settled'; txHash: string | null; settledAmount: string; payer?: string | null; answered?: boolean; chain?: string; strict?: boolean }
-  | { status: 'settle_failed'; errorReason: string; txHash?: string | null; chain?: string }
-  | { status: 'cancelled'; reason: string; chain?: string }
-  | { status: 'unknown'; errorReason: string; txHash?: string | null; chain?: string };
-
-/** A ledger row as the CLI and the admin channel show it (times as ISO-8601 strings). */
-export interface PaymentRecord {
-  id: string;
-  request_id: string;
-  route: string;
-  resource_url: string;
-  scheme: string;
-  network: string;
-  asset: string;
-  amount_required: string;
-  pay_to: string;
-  payer: string | null;
-  payload_hash: string;
-  payment_identifier: string | null;
-  authorization_nonce: string | null;
-  valid_before: string | null;
-  status: PaymentStatus;
-  tx_hash: string | null;
-  settled_amount: string | null;
-  facilitator: string;
-  error_reason: string | null;
-  verified_at: string;
-  updated_at: string;
-  finished_at: string | null;
-  /** When the paid answer went out (a retry of the same payment is then never answered again). */
-  answered_at: string | null;
-  /** When the chain was last asked about the authorization, and what it said. */
-  chain_checked_at: string | null;
-  chain_state: string | null;
-}
-
-/** One line of the summary: attempts and amounts per UTC day, route, status and asset. */
-export interface PaymentSummaryRow {
-  day: string;
-  route: string;
-  status: PaymentStatus;
-  asset: string;
-  count: number;
-  /** Sum of the amounts required, atomic units. */
-  amount_required: string;
-  /** Sum of the amounts settled, atomic units. */
-  amount_settled: string;
-}
-
-export interface PaymentFilter {
-  since?: Date;
-  until?: Date;
-  status?: PaymentStatus;
-  /** Newest first; default 100. */
-  limit?: number;
-}
-
-/** How the ledger's final-status writes are doing (the admin channel shows it). */
-export interface LedgerStats {
-  /** Final-status writes that failed (each failed attempt counts). */
-  final_write_failures: number;
-  /** Final statuses waiting for a retry right now. */
-  final_writes_pending: number;
-  /** Final statuses given up on (logged in full at error level, to be recorded by hand). */
-  final_writes_lost: number;
-}
-
-/** Waits between attempts of a final-status write; the last one repeats. */
-export const RETRY_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000, 60_000];
-/** Most final statuses held for retry; past it the oldest is given up (logged in full). */
-const MAX_PENDING = 10_000;
-
-interface PendingWrite {
+interface FinalWrite {
   id: string;
   outcome: PaymentOutcome;
-  attempts: number;
-  nextAt: number;
   /** A compensation for a verified row that may never have landed: a missing row means done, and it is not counted as lost. */
   compensation: boolean;
 }
 
-export interface PaymentLedgerOptions {
+export interface PaymentRecordsOptions {
   log: DbLog;
   clock?: () => number;
   retryDelaysMs?: readonly number[];
 }
 
-export class PaymentLedger {
-  private readonly pending = new Map<string, PendingWrite>();
-  private timer: NodeJS.Timeout | undefined;
-  private closed = false;
+const GIVEN_UP: Record<GiveUpReason, string> = {
+  full: `more than ${MAX_PENDING} writes pending`,
+  closed: 'the ledger is closed',
+  shutdown: 'the server is shutting down',
+};
+
+export class PaymentRecords {
   private readonly counts = { failures: 0, lost: 0 };
   private readonly clock: () => number;
-  private readonly delays: readonly number[];
+  private readonly retries: RetryQueue<FinalWrite>;
 
   constructor(
     private readonly db: DatabaseService,
-    private readonly options: PaymentLedgerOptions,
+    private readonly options: PaymentRecordsOptions,
   ) {
     this.clock = options.clock ?? Date.now;
-    this.delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
+    this.retries = new RetryQueue<FinalWrite>({
+      attempt: (write, attempt) => this.attempt(write, attempt),
+      giveUp: (write, reason, attempts) => this.giveUp(write, GIVEN_UP[reason], attempts),
+      landed: (write, attempts) => {
+        if (!write.compensation) this.options.log.info({ payment: write.id, status: write.outcome.status, attempts }, 'payment ledger: final status recorded after retrying');
+      },
+      // A compensation is given three tries: its row has most likely never landed.
+      attemptsAtMost: (write) => (write.compensation ? 3 : undefined),
+      delaysMs: options.retryDelaysMs,
+      clock: this.clock,
+    });
   }
 
   /**
@@ -203,7 +106,8 @@ export class PaymentLedger {
     } catch (err) {
       // The insert may still land after we gave up on it (a slow database): mark such a row as
       // never settled, so it does not stay `verified` forever.
-      this.enqueue({ id, outcome: { status: 'cancelled', reason: 'the ledger did not record the payment in time; refused before settlement' }, attempts: 0, nextAt: this.clock() + this.db.timeoutMs, compensation: true });
+      const compensation: FinalWrite = { id, outcome: { status: 'cancelled', reason: 'the ledger did not record the payment in time; refused before settlement' }, compensation: true };
+      this.retries.add(id, compensation, 0, this.clock() + this.db.timeoutMs);
       this.options.log.error({ payment: id, request_id: p.requestId, err: String((err as Error)?.message ?? err) }, 'payment ledger: could not record a verified payment; the call is refused before settlement');
       // Whatever the cause, the payment cannot be taken: always the same 503 for the gate.
       throw err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError(`payment ledger could not record the payment: ${(err as Error)?.message ?? err}`, { cause: err });
@@ -215,9 +119,9 @@ export class PaymentLedger {
    * write failed and will be retried (logged at error level and counted in `stats()`).
    */
   async recordOutcome(id: string, outcome: PaymentOutcome): Promise<'recorded' | 'queued'> {
-    const write: PendingWrite = { id, outcome, attempts: 0, nextAt: this.clock(), compensation: false };
-    if (await this.attempt(write)) return 'recorded';
-    this.enqueue(write);
+    const write: FinalWrite = { id, outcome, compensation: false };
+    if (await this.attempt(write, 1)) return 'recorded';
+    this.retries.add(id, write, 1);
     return 'queued';
   }
 
@@ -237,33 +141,21 @@ export class PaymentLedger {
     return this.recordOutcome(id, { status: 'unknown', ...u });
   }
 
-  stats(): LedgerStats {
-    return { final_write_failures: this.counts.failures, final_writes_pending: [...this.pending.values()].filter((w) => !w.compensation).length, final_writes_lost: this.counts.lost };
+  stats(): FinalWriteStats {
+    return { final_write_failures: this.counts.failures, final_writes_pending: this.retries.count((w) => !w.compensation), final_writes_lost: this.counts.lost };
   }
 
   /** Tries every pending write once now (oldest first), until `deadline` (epoch ms); returns how many are still pending. */
-  async retryNow(deadline = Infinity): Promise<number> {
-    for (const write of [...this.pending.values()]) {
-      if (Date.now() >= deadline) break;
-      if (await this.attempt(write)) this.pending.delete(write.id);
-      else this.reschedule(write);
-    }
-    this.schedule();
-    return this.pending.size;
+  retryNow(deadline = Infinity): Promise<number> {
+    return this.retries.retryNow(deadline);
   }
 
   /**
    * Last attempts for the pending writes, within `budgetMs` (the server's shutdown is itself bounded);
    * what is still pending is logged in full as lost.
    */
-  async close(budgetMs = 3000): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    clearTimeout(this.timer);
-    await this.retryNow(Date.now() + budgetMs);
-    clearTimeout(this.timer);
-    for (const write of this.pending.values()) this.giveUp(write, 'the server is shutting down');
-    this.pending.clear();
+  close(budgetMs = 3000): Promise<void> {
+    return this.retries.close(budgetMs);
   }
 
   /** Rows newest first. */
@@ -296,10 +188,9 @@ export class PaymentLedger {
     await this.db.use((db) => noteChainState(db, id, state, new Date(this.clock())));
   }
 
-  /** One write attempt; true when the row now carries the outcome (or needs nothing more). */
-  private async attempt(write: PendingWrite): Promise<boolean> {
+  /** One write attempt (its `attempt`-th); true when the row now carries the outcome (or needs nothing more). */
+  private async attempt(write: FinalWrite, attempt: number): Promise<boolean> {
     const { id, outcome } = write;
-    write.attempts++;
     try {
       const now = new Date(this.clock());
       const changed = await this.db.use((db) => writeOutcome(db, id, outcome, now));
@@ -315,60 +206,21 @@ export class PaymentLedger {
     } catch (err) {
       if (write.compensation) return false;
       this.counts.failures++;
-      const level = write.attempts === 1 ? 'error' : 'warn';
+      const level = attempt === 1 ? 'error' : 'warn';
       this.options.log[level](
-        { payment: id, outcome, attempt: write.attempts, err: String((err as Error)?.message ?? err), failures_total: this.counts.failures },
+        { payment: id, outcome, attempt, err: String((err as Error)?.message ?? err), failures_total: this.counts.failures },
         `payment ledger: could not record the ${outcome.status} status of payment ${id}; retrying (the payer's answer is unaffected)`,
       );
       return false;
     }
   }
 
-  private enqueue(write: PendingWrite): void {
-    if (this.closed) return this.giveUp(write, 'the ledger is closed');
-    if (this.pending.size >= MAX_PENDING) {
-      const oldest = this.pending.values().next().value!;
-      this.pending.delete(oldest.id);
-      this.giveUp(oldest, `more than ${MAX_PENDING} writes pending`);
-    }
-    if (write.attempts > 0) this.reschedule(write);
-    this.pending.set(write.id, write);
-    this.schedule();
-  }
-
-  private reschedule(write: PendingWrite): void {
-    write.nextAt = this.clock() + this.delays[Math.min(write.attempts - 1, this.delays.length - 1)]!;
-    if (write.compensation && write.attempts >= 3) this.pending.delete(write.id);
-  }
-
-  /** One timer, for the earliest pending write. */
-  private schedule(): void {
-    clearTimeout(this.timer);
-    if (this.closed || this.pending.size === 0) return;
-    const next = Math.min(...[...this.pending.values()].map((w) => w.nextAt));
-    this.timer = setTimeout(() => void this.retryDue(), Math.max(0, next - this.clock()));
-    this.timer.unref();
-  }
-
-  private async retryDue(): Promise<void> {
-    const now = this.clock();
-    for (const write of [...this.pending.values()]) {
-      if (write.nextAt > now) continue;
-      if (await this.attempt(write)) {
-        this.pending.delete(write.id);
-        if (write.attempts > 1 && !write.compensation) this.options.log.info({ payment: write.id, status: write.outcome.status, attempts: write.attempts }, 'payment ledger: final status recorded after retrying');
-      } else this.reschedule(write);
-    }
-    this.schedule();
-  }
-
-  private giveUp(write: PendingWrite, why: string): void {
+  private giveUp(write: FinalWrite, why: string, attempts: number): void {
     if (write.compensation) return;
     this.counts.lost++;
     this.options.log.error(
-      { payment: write.id, outcome: write.outcome, attempts: write.attempts, lost_total: this.counts.lost },
+      { payment: write.id, outcome: write.outcome, attempts, lost_total: this.counts.lost },
       `payment ledger: LOST the ${write.outcome.status} status of payment ${write.id} (${why}); record it by hand with npm run payments -- resolve`,
     );
   }
 }
-

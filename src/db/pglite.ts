@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
-import { startWorker, workerModule } from '../sources/off-thread.ts';
+import { startWorker, workerModule } from '../lib/off-thread.ts';
 import { DATABASE_GONE, type Database, type Queryable } from './database.ts';
 import { keepFilesOwnerOnly, prepareDataDir } from './data-dir.ts';
 import { acquireLock } from './dir-lock.ts';

@@ -5,7 +5,7 @@
 //
 // A failed opening (a server that is down, a directory another process owns) is retried on a later
 // use, at most every `retryOpenMs`; in between, uses fail at once rather than wait.
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { DATABASE_GONE, type Database } from './database.ts';
 
 /** 503 `{ error, source: "database" }`: the database could not be reached in time. */
@@ -45,6 +45,7 @@ export class DatabaseService {
   private failure: { err: unknown; at: number } | undefined;
   private closed = false;
   private readonly abort = new AbortController();
+  private probe: NodeJS.Timeout | undefined;
   /** Milliseconds the last successful opening took (logged as open_ms). */
   openMs: number | undefined;
   /** When the database last answered a statement (epoch ms; 0: never). */
@@ -133,6 +134,20 @@ export class DatabaseService {
     return this.opening!;
   }
 
+  /**
+   * Keeps the database's health current between requests (/v1/status shows it; a paid call checks it before
+   * anything is verified): every `everyMs`, one `SELECT 1` when no statement was answered meanwhile (the API keys'
+   * change check usually has been: each statement costs the embedded database's worker CPU). Until close().
+   */
+  keepHealthCurrent(everyMs: number): void {
+    clearInterval(this.probe);
+    this.probe = setInterval(() => {
+      if (Date.now() - this.answeredAt < everyMs) return;
+      if (this.state === 'open' || this.state === 'failed') this.use((db) => db.query('SELECT 1')).catch(() => {});
+    }, everyMs);
+    this.probe.unref();
+  }
+
   /** A database that is gone for good (its PGlite worker died) is dropped: the next use opens it again. */
   private forgetIfGone(err: unknown): unknown {
     if ((err as { code?: string } | null)?.code === DATABASE_GONE && this.db) {
@@ -147,6 +162,7 @@ export class DatabaseService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.probe);
     this.abort.abort();
     await this.opening?.catch(() => {});
     const db = this.db;

@@ -7,7 +7,7 @@
 // server's shutdown flushes what is left.
 import type { Queryable } from './database.ts';
 import type { DatabaseService, DbLog } from './service.ts';
-import { waitAtMost } from '../http/wait-at-most.ts';
+import { waitAtMost } from '../lib/wait-at-most.ts';
 
 /** A key's calls today and this month (UTC), what is stored plus what this process has not flushed yet. */
 export interface KeyUsage {

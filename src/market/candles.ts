@@ -3,10 +3,10 @@
 // ETFs from Yahoo Finance chart bars. One shape out, oldest first; the newest candle may still be
 // open (the analytics endpoints drop it).
 import { aggregateCandles, bucketStart, type Candle } from '../analytics/candles.ts';
-import type { RouteContext } from '../catalog/context.ts';
-import { BadRequestError } from '../http/errors.ts';
-import type { SourceMeta } from '../http/envelope.ts';
-import { hedge } from '../http/hedge.ts';
+import type { RouteContext } from '../catalog/route.ts';
+import { BadRequestError } from '../lib/errors.ts';
+import type { SourceMeta } from '../upstream/envelope.ts';
+import { hedge } from '../upstream/hedge.ts';
 import { BINANCE, type BinanceInterval } from '../sources/binance-spot.ts';
 import { COINBASE, type CoinbaseCandle, type CoinbaseGranularity } from '../sources/coinbase.ts';
 import type { YahooInterval } from '../sources/yahoo.ts';

@@ -5,10 +5,21 @@
 // its answer at some moment after the request was sent, so only a candle that had ended by then is
 // final in it; a cached answer keeps that time, so a candle forming then stays out even after its
 // period has ended.
+import { z } from 'zod';
 import { closedCandles, closeTime } from '../analytics/candles.ts';
-import { BadRequestError } from '../http/errors.ts';
+import { BadRequestError } from '../lib/errors.ts';
 import { loadCandles, TIMEFRAME_MS, type Candle, type CandleContext, type CandleSeries, type Timeframe } from './candles.ts';
 import type { MarketSymbol } from '../params/symbols.ts';
+
+/** When a candle counts as closed, as every candle analytics endpoint says it. */
+export const CLOSED_CANDLE_RULE = 'a candle is closed when its open time + timeframe ≤ the time the request to the source was sent; the forming one is dropped';
+
+/** The first words of a candle analytics endpoint over /v1/ohlcv's candles: which candles, from where. */
+export const CLOSED_CANDLES_TEXT =
+  `Closed candles only (${CLOSED_CANDLE_RULE}), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). `;
+
+/** The `as_of` of every candle analytics answer. */
+export const asOfField = () => z.string().describe("End of the last closed candle's period (open time + timeframe), ISO-8601 UTC");
 
 /** The most candles one load asks for: Binance klines serve at most 1000 per call (as /v1/ohlcv's limit). */
 export const MAX_LOAD = 1000;

@@ -1,8 +1,8 @@
 // Interface B's routes, one file each. Adding an endpoint is one file and one line here.
 import { keyUsage } from '../access/usage-route.ts';
 import type { RouteDef } from '../catalog/route.ts';
-import { healthRoute, marketStatus } from '../catalog/status.ts';
-import { INTERFACE_VERSION } from '../version.ts';
+import { healthRoute } from '../catalog/health.ts';
+import { INTERFACE_VERSION } from '../lib/version.ts';
 import { atr } from './analytics/atr.ts';
 import { basis } from './derivatives/basis.ts';
 import { chainBalance } from './onchain/chain-balance.ts';
@@ -29,6 +29,7 @@ import { rates } from './macro/rates.ts';
 import { volatility } from './market-context/volatility.ts';
 import { defiTvl } from './market-context/defi-tvl.ts';
 import { sentiment } from './market-context/sentiment.ts';
+import { marketStatus } from './status.ts';
 import { marketOverview } from './market-context/market-overview.ts';
 import { gas } from './market-context/gas.ts';
 

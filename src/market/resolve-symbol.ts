@@ -3,7 +3,7 @@
 // it, with no asset_class; or XYZUSD with XYZ not on it) are the listings consulted (see
 // crypto-listings.ts for how long that may wait: at most once, briefly, after start-up).
 import { isShippedCrypto, parseCryptoSymbol, parseSymbol, type AssetClass, type CryptoSymbol, type IsCryptoAsset, type MarketSymbol } from '../params/symbols.ts';
-import type { CryptoListings } from './crypto-listings.ts';
+import type { CryptoListings } from '../sources/crypto-listings.ts';
 
 /** A symbol of either class (price, candles and the analytics over them). */
 export function resolveSymbol(listings: CryptoListings, input: string, assetClass?: AssetClass): Promise<MarketSymbol> {

@@ -1,8 +1,8 @@
 // What the in-process caches hold, read when /metrics is scraped: bytes and entries of the upstream answers
-// (src/http/cache.ts) and of the answers served again from them (src/http/answer-memo.ts), and what each let go.
+// (src/upstream/cache.ts) and of the answers served again from them (src/edge/answer-memo.ts), and what each let go.
 import type { Registry } from 'prom-client';
-import type { AnswerMemoStats } from '../http/answer-memo.ts';
-import type { CacheStats } from '../http/cache.ts';
+import type { AnswerMemoStats } from '../edge/answer-memo.ts';
+import type { CacheStats } from '../upstream/cache.ts';
 
 /** What the in-process caches hold: the upstream answers, and the answers served again from them. */
 export interface CacheHoldings {

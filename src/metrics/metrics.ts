@@ -11,12 +11,12 @@
 // Label values are bounded and come from the code, never from a request: route templates, HTTP
 // methods, provider names of the source list, fixed outcome names. No API key or key id, payer
 // address, symbol or other input is ever a label.
-import type { ConnectionClosedReason } from '../http/connection-admission.ts';
+import type { ConnectionClosedReason } from '../edge/connection-admission.ts';
 import { createRequire } from 'node:module';
 import type { Counter, Gauge, Histogram } from 'prom-client';
-import type { CacheLayer, CacheRecorder } from '../http/cache.ts';
-import type { BreakerState, UpstreamOutcome, UpstreamRecorder } from '../http/guard.ts';
-import type { HedgeOutcome, HedgeRecorder } from '../http/hedge.ts';
+import type { CacheLayer, CacheRecorder } from '../upstream/cache.ts';
+import type { BreakerState, UpstreamOutcome, UpstreamRecorder } from '../upstream/guard.ts';
+import type { HedgeOutcome, HedgeRecorder } from '../upstream/hedge.ts';
 import { cacheHoldingMetrics, type CacheHoldings } from './cache-holdings.ts';
 
 /**
@@ -40,8 +40,8 @@ export type Backend = 'redis' | 'database';
 const BREAKER_STATES: readonly BreakerState[] = ['closed', 'open', 'half_open'];
 const CACHE_LAYERS: readonly CacheLayer[] = ['l1', 'l2', 'coalesced'];
 
-/** How the payments ledger's final-status writes are doing (PaymentLedger.stats()). */
-export interface LedgerWriteStats {
+/** How the payments ledger's final-status writes are doing (PaymentRecords.stats()). */
+export interface FinalWriteStats {
   final_write_failures: number;
   final_writes_pending: number;
   final_writes_lost: number;
@@ -72,7 +72,7 @@ export interface Metrics extends PaymentMetrics {
   /** `name` answered (`up`) or failed (down) when last used or checked. */
   backend(name: Backend, up: boolean): void;
   /** Where the payments ledger's write health is read when /metrics is scraped (its counts are the ledger's own). */
-  paymentLedger(stats: () => LedgerWriteStats): void;
+  paymentRecordWrites(stats: () => FinalWriteStats): void;
   /** Where what the caches hold is read when /metrics is scraped. */
   cacheHoldings(stats: () => CacheHoldings): void;
   /** A connection was closed by the server's own bounds (connection-admission.ts, pipelining.ts). */
@@ -168,7 +168,7 @@ class PrometheusMetrics implements Metrics {
   private readonly payments: Counter<'outcome'>;
   private readonly settle: Histogram;
   private readonly backends: Gauge<'backend'>;
-  private ledgerStats: () => LedgerWriteStats = () => ({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
+  private ledgerStats: () => FinalWriteStats = () => ({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
   private holdings: (() => CacheHoldings) | undefined;
   private readonly connectionsClosed: Counter;
 
@@ -262,7 +262,7 @@ class PrometheusMetrics implements Metrics {
     // A payment's final status (settled, cancelled, …) that the ledger could not write is retried in the
     // background and never fails the payer's answer: these say so where an alert can see it.
     const ledger = () => this.ledgerStats();
-    const ledgerCounter = (name: string, help: string, stat: keyof LedgerWriteStats) =>
+    const ledgerCounter = (name: string, help: string, stat: keyof FinalWriteStats) =>
       new Counter({
         name: `${METRIC_PREFIX}${name}`,
         help,
@@ -292,7 +292,7 @@ class PrometheusMetrics implements Metrics {
     );
   }
 
-  paymentLedger(stats: () => LedgerWriteStats): void {
+  paymentRecordWrites(stats: () => FinalWriteStats): void {
     this.ledgerStats = stats;
   }
 
@@ -379,7 +379,7 @@ export const NO_METRICS: Metrics = {
   payment() {},
   settleLatency() {},
   backend() {},
-  paymentLedger() {},
+  paymentRecordWrites() {},
   cacheHoldings() {},
   connectionClosed() {},
   route: () => NOTHING,

@@ -10,7 +10,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
-import { withHook } from '../http/route-hooks.ts';
+import { withHook } from '../edge/route-hooks.ts';
 import type { Metrics, ResponseRecorder } from './metrics.ts';
 
 export interface MetricsServing {

@@ -1,7 +1,7 @@
 // Query-parameter rules shared by every route: zod pieces whose messages name what is accepted.
 // Pure and below every layer (sources, catalog, routes), so any of them may use the rules.
 import { z } from 'zod';
-import { BadRequestError } from '../http/errors.ts';
+import { BadRequestError } from '../lib/errors.ts';
 
 /**
  * A required string parameter whose error says what it accepts. The error handler prefixes

@@ -3,10 +3,10 @@
 // Equities/ETFs: a ticker (`AAPL`, `SPY`, `BRK.B`).
 // Default rule (no asset_class): a pair, or a base asset that counts as crypto, is crypto; anything else
 // is an equity ticker. What counts as crypto is a predicate the caller passes: in the routes, the venues'
-// own listings (src/market/crypto-listings.ts) on top of the shipped list below, which alone decides
+// own listings (src/sources/crypto-listings.ts) on top of the shipped list below, which alone decides
 // while the listings are not loaded. `asset_class` overrides the rule. Pure: no I/O here.
 import { z } from 'zod';
-import { BadRequestError } from '../http/errors.ts';
+import { BadRequestError } from '../lib/errors.ts';
 import { enumParam } from './query.ts';
 
 export type AssetClass = 'crypto' | 'equity';

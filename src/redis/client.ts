@@ -6,7 +6,7 @@
 // fails, and the BackendHealth says when Redis is degraded.
 import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
-import type { BackendHealth } from '../http/backend-health.ts';
+import type { BackendHealth } from '../lib/backend-health.ts';
 
 export interface RedisConnections {
   /** Commands (GET, SET, EVAL, PUBLISH, …). */

@@ -1,15 +1,8 @@
 // Redis's variables (several instances acting as one service), declared as data like the others and listed
 // by config.ts; kept apart so the operator CLIs can read exactly these.
-import { z } from 'zod';
-import { env } from '../env.ts';
+import { env, urlWithScheme } from '../lib/env.ts';
 
-const redisUrl = z.string().refine((v) => {
-  try {
-    return ['redis:', 'rediss:'].includes(new URL(v).protocol);
-  } catch {
-    return false;
-  }
-}, 'a redis:// or rediss:// URL');
+const redisUrl = urlWithScheme(['redis:', 'rediss:'], 'a redis:// or rediss:// URL');
 
 export const REDIS_ENV = {
   REDIS_URL: env.custom(

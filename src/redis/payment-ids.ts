@@ -9,7 +9,7 @@
 // there again the first time the database answers a retry with it.
 import type { Redis } from 'ioredis';
 import { PAYMENT_ID_TTL_MS, type ClaimRequest, type PaymentIdClaim, type PaymentIdStore, type StoredResponse } from '../db/payment-ids.ts';
-import type { BackendHealth } from '../http/backend-health.ts';
+import type { BackendHealth } from '../lib/backend-health.ts';
 import { KEY_PREFIX } from './client.ts';
 
 /** A stored answer as Redis keeps it: the payload hash and request it belongs to, and the answer. */

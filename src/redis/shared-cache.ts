@@ -16,8 +16,8 @@
 // What is not put in Redis: the cache key in clear (it holds the URL, which may carry a provider's key:
 // only its SHA-256 is used), values over the size cap, values that would not read back the same (see
 // cache-codec.ts), failures, and anything cached for 0 s (the L1 caller never asks then).
-import type { BackendHealth } from '../http/backend-health.ts';
-import type { Loaded, SharedAnswer, SharedCache } from '../http/cache.ts';
+import type { BackendHealth } from '../lib/backend-health.ts';
+import type { Loaded, SharedAnswer, SharedCache } from '../upstream/cache.ts';
 import { cacheKeyId, decodeValue, encodeEntry, entryStamps, L2_KEY_PREFIX, type L2Entry } from './cache-codec.ts';
 import { KEY_PREFIX, type RedisConnections } from './client.ts';
 import { RedisLock } from './lock.ts';

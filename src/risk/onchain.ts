@@ -2,10 +2,10 @@
 // EVM chain's `rpc:<chain>`, or `rpc:solana`) within the deadline the provider's call has. A chain that
 // cannot be read is not an error of the check: its section is null with the failure named, and its
 // `meta.sources` entry says so (`error`).
-import { derived, sourceMeta, type SourceMeta } from '../http/envelope.ts';
-import { stampNow } from '../http/cache.ts';
-import { UpstreamError } from '../http/errors.ts';
-import { withDeadline } from '../http/guard.ts';
+import { derived, sourceMeta, type SourceMeta } from '../upstream/envelope.ts';
+import { stampNow } from '../upstream/cache.ts';
+import { UpstreamError } from '../lib/errors.ts';
+import { withDeadline } from '../upstream/guard.ts';
 import type { EvmTokenEvidence } from '../sources/evm-token-evidence.ts';
 import { EVM_RPC_SOURCE_KEYS } from '../sources/evm-rpc.ts';
 import type { EvmNetworkName } from '../sources/evm-networks.ts';

@@ -5,8 +5,8 @@
 // `time_until_update` (seconds) is on the newest reading only; limit=0
 // means the whole history since 2018-02-01, so it is never sent. Errors are reported in metadata.error.
 import { z } from 'zod';
-import { env } from '../env.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { env } from '../lib/env.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { optionalDecimal } from './wire.ts';
 

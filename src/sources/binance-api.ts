@@ -2,7 +2,7 @@
 // negative). -1121 "Invalid symbol" is an answer (our 404); -1003 (too many requests) and -1015 (too
 // many orders) are rate limits; any other code is a provider failure. The 451 geo-block body carries
 // code 0, so it is left to its HTTP status.
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 
 const INVALID_SYMBOL = -1121;
 const RATE_LIMIT_CODES = new Set([-1003, -1015]);

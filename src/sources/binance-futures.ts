@@ -10,7 +10,7 @@
 // openInterestHist.timestamp is a number live and a string in the docs; takerlongshortRatio rows
 // have no symbol; topLongShortPositionRatio also names its fields longAccount/shortAccount.
 import { z } from 'zod';
-import { env } from '../env.ts';
+import { env } from '../lib/env.ts';
 import { BINANCE_PROTOCOL, query } from './binance-api.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { slowTtl, TTL_ENV } from './ttls.ts';

@@ -12,7 +12,7 @@
 // HTTP 451 on every endpoint; the WAF answers 403; both are 502s here (price falls back on them).
 import { z } from 'zod';
 import type { Candle } from '../analytics/candles.ts';
-import { env } from '../env.ts';
+import { env } from '../lib/env.ts';
 import { BINANCE_PROTOCOL, query } from './binance-api.ts';
 import { defineSource, type Fetched, type SourceContext, type Sourced } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';

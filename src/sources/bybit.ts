@@ -11,9 +11,9 @@
 // side (what Binance's openInterest counts). Older answers have no single* fields, and the API then
 // documented openInterest as one side: it is read that way only when single* is absent.
 import { z } from 'zod';
-import { NotFoundError } from '../http/errors.ts';
-import { env } from '../env.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { NotFoundError } from '../lib/errors.ts';
+import { env } from '../lib/env.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { slowTtl, TTL_ENV } from './ttls.ts';
 import { decimal, epochMs, optionalDecimal } from './wire.ts';

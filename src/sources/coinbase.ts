@@ -12,9 +12,9 @@
 // Quirks: numbers are decimal strings (candles: JSON numbers); `time` is an ISO string with microseconds
 // (the book has it only in newer responses). An unknown product is HTTP 404 {"message":"NotFound"} (our 404).
 import { z } from 'zod';
-import { env } from '../env.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
-import { mergeSourceMetas } from '../http/envelope.ts';
+import { env } from '../lib/env.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
+import { mergeSourceMetas } from '../upstream/envelope.ts';
 import { defineSource, type Fetched, type SourceContext, type Sourced } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';
 import { decimal } from './wire.ts';

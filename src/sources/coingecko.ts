@@ -9,8 +9,8 @@
 // works on pro-api.coingecko.com, as `x-cg-pro-api-key` — so the header follows COINGECKO_BASE_URL.
 // Errors: HTTP 4xx/429 with {status: {error_code, error_message}} (10010/10011: key and host do not match).
 import { z } from 'zod';
-import { env } from '../env.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { env } from '../lib/env.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { secondsTime } from './wire.ts';
 

@@ -8,11 +8,11 @@
 // USD-pegged assets, `peggedEUR` for euro ones, in units of that currency). The pools document is large:
 // it has its own deadline and body bound, is parsed on a worker thread, and is cached as compact rows.
 import { z } from 'zod';
-import { env } from '../env.ts';
-import { UpstreamError } from '../http/errors.ts';
+import { env } from '../lib/env.ts';
+import { UpstreamError } from '../lib/errors.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { parsePoolsText, type PoolsOutcome, type PoolTable } from './defillama-pools.ts';
-import { runOffThread, workerModule } from './off-thread.ts';
+import { runOffThread, workerModule } from '../lib/off-thread.ts';
 import { optionalDecimal } from './wire.ts';
 
 export const DEFILLAMA = 'defillama';

@@ -4,13 +4,13 @@
 // `.env.example` and the providers table (docs/using/providers.md) are all derived from the list in index.ts.
 // (viem's `defineChain` files are the model: one file owns one chain's settings.)
 import { z } from 'zod';
-import type { EnvSpec, EnvValues } from '../env.ts';
-import type { ResponseCache } from '../http/cache.ts';
-import { sourceMeta, type SourceMeta } from '../http/envelope.ts';
-import { NotFoundError, UpstreamError } from '../http/errors.ts';
-import type { RunOptions, UpstreamGuard } from '../http/guard.ts';
-import type { HttpClient, HttpOutcome, HttpRequest } from '../http/http-client.ts';
-import { HTTP_STATUS_ONLY, type Protocol } from '../http/protocol.ts';
+import type { EnvSpec, EnvValues } from '../lib/env.ts';
+import type { ResponseCache } from '../upstream/cache.ts';
+import { sourceMeta, type SourceMeta } from '../upstream/envelope.ts';
+import { NotFoundError, UpstreamError } from '../lib/errors.ts';
+import type { RunOptions, UpstreamGuard } from '../upstream/guard.ts';
+import type { HttpClient, HttpOutcome, HttpRequest } from '../upstream/http-client.ts';
+import { HTTP_STATUS_ONLY, type Protocol } from '../upstream/protocol.ts';
 
 /** A value and where it came from. */
 export interface Sourced<T> {

@@ -7,8 +7,8 @@
 // carry `error: {code, message}` (HTTP 400 for bad parameters); 10028 "too_many_requests" is its rate limit.
 // Both series are annualized volatility in percent (DVOL 47.5 = 47.5 %).
 import { z } from 'zod';
-import { env } from '../env.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { env } from '../lib/env.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 
 export const DERIBIT = 'deribit';

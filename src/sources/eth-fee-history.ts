@@ -4,8 +4,8 @@
 // Quantities are hex wei; ratios JSON numbers; a node may return fewer blocks than asked (n ≤ blockCount).
 import { z } from 'zod';
 import type { FeeHistoryWindow } from '../analytics/gas.ts';
-import { derived } from '../http/envelope.ts';
-import { UpstreamError } from '../http/errors.ts';
+import { derived } from '../upstream/envelope.ts';
+import { UpstreamError } from '../lib/errors.ts';
 import type { Sourced } from './define-source.ts';
 import type { EvmRpc } from './evm-rpc.ts';
 

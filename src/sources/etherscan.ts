@@ -5,8 +5,8 @@
 // one comma-joined string. Errors arrive as HTTP 200 with status "0", message "NOTOK" and the reason in
 // `result` (a string then): "Max rate limit reached, ..." is its rate limit, anything else an error.
 import { z } from 'zod';
-import { env } from '../env.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { env } from '../lib/env.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { decimal, optionalDecimal } from './wire.ts';
 

@@ -4,7 +4,7 @@
 // Resolver on Ethereum). Importing them from `viem/chains` would load the definitions of
 // every chain viem knows (hundreds of modules), and even viem's `defineChain` would load viem itself at
 // start-up (~360 modules): plain objects of its type, which is all `defineChain` makes of them (plus
-// an `extend` no client uses). The values are viem's own (test/evm-chains.test.ts compares them). The
+// an `extend` no client uses). The values are viem's own (test/sources/evm-chains.test.ts compares them). The
 // OP-stack formatters of Base and OP Mainnet are not needed: the clients make contract reads, balance,
 // nonce and ENS calls only, and blocks and transactions are read over plain JSON-RPC by our own parsers
 // (evm-wire.ts).

@@ -6,7 +6,7 @@
 // answer) is a safe bound: data at or below it can no longer change. It is refreshed alongside any
 // lookup that might be newer, through the same brief cache.
 import type { z } from 'zod';
-import type { SourceMeta } from '../http/envelope.ts';
+import type { SourceMeta } from '../upstream/envelope.ts';
 import type { Sourced } from './define-source.ts';
 import { rpcAnswer, wireBlock, wireReceipt, wireTransaction, type WireBlock, type WireReceipt, type WireTransaction } from './evm-wire.ts';
 

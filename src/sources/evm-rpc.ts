@@ -9,14 +9,14 @@
 //   - `block(ref)` / `transaction(hash)`: lookups cached by finality (evm-lookups.ts);
 //   - `tokenEvidence(token, deadlineAt)`: what a token's contract says about itself, for the token risk
 //     check (evm-token-evidence.ts), cached as one answer per token.
-// Errors arrive as HTTP 200 with `error: {code, message}` (src/http/json-rpc.ts classifies them).
+// Errors arrive as HTTP 200 with `error: {code, message}` (src/upstream/json-rpc.ts classifies them).
 import type { Address, Chain, PublicClient } from 'viem';
 import { z } from 'zod';
-import { env, type EnvVar } from '../env.ts';
-import { sourceMeta } from '../http/envelope.ts';
-import { stampNow } from '../http/cache.ts';
-import { UpstreamError } from '../http/errors.ts';
-import { JSON_RPC } from '../http/json-rpc.ts';
+import { env, type EnvVar } from '../lib/env.ts';
+import { sourceMeta } from '../upstream/envelope.ts';
+import { stampNow } from '../upstream/cache.ts';
+import { UpstreamError } from '../lib/errors.ts';
+import { JSON_RPC } from '../upstream/json-rpc.ts';
 import { checkEvmAddress } from '../params/evm-address.ts';
 import { defineSource, upstreamCause, type SourceContext, type Sourced } from './define-source.ts';
 import { ALL_EVM_CHAINS, evmNetwork, type EvmChain, type EvmChainName, type EvmDex, type EvmNetworkName } from './evm-networks.ts';

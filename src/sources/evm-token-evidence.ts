@@ -4,7 +4,7 @@
 // renounced; and a buy-transfer-sell simulation through the chain's V2-style router (token-simulator.ts).
 // The first round of reads runs in parallel; a beacon's implementation and owner are a second round.
 // A value the chain did not give is null beside its reason.
-import { UpstreamError } from '../http/errors.ts';
+import { UpstreamError } from '../lib/errors.ts';
 import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep } from './token-simulator.ts';
 
 /** A JSON-RPC answer: a result, or an error the node answered with (a revert is such an answer). */

@@ -4,9 +4,9 @@
 // Quirks: errors come as HTTP 200 with `code` != 1 (4029 = rate limited, 2 = data pending);
 // an unknown token is `result: {}`; the result is keyed by the lower-cased EVM address.
 import { z } from 'zod';
-import { env } from '../env.ts';
-import { UpstreamError } from '../http/errors.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { env } from '../lib/env.ts';
+import { UpstreamError } from '../lib/errors.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 
 export const GOPLUS = 'goplus';

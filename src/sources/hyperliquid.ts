@@ -7,7 +7,7 @@
 // null when the book is empty; coin names are case-sensitive (BTC, kPEPE). The call is a read, so
 // it is safe to retry although it is a POST. One answer covers every coin, so it is cached once.
 import { z } from 'zod';
-import { env } from '../env.ts';
+import { env } from '../lib/env.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';
 import { optionalDecimal } from './wire.ts';

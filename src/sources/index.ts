@@ -1,7 +1,7 @@
 // The source list: every upstream provider, one descriptor each. Adding a provider is one source
 // file and one line here; config, the registry below, /v1/status, `.env.example`, the
 // providers table (docs/using/providers.md) and the fault-sweep test all enumerate this list.
-import { urlOrigin } from '../http/redact-url.ts';
+import { urlOrigin } from '../upstream/redact-url.ts';
 import { sourceContext, type SourcePlumbing } from './define-source.ts';
 import { binanceFuturesSource } from './binance-futures.ts';
 import { binanceSpotSource } from './binance-spot.ts';

@@ -14,10 +14,10 @@
 // and only then: a page shorter than the limit is not a sign of the last one.
 // /events has no category filter: a category is found by walking the open events.
 import { z } from 'zod';
-import { env } from '../env.ts';
-import type { SourceMeta } from '../http/envelope.ts';
-import { NotFoundError } from '../http/errors.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { env } from '../lib/env.ts';
+import type { SourceMeta } from '../upstream/envelope.ts';
+import { NotFoundError } from '../lib/errors.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { decimal, optionalDecimal } from './wire.ts';
 

@@ -5,9 +5,9 @@
 // [price(str), volume(str), timestamp(int, unix s)]. Errors arrive in `error[]`, usually with HTTP 200:
 // "EQuery:Unknown asset pair" is our 404, anything else (e.g. "EGeneral:Too many requests") a 502.
 import { z } from 'zod';
-import { env } from '../env.ts';
-import { UpstreamError } from '../http/errors.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { env } from '../lib/env.ts';
+import { UpstreamError } from '../lib/errors.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import type { CryptoSymbol } from '../params/symbols.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';

@@ -8,10 +8,10 @@
 // A day without reports (a weekend, a holiday) has rows null or []. Errors: data null with the text in
 // status.bCodeMessage[].errorMessage. Akamai-fronted: needs browser-like headers, else it hangs or blocks.
 import { z } from 'zod';
-import { isCalendarDate } from '../analytics/new-york-time.ts';
-import { env } from '../env.ts';
-import { UpstreamError } from '../http/errors.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { isCalendarDate } from '../lib/new-york-time.ts';
+import { env } from '../lib/env.ts';
+import { UpstreamError } from '../lib/errors.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { BROWSER_USER_AGENT } from './yahoo.ts';
 

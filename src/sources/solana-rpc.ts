@@ -7,9 +7,9 @@
 // Quirk: u64 fields (maximumFee, withheldAmount, rentEpoch) arrive as JSON numbers, which JSON.parse would
 // round above 2^53; the body is read as text and such integers are kept as digits.
 import { z } from 'zod';
-import { env } from '../env.ts';
-import { JSON_RPC } from '../http/json-rpc.ts';
-import type { Protocol } from '../http/protocol.ts';
+import { env } from '../lib/env.ts';
+import { JSON_RPC } from '../upstream/json-rpc.ts';
+import type { Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { TOKEN_EVIDENCE_ENV, untilDeadline } from './token-evidence-env.ts';
 

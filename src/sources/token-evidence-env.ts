@@ -1,7 +1,7 @@
 // What the chain sources reading a token's evidence for the risk check share: how long a token's evidence is
 // reused, and the deadline their reads share with the provider's call (the risk route starts both at once).
-import { env } from '../env.ts';
-import { UpstreamError } from '../http/errors.ts';
+import { env } from '../lib/env.ts';
+import { UpstreamError } from '../lib/errors.ts';
 
 export const TOKEN_EVIDENCE_ENV = {
   CACHE_TTL_TOKEN_ONCHAIN_S: env.ttl(60, "a token's evidence read from its chain (code, proxy, owner, simulated trade; a Solana mint's account)"),

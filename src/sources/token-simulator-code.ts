@@ -1,6 +1,6 @@
 // The runtime code of src/sources/token-simulator.sol, compiled by scripts/compile-token-simulator.ts
 // (solc 0.8.37+commit.f401782d.Emscripten.clang; optimizer 200 runs, EVM london, no metadata hash). Generated: do not edit;
-// test/token-simulator.test.ts recompiles the source and fails when this is not its code.
+// test/sources/token-simulator.test.ts recompiles the source and fails when this is not its code.
 export const TOKEN_SIMULATOR_RUNTIME = (
   '0x60806040526004361061002d5760003560e01c806382f1023d146100395780638411530b1461007357600080fd5b3661003457005b600080fd5b34' +
   '801561004557600080fd5b50610059610054366004610c6e565b6100a0565b604080519283526020830191909152015b60405180910390f35b348015' +

@@ -1,6 +1,6 @@
 // The buy-and-sell simulation as one eth_call (token-simulator.sol): the request, and the reading of its
 // answer into taxes. The ABI is encoded and decoded by hand (one function, fixed types) so that reading a
-// token does not load viem; test/token-simulator.test.ts checks both directions against viem.
+// token does not load viem; test/sources/token-simulator.test.ts checks both directions against viem.
 import { TOKEN_SIMULATOR_RUNTIME } from './token-simulator-code.ts';
 
 /** Where the simulator is placed (state override): addresses derived from fixed labels, keccak256(label)[12:]. */

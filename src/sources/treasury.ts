@@ -7,10 +7,10 @@
 // historic "N/A") means no value; early in January the current year's file can hold no rows yet.
 // The site is slow (about 20 s has been reported), hence its own deadline, TREASURY_DEADLINE_MS.
 import { z } from 'zod';
-import { isCalendarDate } from '../analytics/new-york-time.ts';
+import { isCalendarDate } from '../lib/new-york-time.ts';
 import { TENORS, type Curve, type CurveDay, type Tenor } from '../analytics/yield-curve.ts';
-import { env } from '../env.ts';
-import type { Protocol } from '../http/protocol.ts';
+import { env } from '../lib/env.ts';
+import type { Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 
 export const TREASURY = 'treasury';

@@ -1,7 +1,7 @@
 // Cache lifetimes per kind of data, shared by the sources that serve that kind (Binance, Coinbase and
 // Yahoo all serve last prices, so one CACHE_TTL_PRICE_S governs all three). A descriptor lists the
 // ones it uses; the composed config declares each once.
-import { env } from '../env.ts';
+import { env } from '../lib/env.ts';
 
 export const TTL_ENV = {
   CACHE_TTL_PRICE_S: env.ttl(5, 'last prices'),

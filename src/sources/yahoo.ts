@@ -11,10 +11,10 @@
 // row (dropped here: see withoutLiveRow).
 import { z } from 'zod';
 import type { Candle } from '../analytics/candles.ts';
-import { newYorkParts } from '../analytics/new-york-time.ts';
-import { env } from '../env.ts';
-import { UpstreamError } from '../http/errors.ts';
-import { isRecord, type Protocol } from '../http/protocol.ts';
+import { newYorkParts } from '../lib/new-york-time.ts';
+import { env } from '../lib/env.ts';
+import { UpstreamError } from '../lib/errors.ts';
+import { isRecord, type Protocol } from '../upstream/protocol.ts';
 import { defineSource, type Fetched, type SourceContext } from './define-source.ts';
 import { TTL_ENV } from './ttls.ts';
 

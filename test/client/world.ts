@@ -3,18 +3,14 @@
 // on and an API key, and one fake upstream serving Binance's ticker (the paid /v1/price) and alternative.me's
 // index (the free /v1/sentiment). A funded payer and the key are there for the tests to use.
 import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
-import { mnemonicToAccount } from 'viem/accounts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
-import { FakeUpstream } from '../fakes/fake-upstream.ts';
+import type { FakeUpstream } from '../fakes/fake-upstream.ts';
 import { recorded } from '../fixtures.ts';
-import { makeApp, TEST_KEY_ENV } from '../helpers.ts';
-import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain, type LocalChain } from '../x402/chain.ts';
-import { startFacilitator } from '../x402/facilitator.ts';
-import { paidEnv } from '../x402/paying.ts';
+import { TEST_KEY_ENV } from '../helpers.ts';
+import { listeningApp, paidWorldEnv, startPaidWorld, TICKER, type Account, type PaidWorld } from '../payments/world.ts';
 import { LossyProxy } from './proxy.ts';
 
-export const TICKER = '/api/v3/ticker/24hr';
+export { TICKER } from '../payments/world.ts';
 export const FNG = '/fng/';
 export const KEY = 'test-key';
 
@@ -22,18 +18,18 @@ export interface World {
   /** marketgate's URL. */
   base: string;
   app: FastifyInstance;
-  chain: LocalChain;
-  fx: Awaited<ReturnType<typeof deployFixtures>>;
+  chain: PaidWorld['chain'];
+  fx: PaidWorld['fx'];
   /** With `batch`: the batch-settlement contract's readers. */
-  bs: Awaited<ReturnType<typeof deployBatchSettlement>> | undefined;
-  fac: Awaited<ReturnType<typeof startFacilitator>>;
+  bs: PaidWorld['bs'];
+  fac: PaidWorld['fac'];
   /** With `facilitatorProxy`: what stands between marketgate and its facilitator. */
   facProxy: LossyProxy | undefined;
   /** The fake Binance (ticker) and alternative.me (index). */
   upstream: FakeUpstream;
   payTo: `0x${string}`;
   /** A payer holding 5 test tokens; its private key is what a user gives as `wallet`. */
-  payer: ReturnType<typeof mnemonicToAccount>;
+  payer: Account;
   payerKey: `0x${string}`;
   /** The client's `assets` entry for the test token. */
   asset: { network: string; asset: string; decimals: number };
@@ -52,35 +48,30 @@ export interface WorldOptions {
 }
 
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
-  const upstream = new FakeUpstream();
-  await upstream.start();
+  const paid = await startPaidWorld({
+    payerIndex: options.payerIndex ?? 7,
+    payToIndex: 8,
+    batch: options.batch,
+    chain: options.batch ? { allowBlocksWithSameTimestamp: true } : {},
+    facilitator: options.batch ? { batch: { authorizerIndex: 4 } } : {},
+  });
+  const { chain, fx, bs, fac, exchange: upstream, payer, payTo } = paid;
   const serveNormally = () => {
-    upstream.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });
+    paid.serveTicker();
     upstream.route(`GET ${FNG}`, { body: recorded('alternativeme__fng.json') });
   };
   serveNormally();
-  const chain = await startLocalChain(31337, options.batch ? { allowBlocksWithSameTimestamp: true } : {});
-  const fx = await deployFixtures(chain);
-  const bs = options.batch ? await deployBatchSettlement(chain) : undefined;
-  const payerIndex = options.payerIndex ?? 7;
-  const payer = mnemonicToAccount(MNEMONIC, { addressIndex: payerIndex });
   const payerKey = `0x${Buffer.from(payer.getHdKey().privateKey!).toString('hex')}` as const;
-  await fx.mint(payer.address, 5_000_000n);
-  const payTo = mnemonicToAccount(MNEMONIC, { addressIndex: 8 }).address;
-  const fac = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, ...(options.batch ? { batch: { authorizerIndex: 4 } } : {}) });
   const facProxy = options.facilitatorProxy ? await new LossyProxy(fac.url).start() : undefined;
-  const { app } = await makeApp({
+  const { app, base } = await listeningApp({
     // The chain's RPC too: an outcome the facilitator does not tell (a settle answer lost) is read from the chain.
-    ...paidEnv({ network: chain.network, asset: fx.usdc, payTo, facilitator: facProxy?.url ?? fac.url, exchange: upstream.url, rpcUrl: chain.rpcUrl }),
+    ...paidWorldEnv(paid, { rpc: true, facilitator: facProxy?.url }),
     ...TEST_KEY_ENV,
     ALTERNATIVE_ME_BASE_URL: upstream.url,
     DATA_DIR: await pgliteDataDir(),
     ...(options.batch ? { X402_BATCH_SETTLEMENT: 'true' } : {}),
     ...options.env,
   });
-  await app.services.db.ready();
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
     base,
     app,
@@ -98,9 +89,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     async close() {
       await app.close();
       await facProxy?.stop();
-      await fac.close().catch(() => {});
-      await chain.close();
-      await upstream.stop();
+      await paid.close();
       removeTempDirs();
     },
   };

@@ -2,9 +2,9 @@
 // upstream would when asked to, so access control can be tested apart from any provider.
 import { z } from 'zod';
 import { defineRoute } from '../../src/catalog/route.ts';
-import { stampNow } from '../../src/http/cache.ts';
-import { derived, envelope, sourceMeta } from '../../src/http/envelope.ts';
-import { UpstreamError } from '../../src/http/errors.ts';
+import { stampNow } from '../../src/upstream/cache.ts';
+import { derived, envelope, sourceMeta } from '../../src/upstream/envelope.ts';
+import { UpstreamError } from '../../src/lib/errors.ts';
 
 export const probeCalls = { count: 0 };
 const PROBE_UPSTREAM_ANSWER = {};

@@ -1,6 +1,6 @@
 // A JSON-RPC node for the recorded world: answers each method (eth_call by its 4-byte selector) with an
 // answer recorded from a real node (test/fixtures/upstream/evm-rpc__*.json, captured from the local EDR
-// node by test/onchain/capture-fixtures.ts), under the request's id. Batches are answered item by item.
+// node by test/market/onchain/capture-fixtures.ts), under the request's id. Batches are answered item by item.
 import { toFunctionSelector } from 'viem';
 import { recorded } from '../fixtures.ts';
 import type { FakeHandler, FakeReply } from './fake-upstream.ts';
@@ -13,7 +13,7 @@ const BY_METHOD: Record<string, string> = {
   eth_getBlockByNumber: 'evm-rpc__eth_getBlockByNumber.json',
   eth_getTransactionByHash: 'evm-rpc__eth_getTransactionByHash.json',
   eth_getTransactionReceipt: 'evm-rpc__eth_getTransactionReceipt.json',
-  // The token risk check's reads (test/risk-chain/capture-fixtures.ts): a token's code and an empty proxy slot.
+  // The token risk check's reads (test/risk/chain/capture-fixtures.ts): a token's code and an empty proxy slot.
   eth_getCode: 'evm-rpc__eth_getCode_token.json',
   eth_getStorageAt: 'evm-rpc__eth_getStorageAt_zero.json',
 };

@@ -1,6 +1,6 @@
 // Every provider of the source list as a fake upstream on 127.0.0.1 serving its recorded payloads,
 // so that every route's example works end to end. Used by the route-schema test and the bench.
-import { newYorkDate } from '../../src/analytics/new-york-time.ts';
+import { newYorkDate } from '../../src/lib/new-york-time.ts';
 import { SOURCES, urlVariables } from '../../src/sources/index.ts';
 import { recorded, recordedText } from '../fixtures.ts';
 import { coinbaseCandlesHandler, constructedCoinbaseRow, klinesHandler } from './candles.ts';

@@ -2,8 +2,8 @@
 // fault for every provider of the source list through the app; a provider missing here fails it.
 import { z } from 'zod';
 import { defineRoute } from '../../src/catalog/route.ts';
-import { envelope } from '../../src/http/envelope.ts';
-import { BadRequestError } from '../../src/http/errors.ts';
+import { envelope } from '../../src/upstream/envelope.ts';
+import { BadRequestError } from '../../src/lib/errors.ts';
 import { upstreamCause } from '../../src/sources/define-source.ts';
 import type { Sources } from '../../src/sources/index.ts';
 

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { ATR_LOOKBACK, ATR_SEED_RESIDUAL, atrCandlesNeeded, atrReport, atrWarmUp } from '../../analytics/atr.ts';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { envelope } from '../../upstream/envelope.ts';
 import { TIMEFRAMES } from '../candles.ts';
-import { loadClosedCandles, MAX_LOAD } from '../closed-candles.ts';
+import { asOfField, CLOSED_CANDLES_TEXT, loadClosedCandles, MAX_LOAD } from '../closed-candles.ts';
 import { assetClassParam, symbolParam } from '../../params/symbols.ts';
 import { resolveSymbol } from '../resolve-symbol.ts';
 import { CANDLE_TIMEFRAMES_TEXT, timeframeQuery } from '../timeframe.ts';
@@ -56,14 +56,14 @@ const data = z.object({
       to: z.string().describe('Open time of the newest (last closed) candle, ISO-8601 UTC'),
     })
     .describe('The window the percentile is taken over'),
-  as_of: z.string().describe("End of the last closed candle's period (open time + timeframe), ISO-8601 UTC"),
+  as_of: asOfField(),
 });
 
 export const atr = defineRoute({
   path: '/v1/atr',
   summary: "Wilder's Average True Range, its share of price and its regime",
   description:
-    'Closed candles only (a candle is closed when its open time + timeframe ≤ the time the request to the source was sent; the forming one is dropped), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). ' +
+    CLOSED_CANDLES_TEXT +
     'TR = max(high − low, |high − previous close|, |low − previous close|), from the second candle on; the first ATR is the mean of the first `period` TRs, ' +
     'then ATR = (previous ATR × (period − 1) + TR) / period. atr_pct = ATR / last close × 100. ' +
     `percentile: where today's ATR% (ATR_i / close_i × 100) sits among the ATR% of the last ${ATR_LOOKBACK} closed candles (the share of the other ${ATR_LOOKBACK - 1} strictly below it); ` +

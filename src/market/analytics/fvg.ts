@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { fairValueGaps } from '../../analytics/fvg.ts';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { envelope } from '../../upstream/envelope.ts';
 import { TIMEFRAMES } from '../candles.ts';
-import { loadClosedCandles } from '../closed-candles.ts';
+import { asOfField, CLOSED_CANDLES_TEXT, loadClosedCandles } from '../closed-candles.ts';
 import { assetClassParam, symbolParam } from '../../params/symbols.ts';
 import { resolveSymbol } from '../resolve-symbol.ts';
 import { CANDLE_TIMEFRAMES_TEXT, timeframeQuery } from '../timeframe.ts';
@@ -45,14 +45,15 @@ const data = z.object({
   gaps: z.array(gap).describe('Every gap in the analysed candles, oldest first'),
   nearest_unfilled_above: gap.nullable().describe('The unfilled gap above the price (bottom > price) with the smallest distance; null when none'),
   nearest_unfilled_below: gap.nullable().describe('The unfilled gap below the price (top < price) with the smallest distance; null when none'),
-  as_of: z.string().describe("End of the last closed candle's period (open time + timeframe), ISO-8601 UTC"),
+  as_of: asOfField(),
 });
 
 export const fvg = defineRoute({
   path: '/v1/fvg',
   summary: 'Fair value gaps (three-candle imbalances) and how far they are filled',
   description:
-    'Closed candles only (open time + timeframe ≤ the time the request to the source was sent), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). For every three consecutive candles: ' +
+    CLOSED_CANDLES_TEXT +
+    'For every three consecutive candles: ' +
     "bullish gap when candle 3's low > candle 1's high (zone candle 1 high to candle 3 low), bearish when candle 3's high < candle 1's low (zone candle 3 high to candle 1 low). " +
     'Fill is judged on the candles after candle 3: fill_pct = how deep their extreme reached into the zone; unfilled at 0 %, filled at 100 %, partially_filled between. ' +
     'distance_pct is signed, from the last close to the nearest edge. Needs 3 closed candles, else 400.',

@@ -7,9 +7,9 @@ import { liquidityLevels, POOL_TOLERANCE_ATR, SWING_BARS } from '../../analytics
 import { clean } from '../../analytics/numbers.ts';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { envelope } from '../../upstream/envelope.ts';
 import { TIMEFRAMES } from '../candles.ts';
-import { loadClosedCandles } from '../closed-candles.ts';
+import { asOfField, CLOSED_CANDLES_TEXT, loadClosedCandles } from '../closed-candles.ts';
 import { assetClassParam, symbolParam } from '../../params/symbols.ts';
 import { resolveSymbol } from '../resolve-symbol.ts';
 import { CANDLE_TIMEFRAMES_TEXT, timeframeQuery } from '../timeframe.ts';
@@ -66,14 +66,14 @@ const data = z.object({
     .describe('Relative-equal untaken swings: sorted by price, a pool starts at a swing and takes each next one within pool_tolerance of it'),
   nearest_untaken_above: nearest.describe('The untaken swing high nearest the price (at or above it); null when none'),
   nearest_untaken_below: nearest.describe('The untaken swing low nearest the price (at or below it); null when none'),
-  as_of: z.string().describe("End of the last closed candle's period (open time + timeframe), ISO-8601 UTC"),
+  as_of: asOfField(),
 });
 
 export const liquidityLevelsRoute = defineRoute({
   path: '/v1/liquidity-levels',
   summary: 'Swing highs and lows as buy-side and sell-side liquidity, with sweeps and equal-level pools',
   description:
-    'Closed candles only (open time + timeframe ≤ the time the request to the source was sent), from the candle sources of /v1/ohlcv (Binance with the Coinbase Exchange fallback; Yahoo for equities). ' +
+    CLOSED_CANDLES_TEXT +
     'A swing high (low) is a candle whose high (low) is strictly above (below) those of the swing_bars candles on each side (so the last swing_bars candles cannot be swings yet). ' +
     'Buy-side liquidity rests above swing highs, sell-side below swing lows. Status from the later candles: taken = a close went through; swept = only a wick went through; untaken = neither. ' +
     `Pools: untaken swings of one side within ${POOL_TOLERANCE_ATR} × ATR(${ATR_PERIOD}) of each other (sorted by price, grouped from the first). ` +

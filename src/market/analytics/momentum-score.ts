@@ -3,11 +3,11 @@
 // bias with an entry zone, an invalidation and targets (src/analytics/momentum.ts).
 import { z } from 'zod';
 import { momentumScore, MOMENTUM_CANDLES_NEEDED } from '../../analytics/momentum.ts';
-import { BadRequestError } from '../../http/errors.ts';
+import { BadRequestError } from '../../lib/errors.ts';
 import { requiredString } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
-import { loadClosedCandles } from '../closed-candles.ts';
+import { envelope } from '../../upstream/envelope.ts';
+import { asOfField, CLOSED_CANDLE_RULE, loadClosedCandles } from '../closed-candles.ts';
 import { parseCryptoSymbol, type CryptoSymbol } from '../../params/symbols.ts';
 import { timeframeQuery } from '../timeframe.ts';
 
@@ -109,14 +109,14 @@ const data = z.object({
     nearest_untaken_below: z.number().nullable().describe('Nearest untaken swing low at or below the price'),
   }),
   candles_analysed: z.number().int().describe(`Closed candles the readings are computed over (up to ${CANDLES})`),
-  as_of: z.string().describe("End of the last closed candle's period (open time + timeframe), ISO-8601 UTC"),
+  as_of: asOfField(),
 });
 
 export const momentumScoreRoute = defineRoute({
   path: '/v1/momentum-score',
   summary: 'Momentum verdict (bias, confidence, entry, invalidation, targets) for 10 large crypto assets',
   description:
-    `Supported assets: ${ASSET_LIST}, alone or as a pair quoted in ${MOMENTUM_QUOTES.join(' or ')} (any other symbol is a 400). Over the last ${CANDLES} closed candles (open time + timeframe ≤ the time the request to the source was sent) (Binance USDT pair, Coinbase Exchange USD fallback): ` +
+    `Supported assets: ${ASSET_LIST}, alone or as a pair quoted in ${MOMENTUM_QUOTES.join(' or ')} (any other symbol is a 400). Over the last ${CANDLES} closed candles of the Binance USDT pair (Coinbase Exchange USD fallback; ${CLOSED_CANDLE_RULE}): ` +
     'ema_trend = sign(close − EMA20) + sign(EMA20 − EMA50) + sign(EMA50 − EMA200), ≥ 2 bullish, ≤ −2 bearish (weight 3); ' +
     'rsi_14 (Wilder) ≥ 55 bullish, ≤ 45 bearish (2); macd_histogram of MACD(12,26,9) > 0 bullish, < 0 bearish (2); macd_histogram_slope (histogram − previous) > 0 bullish, < 0 bearish (1); ' +
     'atr_regime = percentile of ATR(14)% among the last 100 candles, computed exactly as /v1/atr?period=14 (same warm-up, same candles: same values), neutral, scales confidence (0); ' +

@@ -20,9 +20,9 @@ import {
 } from '../../analytics/derivatives.ts';
 import { signedPct } from '../../analytics/numbers.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, mergeSourceMetas, type SourceMeta } from '../../http/envelope.ts';
-import { AppError, NotFoundError, UpstreamError } from '../../http/errors.ts';
-import { settledInOrder } from '../../http/settle.ts';
+import { envelope, mergeSourceMetas, type SourceMeta } from '../../upstream/envelope.ts';
+import { AppError, NotFoundError, UpstreamError } from '../../lib/errors.ts';
+import { settledInOrder } from '../../lib/settled-in-order.ts';
 import { BINANCE_FUTURES } from '../../sources/binance-futures.ts';
 import { BYBIT } from '../../sources/bybit.ts';
 import type { Sources } from '../../sources/index.ts';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { envelope } from '../../upstream/envelope.ts';
 import { EQUITY_TIMEFRAMES, loadCandles, TIMEFRAMES } from '../candles.ts';
 import { assetClassParam, symbolParam } from '../../params/symbols.ts';
 import { resolveSymbol } from '../resolve-symbol.ts';

@@ -2,10 +2,10 @@
 // `depth` levels a side, with top-of-book and depth statistics (src/analytics/orderbook.ts).
 import { z } from 'zod';
 import { summariseBook, type Level } from '../../analytics/orderbook.ts';
-import type { RouteContext } from '../../catalog/context.ts';
+import type { RouteContext } from '../../catalog/route.ts';
 import { boundedInt, oneOf } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, type SourceMeta } from '../../http/envelope.ts';
+import { envelope, type SourceMeta } from '../../upstream/envelope.ts';
 import { krakenPair } from '../../sources/kraken.ts';
 import { binancePair, coinbaseProduct, cryptoSymbolParam, USD_QUOTES, type CryptoSymbol } from '../../params/symbols.ts';
 import { resolveCryptoSymbol } from '../resolve-symbol.ts';

@@ -2,10 +2,10 @@
 // fails or its circuit is open, and after HEDGE_DELAY_MS when it is merely slow); US equities and
 // ETFs from Yahoo Finance's chart API.
 import { z } from 'zod';
-import type { RouteContext } from '../../catalog/context.ts';
+import type { RouteContext } from '../../catalog/route.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { derived, envelope, type SourceMeta } from '../../http/envelope.ts';
-import { hedge } from '../../http/hedge.ts';
+import { derived, envelope, type SourceMeta } from '../../upstream/envelope.ts';
+import { hedge } from '../../upstream/hedge.ts';
 import { BINANCE } from '../../sources/binance-spot.ts';
 import { COINBASE } from '../../sources/coinbase.ts';
 import { assetClassParam, binancePair, coinbaseProduct, symbolParam, type CryptoSymbol, type EquitySymbol } from '../../params/symbols.ts';

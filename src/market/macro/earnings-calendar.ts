@@ -1,11 +1,11 @@
 // /v1/earnings-calendar: US earnings reports per day from Nasdaq's calendar, one upstream call per date.
 import { z } from 'zod';
-import { addDays, newYorkDate } from '../../analytics/new-york-time.ts';
+import { addDays, newYorkDate } from '../../lib/new-york-time.ts';
 import { dateParam } from '../../params/dates.ts';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
-import { AppError } from '../../http/errors.ts';
+import { envelope, mergeSourceMetas } from '../../upstream/envelope.ts';
+import { AppError } from '../../lib/errors.ts';
 import { numberOrNull } from '../../catalog/fields.ts';
 
 const query = z.object({

@@ -7,8 +7,8 @@ import { fedOdds } from '../../analytics/prediction-markets.ts';
 import { boundedInt, enumParam } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
 import { MACRO_EVENT_TYPES } from '../../data/macro-calendar.ts';
-import { envelope, type SourceMeta } from '../../http/envelope.ts';
-import { AppError } from '../../http/errors.ts';
+import { envelope, type SourceMeta } from '../../upstream/envelope.ts';
+import { AppError } from '../../lib/errors.ts';
 import { fedDecisionEventTicker, KALSHI, type KalshiEvent } from '../../sources/kalshi.ts';
 import type { Sources } from '../../sources/index.ts';
 

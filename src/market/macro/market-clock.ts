@@ -2,9 +2,9 @@
 // rules (src/analytics/nyse-calendar.ts, market-clock.ts). No upstream is called.
 import { z } from 'zod';
 import { HOLIDAYS_AHEAD_DAYS, marketClock, UPCOMING_SESSIONS } from '../../analytics/market-clock.ts';
-import { addDays, NEW_YORK } from '../../analytics/new-york-time.ts';
+import { addDays, NEW_YORK } from '../../lib/new-york-time.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
+import { envelope } from '../../upstream/envelope.ts';
 import { dateTimeParam, DEFAULT_DATE_RANGE } from '../../params/dates.ts';
 
 /** The last year the NYSE had published its holiday calendar for when these rules were checked. */

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { summariseBidsOnlyBook } from '../../analytics/prediction-markets.ts';
 import { boundedInt, requiredString } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
-import { settledInOrder } from '../../http/settle.ts';
+import { envelope, mergeSourceMetas } from '../../upstream/envelope.ts';
+import { settledInOrder } from '../../lib/settled-in-order.ts';
 import { numberOrNull } from '../../catalog/fields.ts';
 
 const ACCEPTED_TICKER = "a Kalshi market ticker: letters, digits, '.', '_' and '-' (KXFEDDECISION-26OCT-H0)";

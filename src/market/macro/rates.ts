@@ -1,10 +1,10 @@
 // /v1/rates: the newest US Treasury par yield curve, its 10y−2y and 10y−3m spreads, and the day before.
 import { z } from 'zod';
-import { newYorkDate } from '../../analytics/new-york-time.ts';
+import { newYorkDate } from '../../lib/new-york-time.ts';
 import { curveSignals, TENORS, type CurveDay } from '../../analytics/yield-curve.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, mergeSourceMetas, type SourceMeta } from '../../http/envelope.ts';
-import { AppError, UpstreamError } from '../../http/errors.ts';
+import { envelope, mergeSourceMetas, type SourceMeta } from '../../upstream/envelope.ts';
+import { AppError, UpstreamError } from '../../lib/errors.ts';
 import { TREASURY } from '../../sources/treasury.ts';
 
 const yieldPct = z.number().nullable().describe('Par yield, percent (4.22 = 4.22 %); null where Treasury left the cell blank');

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { clean } from '../../analytics/numbers.ts';
 import { boundedInt, oneOf } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { derived, envelope } from '../../http/envelope.ts';
-import { BadRequestError, NotFoundError } from '../../http/errors.ts';
+import { derived, envelope } from '../../upstream/envelope.ts';
+import { BadRequestError, NotFoundError } from '../../lib/errors.ts';
 import { DEFILLAMA, type ChainRow, type PoolTable, type StablecoinRow } from '../../sources/defillama.ts';
 import { selectPools } from '../../sources/defillama-pools.ts';
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { gasFromFeeHistory } from '../../analytics/gas.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { derived, envelope } from '../../http/envelope.ts';
+import { derived, envelope } from '../../upstream/envelope.ts';
 import { feeHistory } from '../../sources/eth-fee-history.ts';
 
 /** Blocks of fee history read (about 4 minutes at 12 s a block). */

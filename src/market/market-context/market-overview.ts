@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { boundedInt, oneOf } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { derived, envelope } from '../../http/envelope.ts';
+import { derived, envelope } from '../../upstream/envelope.ts';
 import { MARKETS_PAGE } from '../../sources/coingecko.ts';
 
 const query = z.object({

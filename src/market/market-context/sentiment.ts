@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { boundedInt } from '../../params/query.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { derived, envelope } from '../../http/envelope.ts';
+import { derived, envelope } from '../../upstream/envelope.ts';
 import { FNG_READINGS } from '../../sources/alternative-me.ts';
 import { isoFromMs } from '../../sources/wire.ts';
 

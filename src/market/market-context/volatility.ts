@@ -5,9 +5,9 @@ import { change24h, completedValues, newest, spread } from '../../analytics/vola
 import { enumParam, pickAlias, X_DEFAULT } from '../../params/query.ts';
 import { parseCryptoSymbol, symbolParam, USD_QUOTES } from '../../params/symbols.ts';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
-import { BadRequestError, UpstreamError } from '../../http/errors.ts';
-import { settledInOrder } from '../../http/settle.ts';
+import { envelope, mergeSourceMetas } from '../../upstream/envelope.ts';
+import { BadRequestError, UpstreamError } from '../../lib/errors.ts';
+import { settledInOrder } from '../../lib/settled-in-order.ts';
 import { DERIBIT, VOLATILITY_CURRENCIES, type VolatilityCurrency } from '../../sources/deribit.ts';
 import { isoFromMs } from '../../sources/wire.ts';
 import { numberOrNull } from '../../catalog/fields.ts';

@@ -1,7 +1,7 @@
 // /v1/chain-balance: the native balance (ETH, or POL on Polygon) of an address or ENS name, live.
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
+import { envelope, mergeSourceMetas } from '../../upstream/envelope.ts';
 import { loadViem } from '../../sources/viem.ts';
 import { resolveAccount } from './ens.ts';
 import { accountFields } from './fields.ts';

@@ -2,8 +2,8 @@
 // finality (src/sources/evm-lookups.ts).
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
-import { derived, envelope } from '../../http/envelope.ts';
-import { NotFoundError } from '../../http/errors.ts';
+import { derived, envelope } from '../../upstream/envelope.ts';
+import { NotFoundError } from '../../lib/errors.ts';
 import type { WireBlock } from '../../sources/evm-wire.ts';
 import { loadViem } from '../../sources/viem.ts';
 import { chainField } from './fields.ts';

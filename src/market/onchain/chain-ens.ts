@@ -1,8 +1,8 @@
 // /v1/chain-ens: an ENS name's address, or an address's primary name, on Ethereum mainnet.
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope } from '../../http/envelope.ts';
-import { BadRequestError } from '../../http/errors.ts';
+import { envelope } from '../../upstream/envelope.ts';
+import { BadRequestError } from '../../lib/errors.ts';
 import { primaryName, resolveName } from './ens.ts';
 import { ensNameParam, hexAddressParam, loadEnsNormalizer, parseEnsName, parseHexAddress } from './params.ts';
 

@@ -1,7 +1,7 @@
 // /v1/chain-nonce: how many transactions an address has sent, mined and counting the node's pending pool.
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
+import { envelope, mergeSourceMetas } from '../../upstream/envelope.ts';
 import { resolveAccount } from './ens.ts';
 import { accountFields } from './fields.ts';
 import { addressOrNameParam, chainParam, loadEnsNormalizer, parseAddressOrName, parseChain, rpcOf } from './params.ts';

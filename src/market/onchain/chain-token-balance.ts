@@ -3,8 +3,8 @@
 import type { Address, ContractFunctionExecutionError, PublicClient } from 'viem';
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
-import { NotFoundError } from '../../http/errors.ts';
+import { envelope, mergeSourceMetas } from '../../upstream/envelope.ts';
+import { NotFoundError } from '../../lib/errors.ts';
 import { upstreamCause } from '../../sources/define-source.ts';
 import type { EvmChain, EvmRpc } from '../../sources/evm-rpc.ts';
 import { loadViem } from '../../sources/viem.ts';

@@ -2,8 +2,8 @@
 // cached by finality (src/sources/evm-lookups.ts).
 import { z } from 'zod';
 import { defineRoute } from '../../catalog/route.ts';
-import { envelope, mergeSourceMetas } from '../../http/envelope.ts';
-import { NotFoundError, UpstreamError } from '../../http/errors.ts';
+import { envelope, mergeSourceMetas } from '../../upstream/envelope.ts';
+import { NotFoundError, UpstreamError } from '../../lib/errors.ts';
 import type { EvmChain } from '../../sources/evm-rpc.ts';
 import type { TxLookup } from '../../sources/evm-lookups.ts';
 import { loadViem } from '../../sources/viem.ts';

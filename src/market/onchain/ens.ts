@@ -6,8 +6,8 @@
 // contracts would be called outside the source's guard. That is a 502 that says so, not a 404,
 // because the record may well exist.
 import type { Address, BaseError, ContractFunctionExecutionError, ContractFunctionRevertedError, PublicClient } from 'viem';
-import type { SourceMeta } from '../../http/envelope.ts';
-import { NotFoundError, UpstreamError } from '../../http/errors.ts';
+import type { SourceMeta } from '../../upstream/envelope.ts';
+import { NotFoundError, UpstreamError } from '../../lib/errors.ts';
 import { checksumEvmAddress } from '../../params/evm-address.ts';
 import type { EvmRpc } from '../../sources/evm-rpc.ts';
 import type { Sources } from '../../sources/index.ts';

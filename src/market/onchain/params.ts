@@ -3,7 +3,7 @@
 // accepted; the parse* functions turn an accepted value into what the handler uses.
 import { z } from 'zod';
 import type { Address } from 'viem';
-import { BadRequestError } from '../../http/errors.ts';
+import { BadRequestError } from '../../lib/errors.ts';
 import type { BlockRef } from '../../sources/evm-lookups.ts';
 import { EVM_CHAINS, type EvmChain } from '../../sources/evm-rpc.ts';
 import type { Sources } from '../../sources/index.ts';

@@ -1,0 +1,14 @@
+// The scripts' one seeded random generator (mulberry32: small, and the same numbers on every run for a seed),
+// so what they write or measure is the same on every run.
+
+/** A generator of numbers in [0, 1), the same sequence for the same `seed`. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,72 @@
+// The facilitator the server verifies and settles payments with: any x402 facilitator by URL,
+// or Coinbase CDP's (authenticated with CDP_API_KEY_ID / CDP_API_KEY_SECRET).
+// The client is wrapped so that a facilitator that cannot be reached surfaces as
+// FacilitatorUnavailableError (our 503) — the SDK would otherwise report it as a rejected payment.
+//
+// Verify and settle are bounded apart. A verify that takes too long moved no money: X402_FACILITATOR_TIMEOUT_MS,
+// then 503. A settle that has been sent may move money whenever it lands, so it is listened to for
+// X402_SETTLE_TIMEOUT_MS, and never past the authorization's validBefore (after which the chain alone can say
+// what happened: see the ledger hooks' onSettleFailure).
+import { FacilitatorResponseError, FacilitatorTimeoutError, HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
+import { SettleError, VerifyError } from '@x402/core/types';
+import type { PaymentSettings } from './settings.ts';
+import { eip3009Of } from './authorization.ts';
+
+export class FacilitatorUnavailableError extends FacilitatorResponseError {
+  override name = 'FacilitatorUnavailableError';
+  constructor(operation: string, cause: unknown) {
+    super(`facilitator ${operation} failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.cause = cause;
+  }
+}
+
+/** Transport failures → FacilitatorUnavailableError; the facilitator's own answers pass through. */
+export function guardFacilitator(inner: FacilitatorClient): FacilitatorClient {
+  const guard = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof FacilitatorResponseError || err instanceof VerifyError || err instanceof SettleError) throw err;
+      throw new FacilitatorUnavailableError(operation, err);
+    }
+  };
+  return {
+    verify: (payload, requirements) => guard('verify', () => inner.verify(payload, requirements)),
+    settle: (payload, requirements) => guard('settle', () => inner.settle(payload, requirements)),
+    getSupported: () => guard('supported', () => inner.getSupported()),
+  };
+}
+
+/** A settle is listened to this long past its authorization's validBefore (the facilitator may answer a transfer mined just before). */
+export const SETTLE_ANSWER_GRACE_MS = 5000;
+
+/** `settle` of `inner`, given up (FacilitatorTimeoutError) at `settleTimeoutMs` or its authorization's validBefore, whichever comes first. */
+export function boundSettle(inner: FacilitatorClient['settle'], settleTimeoutMs: number, clock = Date.now): FacilitatorClient['settle'] {
+  return async (payload, requirements) => {
+    const auth = requirements.scheme === 'exact' ? eip3009Of(payload) : undefined;
+    const ms = auth ? Math.max(0, Math.min(settleTimeoutMs, auth.validBefore * 1000 + SETTLE_ANSWER_GRACE_MS - clock())) : settleTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new FacilitatorTimeoutError('settle', ms)), ms)));
+    try {
+      return await Promise.race([inner(payload, requirements), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+export async function createFacilitatorClient(x402: PaymentSettings): Promise<FacilitatorClient> {
+  // @coinbase/x402 pulls in the CDP SDK: load it only when that facilitator is chosen.
+  const base =
+    x402.facilitator === 'coinbase-cdp'
+      ? (await import('@coinbase/x402')).createFacilitatorConfig(x402.cdp.keyId, x402.cdp.keySecret)
+      : { url: x402.facilitator };
+  const client = (timeoutMs: number) => new HTTPFacilitatorClient({ ...base, timeoutMs } as ConstructorParameters<typeof HTTPFacilitatorClient>[0]);
+  const verifying = client(x402.facilitatorTimeoutMs);
+  const settling = client(x402.settleTimeoutMs);
+  return guardFacilitator({
+    verify: (payload, requirements) => verifying.verify(payload, requirements),
+    settle: boundSettle((payload, requirements) => settling.settle(payload, requirements), x402.settleTimeoutMs),
+    getSupported: () => verifying.getSupported(),
+  });
+}

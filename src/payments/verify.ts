@@ -1,0 +1,152 @@
+// Verify and grant, before the handler: a paid request without an API key either gets its answer here (the 402
+// challenge with the price, a refusal, the stored answer of a payment already answered) or is granted its
+// matched route once the facilitator has verified its payment and the payment is recorded. On the way: the
+// header is decoded first (garbage is a 402 with the reason, never the SDK's stack trace); a HEAD never takes a
+// payment; no payment is taken while the records' database is down; an authorization valid for longer than
+// offered is refused; the payment identifier is looked up (a replay, a wait for a running twin, or a 409); and a
+// payment the facilitator refuses as used may be this very payment's retry, whose first attempt never answered
+// (resume.ts): answered from the chain, never charged twice.
+import { decodePaymentSignatureHeader } from '@x402/core/http';
+import type { HTTPProcessResult, HTTPRequestContext } from '@x402/core/server';
+import type { PaymentPayload } from '@x402/core/types';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { CatalogEntry } from '../catalog/route.ts';
+import type { PaymentRecords } from '../db/payments.ts';
+import { DatabaseUnavailableError } from '../db/service.ts';
+import { AppError } from '../lib/errors.ts';
+import { newAttempt, type PaymentAttempt } from './attempt.ts';
+import { checkValidityWindow } from './authorization.ts';
+import { CHAIN_GRACE_MS, type AuthorizationChain } from './chain.ts';
+import { SETTLE_ANSWER_GRACE_MS } from './facilitator.ts';
+import type { ClaimBounds, PaymentIdempotency } from './idempotency.ts';
+import { RequestAdapter } from './request-adapter.ts';
+import type { PaymentServer } from './resource-server.ts';
+import { facilitatorFailure, HEAD_PAYMENT, MALFORMED_PAYMENT, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, type PaymentTerms } from './responses.ts';
+import { resumePayment } from './resume.ts';
+import type { PaymentSettings } from './settings.ts';
+
+/** A payment the facilitator verified for the matched route, with the SDK's context of it (settle needs both). */
+export type VerifiedPayment = Extract<HTTPProcessResult, { type: 'payment-verified' }> & { context: HTTPRequestContext };
+
+/** What verify decided: an answer to send now (the handler never runs), or the grant of the route. */
+export type Verdict = { answer: { status: number; headers?: Record<string, string>; body: unknown } } | { granted: VerifiedPayment };
+
+export interface VerifyOptions {
+  x402: PaymentSettings;
+  terms: PaymentTerms;
+  server: PaymentServer;
+  idempotency: PaymentIdempotency;
+  records: PaymentRecords;
+  publicBaseUrl: string;
+  log: FastifyBaseLogger;
+  /** The records' database health: while it is degraded, no payment is verified (it could not be recorded). */
+  database: { readonly degraded: boolean };
+  /** The longest a paid call without an EIP-3009 authorization can take: how long a retry with its identifier waits for it. */
+  paidCallMs: number;
+  chain?: AuthorizationChain;
+  signal?: AbortSignal;
+}
+
+/** The attempt of a request: made before anything is looked at, so whatever ends the request can give it up. */
+export function beginAttempt(req: FastifyRequest, entry: CatalogEntry): PaymentAttempt {
+  const given = paymentHeader(req);
+  return newAttempt(req, entry, given === undefined ? undefined : decodedPayment(given));
+}
+
+/** Decides the request of `attempt`: answered here, or granted once its payment is verified and recorded. */
+export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOptions): Promise<Verdict> {
+  const { request: req, entry } = attempt;
+  const plain = new RequestAdapter(attempt, opts.publicBaseUrl);
+  const given = plain.getHeader('payment-signature') ?? plain.getHeader('x-payment');
+  // A header that cannot be decoded: the SDK would print a stack trace for it; it gets a 402 with the reason.
+  const malformed = given !== undefined && attempt.payloadHash === undefined;
+  // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
+  const headWithPayment = req.method === 'HEAD' && given !== undefined;
+  const hidden = malformed || headWithPayment;
+  const adapter = hidden ? new RequestAdapter(attempt, opts.publicBaseUrl, true) : plain;
+  const challenge = (reason?: string) => ({ answer: { status: 402, body: paymentRequiredBody({}, opts.terms, reason) } });
+
+  if (given !== undefined && !hidden) {
+    // No payment is taken that cannot be recorded: with the records' database down, refuse before anything is verified.
+    if (opts.database.degraded) throw new DatabaseUnavailableError('the payments ledger is unavailable; no payment is taken that cannot be recorded: try again shortly');
+    // Its outcome is waited for until validBefore: an authorization valid for longer than offered is refused.
+    const tooLong = attempt.authorization && checkValidityWindow(attempt.authorization, opts.x402.maxTimeoutS);
+    if (tooLong) return challenge(tooLong);
+    // A retry of a payment already answered gets that answer (before the facilitator sees it again).
+    const decision = await opts.idempotency.decide(attempt, given, claimBounds(req, entry, attempt, opts.paidCallMs));
+    if (decision.kind === 'replay') {
+      const { status, headers, body } = decision.response;
+      return { answer: { status, headers, body } };
+    }
+  }
+
+  const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') ?? adapter.getHeader('x-payment') };
+  let result: HTTPProcessResult;
+  try {
+    const http = await opts.server.ready();
+    result = await http.processHTTPRequest(context);
+    if (result.type === 'payment-error' && attempt.verifyRefusal) {
+      // Refused: a used or expiring authorization may be this very payment, whose first attempt never answered.
+      const resumed = await resumePayment(attempt, { records: opts.records, chain: opts.chain, network: opts.x402.network, signal: opts.signal });
+      if (resumed.kind === 'not_landed') return challenge(NOT_CHARGED);
+      if (resumed.kind === 'unknown') {
+        attempt.resume = { kind: 'unknown' };
+        throw outcomeUnconfirmed();
+      }
+      if (resumed.kind === 'landed') {
+        attempt.resume = resumed;
+        result = await http.processHTTPRequest(context);
+      }
+    }
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw facilitatorFailure(err, opts.log);
+  }
+  // The facilitator verified it, but it could not be recorded: refused before anything is settled.
+  if (attempt.recordFailure) throw attempt.recordFailure;
+  if (result.type === 'no-payment-required') {
+    // The catalog says paid; the SDK's table does not know the route. Fail closed.
+    opts.log.error({ route: entry.url }, 'x402: the payment table has no entry for a paid route; answering 402');
+    return challenge();
+  }
+  if (result.type === 'payment-error') {
+    const r = result.response;
+    // A payment operation answered without the handler (a batch-settlement refund): the SDK's own answer.
+    if (r.status < 400) return { answer: { status: r.status, headers: r.headers, body: typeof r.body === 'string' ? r.body : JSON.stringify(r.body) } };
+    const reason = malformed ? MALFORMED_PAYMENT : headWithPayment ? HEAD_PAYMENT : undefined;
+    return { answer: { status: r.status, headers: r.headers, body: paymentRequiredBody(r.headers, opts.terms, reason) } };
+  }
+  return { granted: { ...result, context } };
+}
+
+/** The payment header of a request (v2 PAYMENT-SIGNATURE, or v1 X-PAYMENT). */
+function paymentHeader(req: FastifyRequest): string | undefined {
+  const read = (name: string) => {
+    const v = req.headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  return read('payment-signature') ?? read('x-payment');
+}
+
+/** The payment payload of a header, or undefined when it cannot be decoded. */
+function decodedPayment(header: string): PaymentPayload | undefined {
+  try {
+    return decodePaymentSignatureHeader(header);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a payment identifier is bound to (method, matched route, sorted query) and how long its claim may last. */
+function claimBounds(req: FastifyRequest, entry: CatalogEntry, attempt: PaymentAttempt, paidCallMs: number): ClaimBounds {
+  const q = req.url.indexOf('?');
+  const sorted = [...new URLSearchParams(q >= 0 ? req.url.slice(q + 1) : '')].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
+  const query = new URLSearchParams(sorted).toString();
+  const validBeforeMs = attempt.authorization ? attempt.authorization.validBefore * 1000 : undefined;
+  return {
+    request: `${req.method} ${entry.url}${query ? `?${query}` : ''}`,
+    leaseCap: validBeforeMs ?? Infinity,
+    // A twin's settle may be listened to until validBefore (+ its grace), then the chain until it is sure.
+    waitUntil: validBeforeMs !== undefined ? validBeforeMs + SETTLE_ANSWER_GRACE_MS + CHAIN_GRACE_MS : Date.now() + paidCallMs,
+  };
+}

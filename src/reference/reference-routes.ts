@@ -1,0 +1,55 @@
+// The reference documents: OpenAPI (/openapi.json, and /docs/json and /docs/yaml for Swagger UI), /llms.txt
+// and /.well-known/agent.json. Each is generated from the catalog once, as bytes, when the server has started
+// (`build`, or the first request if it comes first: routes are final by then), and served as those bytes
+// with an ETag and their precompressed forms (src/reference/prebuilt.ts). They count per client IP in the status
+// pages' bucket (FREE_RATE_LIMIT a minute): a 226 KB document is not a free way to load the server.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { clientBucketName } from '../access/rate-limit/client-bucket.ts';
+import { afterLimit, type Limit, type RateLimiter } from '../access/rate-limit/rate-limit.ts';
+import { PrebuiltDocument } from './prebuilt.ts';
+import { agentCard } from './agent-card.ts';
+import type { RouteContext } from '../catalog/route.ts';
+import { llmsTxt } from './llms-txt.ts';
+
+export interface ReferenceDocuments {
+  openapi: PrebuiltDocument;
+  openapiYaml: PrebuiltDocument;
+  llmsTxt: PrebuiltDocument;
+  agentCard: PrebuiltDocument;
+  /** Makes every document's bytes now; resolves once their compressed forms are made too. */
+  build(): Promise<void>;
+  /** The rate limit of the reference pages, as an onRequest hook. */
+  limited(req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void;
+}
+
+/** The reference pages' limit: the status pages' bucket per client IP (access-control.ts names it the same). */
+export const referenceLimit = (max: number): Limit<'ref'> => ({ scope: 'ref', max, per: 'per client on the reference pages' });
+
+const notAnswered = () => false;
+
+export function referenceDocuments(app: FastifyInstance, { catalog, config, access }: RouteContext, limiter: RateLimiter<'ref'>): ReferenceDocuments {
+  const baseUrl = config.publicBaseUrl;
+  const json = 'application/json; charset=utf-8';
+  const docs = {
+    // app.swagger() is generated once and cached by @fastify/swagger; its JSON text is what the route sent before.
+    openapi: new PrebuiltDocument(json, () => JSON.stringify(app.swagger())),
+    openapiYaml: new PrebuiltDocument('application/x-yaml', () => app.swagger({ yaml: true })),
+    llmsTxt: new PrebuiltDocument('text/plain; charset=utf-8', () => llmsTxt(catalog.entries, baseUrl, access)),
+    agentCard: new PrebuiltDocument(json, () => JSON.stringify(agentCard(catalog.entries, baseUrl, access))),
+  };
+  const limit = referenceLimit(config.limits.freePerMinute);
+  return {
+    ...docs,
+    build: async () => void (await Promise.all(Object.values(docs).map((d) => d.build()))),
+    limited: (req, reply, done) => afterLimit(limiter.check(clientBucketName('ref', req.ip, req.raw.socket), limit, reply), req, reply, notAnswered, done),
+  };
+}
+
+/** The reference paths at the root: /openapi.json, /llms.txt, /.well-known/agent.json. */
+export function registerReferenceRoutes(app: FastifyInstance, documents: ReferenceDocuments): void {
+  const route = (path: string, doc: PrebuiltDocument) =>
+    app.get(path, { schema: { hide: true }, onRequest: documents.limited }, (req, reply) => doc.send(req, reply));
+  route('/openapi.json', documents.openapi);
+  route('/llms.txt', documents.llmsTxt);
+  route('/.well-known/agent.json', documents.agentCard);
+}

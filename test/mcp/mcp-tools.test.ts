@@ -1,0 +1,71 @@
+// How the MCP server makes its tools from an OpenAPI document, and reads its environment: names (collisions
+// between the interfaces resolved the same way whatever the document's order), descriptions with price and
+// access (x402 on or off), input schemas, and one line naming a bad variable.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { readEnv } from '../../src/mcp/env.ts';
+import { toolsFrom, type OpenApiDocument } from '../../src/mcp/tools.ts';
+
+const op = (summary: string, extra: Record<string, unknown> = {}) => ({ get: { summary, parameters: [], 'x-access': 'free', ...extra } });
+
+describe('tools from the OpenAPI document', () => {
+  it('the committed document (x402 off): every data route, paid ones saying they take an API key only', () => {
+    const doc = JSON.parse(readFileSync('openapi/openapi.json', 'utf8')) as OpenApiDocument;
+    const tools = toolsFrom(doc);
+    expect(tools.map((t) => t.name)).toContain('funding_oi');
+    expect(tools.find((t) => t.name === 'price')!.description).toBe('Last price of a crypto pair or a US equity/ETF. Access: paid, $0.001 per call, with an API key (this server takes no x402 payments).');
+    expect(tools.find((t) => t.name === 'ohlcv')!.inputSchema.properties).toHaveProperty('limit', expect.objectContaining({ type: 'integer' }));
+  });
+
+  it('two interfaces ending in the same segment: the shorter path keeps the name, the other takes its first segment, in any order', () => {
+    const paths = { '/risk/v1/price': op('Risk price'), '/v1/price': op('Price', { 'x-access': 'paid', 'x-price': '$0.001', 'x-payment-info': {} }), '/v1/status': op('Status'), '/risk/health': op('Health') };
+    const names = (p: Record<string, unknown>) => Object.fromEntries(toolsFrom({ paths: p as never }).map((t) => [t.path, t.name]));
+    expect(names(paths)).toEqual({ '/v1/price': 'price', '/risk/v1/price': 'risk_price' });
+    expect(names(Object.fromEntries(Object.entries(paths).reverse()))).toEqual({ '/v1/price': 'price', '/risk/v1/price': 'risk_price' });
+  });
+
+  it('query parameters as JSON Schema: required marked, OpenAPI-only words dropped, nullable as a null type', () => {
+    const [tool] = toolsFrom({
+      paths: {
+        '/v1/x': {
+          get: {
+            summary: 'X',
+            'x-access': 'key',
+            parameters: [
+              { name: 'a', in: 'query', required: true, description: 'the a', schema: { type: 'string', pattern: '^[a-z]+$', example: 'abc' } },
+              { name: 'b', in: 'query', schema: { type: 'integer', nullable: true, minimum: 1 } },
+              { name: 'h', in: 'header', schema: { type: 'string' } },
+            ],
+          },
+        },
+      },
+    });
+    expect(tool).toMatchObject({ name: 'x', access: 'key', description: 'X. Access: API key required; never charged.' });
+    expect(tool!.inputSchema).toEqual({
+      type: 'object',
+      properties: { a: { type: 'string', pattern: '^[a-z]+$', description: 'the a' }, b: { type: ['integer', 'null'], minimum: 1 } },
+      required: ['a'],
+      additionalProperties: false,
+    });
+  });
+});
+
+describe('the environment', () => {
+  it('defaults, a key, a wallet with its limit and test tokens', () => {
+    expect(readEnv({})).toEqual({ client: { baseUrl: 'http://127.0.0.1:3000', assets: [] }, paysWith: 'nothing' });
+    const key = `0x${'ab'.repeat(32)}`;
+    const s = readEnv({ MARKETGATE_URL: 'http://h:1', MARKETGATE_WALLET_KEY: key, MARKETGATE_MAX_SPEND_USD: '0.25', MARKETGATE_ASSETS: 'eip155:31337:0x5FbDB2315678afecb367f032d93F642f64180aa3:6', MARKETGATE_BATCH: 'true', MARKETGATE_RPC_URL: 'http://h:8545' });
+    expect(s).toEqual({
+      client: { baseUrl: 'http://h:1', wallet: key, maxSpendUsd: 0.25, batch: { rpcUrl: 'http://h:8545' }, assets: [{ network: 'eip155:31337', asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3', decimals: 6 }] },
+      paysWith: 'a wallet (x402)',
+    });
+    expect(readEnv({ MARKETGATE_API_KEY: 'k', MARKETGATE_WALLET_KEY: key }).paysWith).toBe('an API key');
+  });
+
+  it('a bad value names its variable', () => {
+    expect(() => readEnv({ MARKETGATE_WALLET_KEY: '0x12' })).toThrow('MARKETGATE_WALLET_KEY must be a private key: 0x followed by 64 hex digits');
+    expect(() => readEnv({ MARKETGATE_MAX_SPEND_USD: '$1' })).toThrow('MARKETGATE_MAX_SPEND_USD must be a number of dollars such as 0.10, got "$1"');
+    expect(() => readEnv({ MARKETGATE_ASSETS: 'eip155:1:0xabc' })).toThrow(/^MARKETGATE_ASSETS: "eip155:1:0xabc" is not network:address:decimals/);
+    expect(() => readEnv({ MARKETGATE_ASSETS: 'eip155:1:0xabc:6' })).toThrow('MARKETGATE_ASSETS: must be a token address (0x + 40 hex digits), got "0xabc"');
+  });
+});

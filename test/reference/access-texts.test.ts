@@ -1,0 +1,46 @@
+// The sentences that tell clients how to authenticate and pay (llms.txt, OpenAPI's info.description) say
+// what this server does: no x402 payment while x402 is off, and batch-settlement beside exact when it is on.
+import { describe, expect, it } from 'vitest';
+import { accessSummary, accessText } from '../../src/reference/access-guide.ts';
+import { loadConfig } from '../../src/config.ts';
+import { makeApp } from '../helpers.ts';
+
+const PAY_TO = '0x1111111111111111111111111111111111111111';
+const X402_ON = { X402_PAY_TO: PAY_TO, X402_FACILITATOR: 'http://127.0.0.1:9' };
+const textFor = (env: Record<string, string>) => accessText(accessSummary(loadConfig(env)));
+const KEY = "Paid endpoints accept an API key in the x-api-key header (no payment is taken when a key is sent). API keys are free: ask this server's operator for one.";
+
+describe("llms.txt's access paragraph", () => {
+  it('x402 off: whole sentences, no payment offered', () => {
+    expect(textFor({})).toBe(`Free endpoints need nothing. ${KEY} x402 pay-per-call ($0.001) is not configured on this server, so paid endpoints need an API key.`);
+  });
+
+  it('x402 on, batch settlement off: the "exact" scheme only', () => {
+    const text = textFor(X402_ON);
+    expect(text).toContain(`${KEY} Or pay per call with x402 (protocol v2, scheme "exact"): $0.001 in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453, to ${PAY_TO}.`);
+    expect(text).not.toContain('batch-settlement');
+  });
+
+  it('x402 on with batch settlement: names it beside "exact"', () => {
+    const text = textFor({ ...X402_ON, X402_BATCH_SETTLEMENT: 'true' });
+    expect(text).toContain(
+      'Or pay per call with x402 (protocol v2, scheme "exact", or "batch-settlement" (one deposit, then a signed voucher per call) when the 402 lists it beside "exact"): $0.001',
+    );
+  });
+});
+
+describe("OpenAPI's info.description", () => {
+  it.each([
+    [{}, "Paid operations need an API key (x-api-key): x402 payments are not configured on this server. API keys are free: ask this server's operator for one."],
+    [X402_ON, "Paid operations accept an API key (x-api-key) or an x402 payment ($0.001 per call). API keys are free: ask this server's operator for one."],
+  ])('%o: says what paid operations accept', async (env, says) => {
+    const { app } = await makeApp({ ...env, LOG_LEVEL: 'silent' });
+    try {
+      const description = (app.swagger() as { info: { description: string } }).info.description;
+      expect(description.endsWith(` ${says}`), description).toBe(true);
+      if (!('X402_PAY_TO' in env)) expect(description).not.toMatch(/or an x402 payment/);
+    } finally {
+      await app.close();
+    }
+  });
+});
