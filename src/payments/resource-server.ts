@@ -9,6 +9,7 @@ import type { CatalogEntry } from '../catalog/route.ts';
 import type { PaymentAttempt } from './attempt.ts';
 import { bazaarResourceServerExtension } from './bazaar.ts';
 import type { BatchOffer } from './batch/batch-settlement.ts';
+import type { OfferReceipts } from './offer-receipt.ts';
 import { recordPaymentAttempts, type AttemptRecordOptions } from './record-attempts.ts';
 import { attemptOf } from './request-adapter.ts';
 import type { PaymentTerms } from './responses.ts';
@@ -28,6 +29,8 @@ export interface ResourceServerOptions {
   batch?: { offer(): Promise<BatchOffer | undefined> };
   /** Starts the route's work of an `exact` payment about to be verified (X402_PREFETCH); undefined: none. */
   prefetch?: (attempt: PaymentAttempt) => void;
+  /** X402_SIGNING_KEY: signed offers on every 402, a signed receipt on every paid answer (offer-receipt.ts). */
+  receipts?: OfferReceipts;
 }
 
 export class PaymentServer {
@@ -71,7 +74,9 @@ export class PaymentServer {
       // Adds the request's method to each 402's Bazaar declaration, which fails validation without it (as @x402/express does).
       .registerExtension(bazaarResourceServerExtension);
     batch?.install(resourceServer);
-    recordPaymentAttempts(resourceServer, { ...this.opts.records, isRefund: batch?.isRefund, publicBaseUrl: this.opts.publicBaseUrl });
+    const receipts = this.opts.receipts?.forServer(batch?.isRefund);
+    if (receipts) resourceServer.registerExtension(receipts.extension);
+    recordPaymentAttempts(resourceServer, { ...this.opts.records, isRefund: batch?.isRefund, publicBaseUrl: this.opts.publicBaseUrl, receipts });
     // The SDK calls this right before it asks the facilitator to verify, once the payment decoded, matched the
     // route's requirements and passed its extensions' checks: only a payment that goes to verify starts the work.
     // Only `exact`: its verify is a facilitator round trip. A batch-settlement voucher is checked by this
@@ -84,7 +89,7 @@ export class PaymentServer {
         if (attempt && ctx.requirements.scheme === 'exact') prefetch(attempt);
       });
     }
-    const routes = paymentRoutes(this.opts.paidRoutes(), { x402, terms: this.opts.terms, publicBaseUrl: this.opts.publicBaseUrl, batch: batch?.accepts });
+    const routes = paymentRoutes(this.opts.paidRoutes(), { x402, terms: this.opts.terms, publicBaseUrl: this.opts.publicBaseUrl, batch: batch?.accepts, receipts: this.opts.receipts?.declaration });
     return new x402HTTPResourceServer(resourceServer, routes);
   }
 }
