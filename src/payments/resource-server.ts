@@ -11,7 +11,7 @@ import { bazaarResourceServerExtension } from './bazaar.ts';
 import type { BatchOffer } from './batch/batch-settlement.ts';
 import type { OfferReceipts } from './offer-receipt.ts';
 import { recordPaymentAttempts, type AttemptRecordOptions } from './record-attempts.ts';
-import { attemptOf } from './request-adapter.ts';
+import { attemptOf, RequestAdapter } from './request-adapter.ts';
 import type { PaymentTerms } from './responses.ts';
 import { paymentRoutes } from './route-table.ts';
 import type { PaymentSettings } from './settings.ts';
@@ -31,6 +31,13 @@ export interface ResourceServerOptions {
   prefetch?: (attempt: PaymentAttempt) => void;
   /** X402_SIGNING_KEY: signed offers on every 402, a signed receipt on every paid answer (offer-receipt.ts). */
   receipts?: OfferReceipts;
+}
+
+/** What a challenge's headers a refusal repeats: the requirements, and the 402's own caching rule. */
+const CHALLENGE_HEADERS = ['payment-required', 'cache-control'];
+
+function pick(headers: Record<string, string>, names: string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => names.includes(k.toLowerCase())));
 }
 
 export class PaymentServer {
@@ -60,6 +67,23 @@ export class PaymentServer {
       throw err;
     }
     return this.server;
+  }
+
+  /**
+   * The headers of `attempt`'s route's challenge (PAYMENT-REQUIRED, with its offers), as a request without a payment
+   * gets them: for a 402 that refuses a payment and asks for a new one. Empty when the server cannot make one (its
+   * facilitator unreachable): the 402 then states the price in its body alone.
+   */
+  async challengeHeaders(attempt: PaymentAttempt): Promise<Record<string, string>> {
+    try {
+      const http = await this.ready();
+      const adapter = new RequestAdapter(attempt, this.opts.publicBaseUrl, true);
+      const url = attempt.entry.url;
+      const result = await http.processHTTPRequest({ adapter, path: url, decodedPath: url, method: 'GET' });
+      return result.type === 'payment-error' && result.response.status === 402 ? pick(result.response.headers, CHALLENGE_HEADERS) : {};
+    } catch {
+      return {};
+    }
   }
 
   /** The server a verified payment went through (ready() resolved for it). */

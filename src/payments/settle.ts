@@ -89,9 +89,11 @@ export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttemp
     opts.metrics.settleLatency((performance.now() - started) / 1000);
     // Unheard, then the chain said: never landed (nothing was charged: pay again), or could not tell (send the same payment again).
     if (attempt?.settlement === 'not_landed') {
+      const challenge = await opts.server.challengeHeaders(attempt);
       reply.code(402);
+      reply.headers(challenge);
       reply.type('application/json; charset=utf-8');
-      return JSON.stringify(paymentRequiredBody({}, opts.terms, NOT_CHARGED));
+      return JSON.stringify(paymentRequiredBody(challenge, opts.terms, NOT_CHARGED));
     }
     if (attempt?.settlement === 'refused') return errorBody(reply, facilitatorFailure(err, opts.log));
     return unconfirmed(reply);

@@ -122,6 +122,19 @@ describe('signed offers (X402_SIGNING_KEY)', () => {
     }
   });
 
+  it('a 402 that refuses a payment and asks for a new one (an authorization valid too long) carries the signed offers too', async () => {
+    const required = await challenge();
+    const offered = required.accepts[0]!;
+    const payload = await client.createPaymentPayload({ ...required, accepts: [{ ...offered, maxTimeoutSeconds: 3600 }] });
+    payload.accepted = offered;
+    const res = await fetch(`${w.base}${PRICE}`, { headers: { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) } });
+    expect(res.status).toBe(402);
+    expect(((await res.json()) as { reason: string }).reason).toMatch(/^authorization_valid_too_long/);
+    const offers = extractOffersFromPaymentRequired(decodePaymentRequiredHeader(res.headers.get('payment-required')!)) as JWSSignedOffer[];
+    expect(offers).toHaveLength(1);
+    expect(await verifyOfferSignatureJWS(offers[0]!, (await publishedKey())!.jwk)).toMatchObject({ scheme: 'exact', amount: '1000', resourceUrl: resourceUrl() });
+  });
+
   it('an offer does not verify against another key, nor once its terms are changed', async () => {
     const offer = extractOffersFromPaymentRequired(await challenge())[0] as JWSSignedOffer;
     const other = (await publishedKeyOf(`0x${'11'.repeat(32)}`)).jwk;
