@@ -32,6 +32,7 @@ import {
   type SignedOffer,
 } from '@x402/extensions/offer-receipt';
 import type { ResourceServerExtension, SettleFailureContext, SettleResponse, SettleResultContext } from '@x402/core/types';
+import { checksumEvmAddress, looksLikeEvmAddress } from '../params/evm-address.ts';
 import { contentDigest, SIGNING_ALG, type SigningKey } from './signing-key.ts';
 
 /** The JWS header parameter of a receipt that holds the answer's Content-Digest. */
@@ -96,8 +97,9 @@ function issuer(key: SigningKey, offers: SignedOffers, digest: string | undefine
     kid,
     issueOffer: (resourceUrl, input) => offers.issue(resourceUrl, input),
     issueReceipt: async (resourceUrl, payer, network, transaction) => {
-      // The spec's receipt payload (§5.2) in its JWS form: `transaction` only when there is one.
-      const payload = { version: RECEIPT_VERSION, network, resourceUrl, payer, issuedAt: Math.floor(Date.now() / 1000), ...(transaction ? { transaction } : {}) };
+      // The spec's receipt payload (§5.2) in its JWS form: `transaction` only when there is one. The payer in one
+      // spelling, EIP-55, whatever the scheme reported (batch-settlement lowercases it), as the ledger writes it.
+      const payload = { version: RECEIPT_VERSION, network, resourceUrl, payer: looksLikeEvmAddress(payer) ? checksumEvmAddress(payer) : payer, issuedAt: Math.floor(Date.now() / 1000), ...(transaction ? { transaction } : {}) };
       const header = { alg: SIGNING_ALG, kid, ...(digest ? { [CONTENT_DIGEST_PARAM]: digest } : {}) };
       const input = `${b64u(JSON.stringify(header))}.${b64u(canonicalize(payload))}`;
       return { format: 'jws', signature: `${input}.${key.sign(input)}` } satisfies JWSSignedReceipt;
