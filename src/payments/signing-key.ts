@@ -1,7 +1,9 @@
 // The key this server signs x402 offers and receipts with (X402_SIGNING_KEY): a secp256k1 private key, as every
 // EVM tool writes one, used for JWS ES256K (RFC 8812). What is published of it (the agent card, /openapi.json,
-// /v1/status) is the public key as a JWK, its `kid` (did:jwk, so the key travels with every signature), and the
-// EVM address of the same key. Node's crypto signs (OpenSSL, no new dependency); the address takes Keccak-256
+// /v1/status) is the public key as a JWK, its `kid`, and the EVM address of the same key. The kid is the key's
+// did:jwk: the key travels with every signature and the package's extractPublicKeyFromKid reads it back without a
+// network call. (A did:key would be 110 characters shorter in every offer, but the package's did:key reading of a
+// secp256k1 key fails with the @noble/curves it installs, 1.9: `secp256k1.Point` is undefined there.) Node's crypto signs (OpenSSL, no new dependency); the address takes Keccak-256
 // from @noble/hashes, as the address parameters do (viem is not loaded for this).
 import { createECDH, createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { keccak_256 as keccak256 } from '@noble/hashes/sha3';

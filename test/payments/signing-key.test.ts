@@ -1,7 +1,8 @@
 // The signing key of offers and receipts (X402_SIGNING_KEY): checked once, with the variable named; its published
 // part is the JWK and EVM address of that very key; Content-Digest is RFC 9530's form of SHA-256.
 import { createHash } from 'node:crypto';
-import { verifyReceiptSignatureJWS } from '@x402/extensions/offer-receipt';
+import type { KeyObject } from 'node:crypto';
+import { extractPublicKeyFromKid, verifyReceiptSignatureJWS } from '@x402/extensions/offer-receipt';
 import { privateKeyToAddress } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
@@ -29,6 +30,7 @@ describe('X402_SIGNING_KEY', () => {
     const published = publishedSigningKey(key);
     expect(published.address).toBe(privateKeyToAddress(key));
     expect(published.kid).toBe(`did:jwk:${Buffer.from(JSON.stringify(published.jwk)).toString('base64url')}`);
+    expect(((await extractPublicKeyFromKid(published.kid)) as KeyObject).export({ format: 'jwk' })).toEqual(published.jwk);
     const signer = signingKey(key);
     expect(signer.published).toEqual(published);
     const header = Buffer.from(JSON.stringify({ alg: 'ES256K', kid: published.kid })).toString('base64url');

@@ -25,6 +25,7 @@ import { pgliteDataDir } from '../db-helpers.ts';
 import { makeApp } from '../helpers.ts';
 import { startWorld, type World } from '../client/world.ts';
 import { paidEnv, payingClient } from './x402/paying.ts';
+import { publishedSigningKey } from '../../src/payments/signing-key.ts';
 
 const SIGNING_KEY = `0x${'5a'.repeat(32)}` as const;
 const PRICE = '/v1/price?symbol=BTC';
@@ -137,7 +138,7 @@ describe('signed offers (X402_SIGNING_KEY)', () => {
 
   it('an offer does not verify against another key, nor once its terms are changed', async () => {
     const offer = extractOffersFromPaymentRequired(await challenge())[0] as JWSSignedOffer;
-    const other = (await publishedKeyOf(`0x${'11'.repeat(32)}`)).jwk;
+    const other = publishedSigningKey(`0x${'11'.repeat(32)}`).jwk;
     await expect(verifyOfferSignatureJWS(offer, other)).rejects.toThrow('signature verification failed');
     const [header, payload, signature] = offer.signature.split('.');
     const cheaper = Buffer.from(Buffer.from(payload!, 'base64url').toString().replace('"amount":"1000"', '"amount":"1"')).toString('base64url');
@@ -237,9 +238,3 @@ describe('without X402_SIGNING_KEY', () => {
     expect(doc['x-x402'].receipts).toBeNull();
   });
 });
-
-/** The published form of another key (for a verification that must fail). */
-async function publishedKeyOf(privateKey: `0x${string}`) {
-  const { publishedSigningKey } = await import('../../src/payments/signing-key.ts');
-  return publishedSigningKey(privateKey);
-}
