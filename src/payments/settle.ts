@@ -2,9 +2,10 @@
 // or more) cancels the payment, so nobody pays for an error; a success is settled, given PAYMENT-RESPONSE and a
 // private Cache-Control (and, with X402_SIGNING_KEY, Content-Digest: RFC 9530's SHA-256 of the bytes sent, which
 // the receipt in PAYMENT-RESPONSE binds), and kept under the payment's identifier before it leaves (a retry that
-// crosses it gets the same). A settle that has been sent is waited for as long as its authorization could land (facilitator.ts),
-// and an outcome the facilitator did not tell is read from the chain (settle-outcome.ts): whatever happens, a
-// payment that may have been taken is never answered "try again later" (504: send the same payment again).
+// crosses it gets the same). A settle that has been sent is waited for as long as its authorization could land
+// (facilitator.ts), and an outcome the facilitator did not tell is read from the chain (settle-outcome.ts):
+// whatever happens, a payment that may have been taken is never answered "try again later" (504: send the same
+// payment again).
 import { SETTLEMENT_OVERRIDES_HEADER, withPrivateCacheControl } from '@x402/core/server';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorBody, AppError } from '../lib/errors.ts';
