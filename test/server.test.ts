@@ -180,6 +180,14 @@ describe('the server process', () => {
     expect(s.output()).toContain('PORT="eighty" is invalid: expected a whole number from 0 to 65535');
   }, 120_000); // tsx compiles the server as it starts: seconds, tens of them on a loaded machine
 
+  it('a bad X402_SIGNING_KEY stops start-up saying what a key is, without printing the key', async () => {
+    const key = `0x${'f'.repeat(64)}`; // 64 hex digits, but above secp256k1's order: no private key
+    const s = start(dev, { PORT: '0', X402_SIGNING_KEY: key });
+    expect(await s.exited).toBe(1);
+    expect(s.output()).toContain('X402_SIGNING_KEY="[secret]" is invalid: expected a secp256k1 private key, 0x + 64 hex digits, not zero and below the curve order');
+    expect(s.output()).not.toContain(key);
+  }, 120_000);
+
   it('reads .env in its working directory: a bad value there stops start-up naming the variable and the file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mg-dotenv-'));
     writeFileSync(join(dir, '.env'), 'LOG_LEVEL=error\nFREE_RATE_LIMIT=abc\n');

@@ -3,6 +3,15 @@
 // which stand above this core, by src/reference/access-guide.ts.
 import { z } from 'zod';
 
+/** The public part of the key offers and receipts are signed with (src/payments/signing-key.ts makes it). */
+export const signingKeySchema = z.object({
+  format: z.literal('jws').describe('Offers and receipts are JWS compact serialisations (offer-receipt extension, format "jws")'),
+  alg: z.literal('ES256K').describe('ECDSA over secp256k1 with SHA-256 (RFC 8812)'),
+  kid: z.string().describe('The kid in every offer\'s and receipt\'s JWS header: did:jwk of the key below'),
+  jwk: z.object({ kty: z.literal('EC'), crv: z.literal('secp256k1'), x: z.string(), y: z.string() }).describe('The public key as a JWK (RFC 7517): what verifyReceiptSignatureJWS takes'),
+  address: z.string().describe('The EVM address of the same key (EIP-55)'),
+});
+
 export const accessSummarySchema = z.object({
   price: z.string().describe('Price of one paid call'),
   api_key: z.object({
@@ -22,6 +31,11 @@ export const accessSummarySchema = z.object({
     batch_settlement: z
       .boolean()
       .describe('X402_BATCH_SETTLEMENT: the "batch-settlement" scheme (one deposit, a signed voucher per call) is offered beside "exact" when the facilitator lists it; the 402 says which'),
+    receipts: signingKeySchema
+      .nullable()
+      .describe(
+        'X402_SIGNING_KEY: the public key this server signs x402 offers (every 402) and receipts (every paid answer, binding its Content-Digest) with, in the offer-receipt extension; null when it signs nothing',
+      ),
   }),
 });
 

@@ -1,11 +1,13 @@
 // One call to a marketgate route: GET, retried as retry.ts allows; on a 402 with a wallet, one payment is
 // signed and sent — and resent unchanged on every retry, so the server's payment identifier answers it once.
 // A second payment is signed only when the server said the first was refused (the batch-settlement scheme's
-// corrective 402); never while the first one's outcome is unknown.
+// corrective 402); never while the first one's outcome is unknown. A success's Content-Digest is checked against
+// the bytes received, and a paid answer's signed receipt read, and verified when asked (receipts.ts).
 import type { SettleResponse } from '@x402/core/types';
 import { errorBody, paymentRequired, paymentResponse, retryAfterSeconds } from './answer.ts';
 import { MarketgateError, type SentPayment } from './errors.ts';
 import type { Payer, SignedPayment } from './payer.ts';
+import { checkContentDigest, readReceipt, sha256Digest, verifyReceipt, type Receipt, type ReceiptKey } from './receipts.ts';
 import { exchange, type Outcome, type RetryPolicy } from './retry.ts';
 import { attoUsd, usd, type SpendLimit } from './spend.ts';
 
@@ -22,8 +24,14 @@ export interface CallResult<E = unknown> {
   attempts: number;
   /** The x402 payment, when this call was paid with the wallet. */
   payment: Payment | undefined;
-  /** The answer's headers as received (PAYMENT-RESPONSE, and any receipt a server adds). */
+  /** The answer's headers as received (PAYMENT-RESPONSE, Content-Digest). */
   headers: Headers;
+  /** The body as received, as text: with `receipt`, what proves what was paid for (its bytes hash to `contentDigest`). */
+  body: string;
+  /** The answer's Content-Digest (its `sha-256=:…:`), checked against the bytes received; undefined when it has none. */
+  contentDigest: string | undefined;
+  /** The signed receipt of a call paid with x402, when the server sends one; `verified` with `verifyReceipts`. */
+  receipt: Receipt | undefined;
 }
 
 /** A call paid with x402: what was signed, and what the server's PAYMENT-RESPONSE said. */
@@ -43,6 +51,8 @@ export interface Caller {
   deadlineMs: number;
   payer: Payer | undefined;
   spend: SpendLimit;
+  /** verifyReceipts: the key receipts are checked against (read once); undefined: receipts are read, not verified. */
+  receiptKey: (() => Promise<ReceiptKey>) | undefined;
 }
 
 export function routeUrl(baseUrl: string, path: string, query: QueryInput | undefined): string {
@@ -63,7 +73,7 @@ export async function callRoute(c: Caller, path: string, query: QueryInput | und
   const answer = first.final;
   const attempts = first.attempts.length;
   if (answer.kind !== 'answer') throw noAnswer(path, answer, attempts, undefined);
-  if (answer.status !== 402 || c.hasKey) return finish(path, answer, attempts, undefined);
+  if (answer.status !== 402 || c.hasKey) return (await finish(path, answer, attempts, undefined)).result;
   const required = paymentRequired(answer.headers);
   if (!c.payer || !required) {
     const price = (parseJson(answer.body) as { price?: unknown } | undefined)?.price;
@@ -99,13 +109,13 @@ async function pay(c: Caller, url: string, path: string, offer: NonNullable<Retu
     if (settle?.success) {
       const chargedAtto = attoUsd(BigInt(chargedAmount(settle) ?? signed.amount), signed.decimals);
       c.spend.charge(signed.hold, chargedAtto);
-      if (final.status < 400) return finish(path, final, attempts, { ...sentPayment(signed), chargedUsd: usd(chargedAtto), settle });
+      if (final.status < 400) return withReceipt(c, path, final, attempts, { ...sentPayment(signed), chargedUsd: usd(chargedAtto), settle }, payer.address);
       throw httpError(path, final, attempts, true, signed);
     }
     const charged = chargedWithout(signed, sent.attempts);
     if (charged === false) c.spend.release(signed.hold);
     if (charged === true) c.spend.charge(signed.hold);
-    if (final.status < 400) return finish(path, final, attempts, undefined); // served, and the server says nothing was settled
+    if (final.status < 400) return (await finish(path, final, attempts, undefined)).result; // served, and the server says nothing was settled
     // A refusal the scheme recovered from (its channel state resynchronised): the first payment was not taken, sign anew once.
     if (final.status === 402 && read?.recovered && charged === false && signing === 1) {
       offer = paymentRequired(final.headers) ?? offer;
@@ -154,17 +164,44 @@ const sentPayment = (s: SignedPayment): SentPayment => ({
   signature: s.signature,
 });
 
-function finish(path: string, answer: Extract<Outcome, { kind: 'answer' }>, attempts: number, payment: Payment | undefined): CallResult {
+type Answer = Extract<Outcome, { kind: 'answer' }>;
+
+/** A success as the caller gets it, its Content-Digest checked; `bodyDigest`: sha-256 of the bytes, when computed. */
+async function finish(path: string, answer: Answer, attempts: number, payment: Payment | undefined): Promise<{ result: CallResult; bodyDigest: string | undefined }> {
   const requestId = answer.headers.get('x-request-id') ?? undefined;
   if (answer.status >= 400) throw httpError(path, answer, attempts, false, undefined);
+  const digest = await checkContentDigest(answer.headers, answer.bytes, receiptError(path, answer, attempts, payment));
   const envelope = parseJson(answer.body);
   if (envelope === undefined) {
     throw new MarketgateError({ kind: 'http', path, status: answer.status, error: 'the answer is not JSON', requestId, attempts, charged: payment ? true : false, payment });
   }
-  return { envelope, status: answer.status, requestId, attempts, payment, headers: answer.headers };
+  const result = { envelope, status: answer.status, requestId, attempts, payment, headers: answer.headers, body: answer.body, contentDigest: digest.contentDigest, receipt: undefined };
+  return { result, bodyDigest: digest.received };
 }
 
-function httpError(path: string, answer: Extract<Outcome, { kind: 'answer' }>, attempts: number, charged: boolean | 'unknown', signed: SignedPayment | undefined): MarketgateError {
+/** A paid success with its receipt: read, and verified against the server's key and this call when asked. */
+async function withReceipt(c: Caller, path: string, answer: Answer, attempts: number, payment: Payment, payer: string): Promise<CallResult> {
+  const { result, bodyDigest } = await finish(path, answer, attempts, payment);
+  const receipt = await readReceipt(payment.settle);
+  if (!c.receiptKey) return { ...result, receipt };
+  const fail = receiptError(path, answer, attempts, payment);
+  let key: ReceiptKey;
+  try {
+    key = await c.receiptKey();
+  } catch (err) {
+    throw fail(err instanceof MarketgateError ? err.error : String(err));
+  }
+  const expected = { path, payer, payment, settle: payment.settle, bodyDigest: bodyDigest ?? (await sha256Digest(answer.bytes)) };
+  return { ...result, receipt: await verifyReceipt(receipt, key, expected, fail) };
+}
+
+/** The `receipt` error of an answer that did not prove itself (charged when it was paid for). */
+function receiptError(path: string, answer: Answer, attempts: number, payment: Payment | undefined): (error: string) => MarketgateError {
+  const requestId = answer.headers.get('x-request-id') ?? undefined;
+  return (error) => new MarketgateError({ kind: 'receipt', path, status: answer.status, error, requestId, attempts, charged: payment ? true : false, payment });
+}
+
+function httpError(path: string, answer: Answer, attempts: number, charged: boolean | 'unknown', signed: SignedPayment | undefined): MarketgateError {
   const body = errorBody(answer.body);
   return new MarketgateError({
     kind: 'http',

@@ -4,6 +4,7 @@ import { MarketgateError } from './errors.ts';
 import { ROUTES } from './openapi-types.ts';
 import { resolveOptions, type ClientOptions } from './options.ts';
 import { Payer } from './payer.ts';
+import { publishedReceiptKey, type ReceiptKey } from './receipts.ts';
 import { SpendLimit, type Spending } from './spend.ts';
 import type { QueryArgs, RouteEnvelope, RouteMethods, RoutePath } from './typed.ts';
 
@@ -38,6 +39,7 @@ export function createClient(options: ClientOptions): Client {
     deadlineMs: o.deadlineMs,
     payer,
     spend,
+    receiptKey: receiptKeyOf(o.verifyReceipts, () => publishedReceiptKey(o.baseUrl, o.fetch, o.attemptTimeoutMs)),
   };
   const request = (path: string, query?: QueryInput) => callRoute(caller, path, query);
   const call = async (path: string, query?: QueryInput) => (await callRoute(caller, path, query)).envelope;
@@ -54,3 +56,12 @@ export function createClient(options: ClientOptions): Client {
   const methods = Object.fromEntries(Object.entries(ROUTES).map(([name, path]) => [name, (query?: QueryInput) => call(path, query)]));
   return Object.assign(client, methods) as unknown as Client;
 }
+
+/** The key receipts are verified against: the one given, or the server's published one, read once (again after a failure). */
+function receiptKeyOf(verify: 'published' | ReceiptKey | undefined, published: () => Promise<ReceiptKey>): (() => Promise<ReceiptKey>) | undefined {
+  if (verify === undefined) return undefined;
+  if (verify !== 'published') return () => Promise.resolve(verify);
+  let key: Promise<ReceiptKey> | undefined;
+  return () => (key ??= published().catch((err: unknown) => ((key = undefined), Promise.reject(err))));
+}
+

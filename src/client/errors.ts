@@ -8,9 +8,11 @@
  * - `payment-required`: a paid route, and the client has neither an API key nor a wallet;
  * - `spend-limit`: paying would pass `maxSpendUsd` (nothing was signed);
  * - `payment`: the 402's terms cannot be paid by this client (no scheme, unknown token), or signing failed;
+ * - `receipt`: the answer's bytes do not match its Content-Digest, or (with `verifyReceipts`) its signed receipt
+ *   is missing, does not verify against the server's key, or does not match the call (a paid call: charged);
  * - `config`: `createClient` was given an invalid option.
  */
-export type MarketgateErrorKind = 'http' | 'network' | 'timeout' | 'payment-required' | 'spend-limit' | 'payment' | 'config';
+export type MarketgateErrorKind = 'http' | 'network' | 'timeout' | 'payment-required' | 'spend-limit' | 'payment' | 'receipt' | 'config';
 
 /** A payment the client signed and sent for a call. */
 export interface SentPayment {

@@ -738,10 +738,12 @@ export interface components {
         RateLimitRemaining: number;
         /** @description Seconds until the window resets. */
         RateLimitReset: number;
-        /** @description x402 v2 payment requirements, base64-encoded JSON: `accepts` (scheme, network, amount in atomic units, asset, payTo), `resource`, and `extensions` (`bazaar`: this route's input and output schemas, for discovery catalogs). */
+        /** @description x402 v2 payment requirements, base64-encoded JSON: `accepts` (scheme, network, amount in atomic units, asset, payTo), `resource`, and `extensions` (`bazaar`: this route's input and output schemas, for discovery catalogs; `payment-identifier`; and, when the server signs (x-x402.receipts), `offer-receipt`: a signed offer per `accepts` entry). */
         PaymentRequired: string;
-        /** @description x402 v2 settlement result, base64-encoded JSON (success, transaction hash, network, payer): present when the call was paid with x402. */
+        /** @description x402 v2 settlement result, base64-encoded JSON (success, transaction hash, network, payer): present when the call was paid with x402. When the server signs (x-x402.receipts), `extensions["offer-receipt"].info.receipt` is a signed receipt (JWS) whose protected header binds the Content-Digest of this answer. */
         PaymentResponse: string;
+        /** @description RFC 9530 Content-Digest of the exact bytes of this body (`sha-256=:<base64>:`): on an answer paid with x402 when the server signs receipts (x-x402.receipts); the receipt in PAYMENT-RESPONSE binds the same value. */
+        ContentDigest: string;
     };
     pathItems: never;
 }
@@ -1336,6 +1338,32 @@ export interface operations {
                                     facilitator: string | null;
                                     /** @description X402_BATCH_SETTLEMENT: the "batch-settlement" scheme (one deposit, a signed voucher per call) is offered beside "exact" when the facilitator lists it; the 402 says which */
                                     batch_settlement: boolean;
+                                    /** @description X402_SIGNING_KEY: the public key this server signs x402 offers (every 402) and receipts (every paid answer, binding its Content-Digest) with, in the offer-receipt extension; null when it signs nothing */
+                                    receipts: {
+                                        /**
+                                         * @description Offers and receipts are JWS compact serialisations (offer-receipt extension, format "jws")
+                                         * @enum {string}
+                                         */
+                                        format: "jws";
+                                        /**
+                                         * @description ECDSA over secp256k1 with SHA-256 (RFC 8812)
+                                         * @enum {string}
+                                         */
+                                        alg: "ES256K";
+                                        /** @description The kid in every offer's and receipt's JWS header: did:jwk of the key below */
+                                        kid: string;
+                                        /** @description The public key as a JWK (RFC 7517): what verifyReceiptSignatureJWS takes */
+                                        jwk: {
+                                            /** @enum {string} */
+                                            kty: "EC";
+                                            /** @enum {string} */
+                                            crv: "secp256k1";
+                                            x: string;
+                                            y: string;
+                                        };
+                                        /** @description The EVM address of the same key (EIP-55) */
+                                        address: string;
+                                    } | null;
                                 };
                             };
                             upstreams: {
@@ -1651,6 +1679,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1780,6 +1809,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1916,6 +1946,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2061,6 +2092,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2235,6 +2267,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2449,6 +2482,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2586,6 +2620,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2732,6 +2767,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2861,6 +2897,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2990,6 +3027,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3113,6 +3151,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3246,6 +3285,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3388,6 +3428,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3643,6 +3684,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3942,6 +3984,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4081,6 +4124,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4273,6 +4317,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4428,6 +4473,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4580,6 +4626,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4808,6 +4855,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5010,6 +5058,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5209,6 +5258,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5348,6 +5398,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     "PAYMENT-RESPONSE": components["headers"]["PaymentResponse"];
+                    "Content-Digest": components["headers"]["ContentDigest"];
                     [name: string]: unknown;
                 };
                 content: {

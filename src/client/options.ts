@@ -3,6 +3,7 @@ import type { LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { MarketgateError } from './errors.ts';
 import type { BatchOptions, PaymentAsset } from './payer.ts';
+import type { ReceiptKey } from './receipts.ts';
 
 export interface ClientOptions {
   /** Where marketgate serves, e.g. `http://127.0.0.1:3000` or `https://api.example.com`. */
@@ -28,6 +29,14 @@ export interface ClientOptions {
   deadlineMs?: number;
   /** The fetch to use (default: the global one). */
   fetch?: typeof fetch;
+  /**
+   * Verify the signed receipt of every answer paid with x402 (the offer-receipt extension): its signature against
+   * the server's key, and that it names this payer, network, route and transaction and binds the digest of the
+   * bytes received; a missing or failing receipt is a `receipt` error. `true`: the key the server publishes in
+   * its agent card (read once); or the key to expect (its `x402.receipts`, or `{ jwk }`). Default: off (receipts
+   * are still read and exposed, unverified; a Content-Digest is always checked).
+   */
+  verifyReceipts?: boolean | ReceiptKey;
 }
 
 export interface ResolvedOptions {
@@ -41,6 +50,8 @@ export interface ResolvedOptions {
   attemptTimeoutMs: number;
   deadlineMs: number;
   fetch: typeof fetch;
+  /** 'published': the agent card's key; a key: that one; undefined: receipts are not verified. */
+  verifyReceipts: 'published' | ReceiptKey | undefined;
 }
 
 export const DEFAULT_MAX_SPEND_USD = 0.1;
@@ -74,7 +85,20 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
     attemptTimeoutMs: count('attemptTimeoutMs', o.attemptTimeoutMs, 10_000, 1),
     deadlineMs: count('deadlineMs', o.deadlineMs, 30_000, 1),
     fetch: o.fetch ?? globalThis.fetch,
+    verifyReceipts: receiptKey(o.verifyReceipts),
   };
+}
+
+function receiptKey(v: ClientOptions['verifyReceipts']): ResolvedOptions['verifyReceipts'] {
+  if (v === undefined || v === false) return undefined;
+  if (v === true) return 'published';
+  const jwk = v?.jwk;
+  const jwkOk = jwk === undefined || (jwk?.kty === 'EC' && typeof jwk.crv === 'string' && typeof jwk.x === 'string' && typeof jwk.y === 'string');
+  const addressOk = v?.address === undefined || /^0x[0-9a-fA-F]{40}$/.test(v.address);
+  if (!jwkOk || !addressOk || (jwk === undefined && v?.address === undefined)) {
+    fail('verifyReceipts', "must be true (the key the server's agent card publishes) or the key to expect: { jwk: { kty: 'EC', crv, x, y } } or { address }");
+  }
+  return { ...(jwk ? { jwk } : {}), ...(v.address ? { address: v.address } : {}) };
 }
 
 function account(wallet: `0x${string}` | LocalAccount): LocalAccount {

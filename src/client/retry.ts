@@ -16,7 +16,8 @@ export interface RetryPolicy {
 }
 
 export type Outcome =
-  | { kind: 'answer'; status: number; headers: Headers; body: string }
+  /** `bytes`: the body as received (what a Content-Digest is of); `body`: the same as text. */
+  | { kind: 'answer'; status: number; headers: Headers; body: string; bytes: Uint8Array }
   /** No answer: the connection failed or dropped (`network`), or the attempt's time ran out (`timeout`). */
   | { kind: 'network' | 'timeout'; error: unknown };
 
@@ -41,6 +42,9 @@ export async function exchange(send: (signal: AbortSignal) => Promise<Response>,
   }
 }
 
+/** Decodes as Response.text() does (UTF-8, a leading BOM dropped, bad sequences replaced). */
+const utf8 = new TextDecoder();
+
 async function attempt(send: (signal: AbortSignal) => Promise<Response>, timeoutMs: number): Promise<Outcome> {
   if (timeoutMs <= 0) return { kind: 'timeout', error: new Error('the call deadline passed') };
   const controller = new AbortController();
@@ -51,8 +55,8 @@ async function attempt(send: (signal: AbortSignal) => Promise<Response>, timeout
   }, timeoutMs);
   try {
     const res = await send(controller.signal);
-    const body = await res.text();
-    return { kind: 'answer', status: res.status, headers: res.headers, body };
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    return { kind: 'answer', status: res.status, headers: res.headers, body: utf8.decode(bytes), bytes };
   } catch (error) {
     return { kind: timedOut ? 'timeout' : 'network', error };
   } finally {

@@ -26,6 +26,7 @@ import { PaymentServer } from './resource-server.ts';
 import { paymentTerms } from './responses.ts';
 import type { PaymentSettings } from './settings.ts';
 import { settleOnSend } from './settle.ts';
+import type { OfferReceipts } from './offer-receipt.ts';
 import { beginAttempt, verifyAndGrant, type VerifiedPayment, type VerifyOptions } from './verify.ts';
 
 export { HEAD_PAYMENT, MALFORMED_PAYMENT, paymentTerms, type PaymentTerms } from './responses.ts';
@@ -64,6 +65,8 @@ export interface GateOptions {
   batch?: { offer(): Promise<BatchOffer | undefined> };
   /** Start the route's work while the facilitator verifies (X402_PREFETCH); default true. */
   prefetch?: boolean;
+  /** Signed offers and receipts (X402_SIGNING_KEY); undefined: nothing is signed. */
+  receipts?: OfferReceipts;
 }
 
 export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare(): void; initialize(): Promise<void> } {
@@ -78,9 +81,10 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     records: { records: opts.records, metrics: opts.metrics, facilitator: opts.facilitatorName, log: opts.log, chain: opts.chain, signal: opts.signal },
     batch: opts.batch,
     prefetch: opts.prefetch === false ? undefined : (attempt) => prefetch(attempt.request, attempt.entry),
+    receipts: opts.receipts,
   });
   const verify: VerifyOptions = { ...opts, terms, server, idempotency };
-  const settle = { terms, server, idempotency, metrics: opts.metrics, log: opts.log };
+  const settle = { terms, server, idempotency, metrics: opts.metrics, log: opts.log, contentDigest: opts.receipts !== undefined };
 
   return {
     prepare: () => server.prepare(),

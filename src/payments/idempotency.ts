@@ -38,8 +38,11 @@ export const PAYMENT_IDENTIFIER_DECLARATION = { [PAYMENT_IDENTIFIER]: declarePay
 /** Whether the 402s require an id: the check below follows the declaration, so the two cannot disagree. */
 export const PAYMENT_IDENTIFIER_REQUIRED = isPaymentIdentifierRequired(PAYMENT_IDENTIFIER_DECLARATION[PAYMENT_IDENTIFIER]);
 
-/** Headers of a stored answer that a replay repeats; the rest (request id, security headers) are the new request's own. */
-const REPLAYED_HEADERS = ['content-type', 'payment-response', 'cache-control'];
+/**
+ * Headers of a stored answer that a replay repeats (PAYMENT-RESPONSE with its receipt, and the Content-Digest that
+ * receipt binds: the body is the same bytes); the rest (request id, security headers) are the new request's own.
+ */
+const REPLAYED_HEADERS = ['content-type', 'payment-response', 'cache-control', 'content-digest'];
 
 /** How often a waiting retry looks at the store (it also wakes at once when the first request ran here). */
 const POLL_MS = 100;

@@ -9,8 +9,9 @@ import type { CatalogEntry } from '../catalog/route.ts';
 import type { PaymentAttempt } from './attempt.ts';
 import { bazaarResourceServerExtension } from './bazaar.ts';
 import type { BatchOffer } from './batch/batch-settlement.ts';
+import type { OfferReceipts } from './offer-receipt.ts';
 import { recordPaymentAttempts, type AttemptRecordOptions } from './record-attempts.ts';
-import { attemptOf } from './request-adapter.ts';
+import { attemptOf, RequestAdapter } from './request-adapter.ts';
 import type { PaymentTerms } from './responses.ts';
 import { paymentRoutes } from './route-table.ts';
 import type { PaymentSettings } from './settings.ts';
@@ -28,6 +29,15 @@ export interface ResourceServerOptions {
   batch?: { offer(): Promise<BatchOffer | undefined> };
   /** Starts the route's work of an `exact` payment about to be verified (X402_PREFETCH); undefined: none. */
   prefetch?: (attempt: PaymentAttempt) => void;
+  /** X402_SIGNING_KEY: signed offers on every 402, a signed receipt on every paid answer (offer-receipt.ts). */
+  receipts?: OfferReceipts;
+}
+
+/** What a challenge's headers a refusal repeats: the requirements, and the 402's own caching rule. */
+const CHALLENGE_HEADERS = ['payment-required', 'cache-control'];
+
+function pick(headers: Record<string, string>, names: string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => names.includes(k.toLowerCase())));
 }
 
 export class PaymentServer {
@@ -59,6 +69,23 @@ export class PaymentServer {
     return this.server;
   }
 
+  /**
+   * The headers of `attempt`'s route's challenge (PAYMENT-REQUIRED, with its offers), as a request without a payment
+   * gets them: for a 402 that refuses a payment and asks for a new one. Empty when the server cannot make one (its
+   * facilitator unreachable): the 402 then states the price in its body alone.
+   */
+  async challengeHeaders(attempt: PaymentAttempt): Promise<Record<string, string>> {
+    try {
+      const http = await this.ready();
+      const adapter = new RequestAdapter(attempt, this.opts.publicBaseUrl, true);
+      const url = attempt.entry.url;
+      const result = await http.processHTTPRequest({ adapter, path: url, decodedPath: url, method: 'GET' });
+      return result.type === 'payment-error' && result.response.status === 402 ? pick(result.response.headers, CHALLENGE_HEADERS) : {};
+    } catch {
+      return {};
+    }
+  }
+
   /** The server a verified payment went through (ready() resolved for it). */
   get current(): x402HTTPResourceServer {
     return this.server!;
@@ -71,7 +98,9 @@ export class PaymentServer {
       // Adds the request's method to each 402's Bazaar declaration, which fails validation without it (as @x402/express does).
       .registerExtension(bazaarResourceServerExtension);
     batch?.install(resourceServer);
-    recordPaymentAttempts(resourceServer, { ...this.opts.records, isRefund: batch?.isRefund, publicBaseUrl: this.opts.publicBaseUrl });
+    const receipts = this.opts.receipts?.forServer(batch?.isRefund);
+    if (receipts) resourceServer.registerExtension(receipts.extension);
+    recordPaymentAttempts(resourceServer, { ...this.opts.records, isRefund: batch?.isRefund, publicBaseUrl: this.opts.publicBaseUrl, receipts });
     // The SDK calls this right before it asks the facilitator to verify, once the payment decoded, matched the
     // route's requirements and passed its extensions' checks: only a payment that goes to verify starts the work.
     // Only `exact`: its verify is a facilitator round trip. A batch-settlement voucher is checked by this
@@ -84,7 +113,7 @@ export class PaymentServer {
         if (attempt && ctx.requirements.scheme === 'exact') prefetch(attempt);
       });
     }
-    const routes = paymentRoutes(this.opts.paidRoutes(), { x402, terms: this.opts.terms, publicBaseUrl: this.opts.publicBaseUrl, batch: batch?.accepts });
+    const routes = paymentRoutes(this.opts.paidRoutes(), { x402, terms: this.opts.terms, publicBaseUrl: this.opts.publicBaseUrl, batch: batch?.accepts, receipts: this.opts.receipts?.declaration });
     return new x402HTTPResourceServer(resourceServer, routes);
   }
 }

@@ -1,7 +1,8 @@
 // The payment table: what each paid route asks for, as the x402 SDK's RoutesConfig. Every paid route of the
 // catalog is `GET <its URL>`, offering `exact` at the price in the configured token (and batch-settlement beside
 // it when the facilitator offers that), for its resource URL under the public base URL, with its Bazaar
-// discovery declaration and the payment-identifier extension. An invalid declaration stops start-up.
+// discovery declaration, the payment-identifier extension, and with X402_SIGNING_KEY the offer-receipt extension
+// (offer-receipt.ts). An invalid declaration stops start-up.
 import type { RouteConfig, RoutesConfig } from '@x402/core/server';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { assertBazaarDeclarations, discoveryConfig } from './bazaar.ts';
@@ -17,6 +18,8 @@ export interface RouteTableOptions {
   publicBaseUrl: string;
   /** batch-settlement's `accepts` entry, offered after `exact`, when the facilitator offers it. */
   batch?: PaymentOption;
+  /** Signed offers and receipts (X402_SIGNING_KEY): the offer-receipt extension's declaration, on every route. */
+  receipts?: Record<string, unknown>;
 }
 
 /** The SDK's payment table of `paidRoutes`; throws when a route's Bazaar declaration is invalid. */
@@ -40,7 +43,7 @@ export function paymentRoutes(paidRoutes: readonly CatalogEntry[], opts: RouteTa
           description: e.def.summary,
           mimeType: 'application/json',
           ...discovery,
-          extensions: { ...discovery.extensions, ...PAYMENT_IDENTIFIER_DECLARATION },
+          extensions: { ...discovery.extensions, ...PAYMENT_IDENTIFIER_DECLARATION, ...opts.receipts },
         },
       ];
     }),

@@ -81,6 +81,15 @@ export const PAYMENTS_ENV = {
     "Private key of this server's batch-settlement receiver authorizer (signs claims and refunds; holds no funds). Unset: the facilitator's advertised receiverAuthorizer signs them.",
     { secret: true },
   ),
+  X402_SIGNING_KEY: env.custom(
+    z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/, 'a secp256k1 private key, 0x + 64 hex digits')
+      .refine(isSecp256k1Key, 'a secp256k1 private key, 0x + 64 hex digits, not zero and below the curve order'),
+    undefined,
+    "Private key (secp256k1, 0x + 64 hex) this server signs x402 offers and receipts with (the offer-receipt extension, JWS ES256K): every 402 then carries signed offers, every paid 200 a signed receipt and Content-Digest. Its public key is published in the agent card and /openapi.json. Unset: nothing is signed.",
+    { secret: true },
+  ),
   CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
   CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
 };
@@ -111,6 +120,8 @@ export interface PaymentSettings {
   /** Start the route's work while the facilitator verifies (the answer held until the grant). */
   prefetch: boolean;
   cdp: { keyId: string | undefined; keySecret: string | undefined };
+  /** X402_SIGNING_KEY: signs offers and receipts (signing-key.ts, offer-receipt.ts); undefined: nothing is signed. */
+  signingKey: `0x${string}` | undefined;
   /** batch-settlement beside exact (see src/payments/batch/batch-settlement.ts). */
   batch: {
     enabled: boolean;
@@ -158,6 +169,7 @@ export function paymentSettings(e: PaymentValues, baseRpcUrl: string): PaymentSe
     facilitator: e.X402_FACILITATOR,
     prefetch: e.X402_PREFETCH,
     cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
+    signingKey: e.X402_SIGNING_KEY as `0x${string}` | undefined,
     batch: {
       enabled: e.X402_BATCH_SETTLEMENT,
       deposit: e.X402_BATCH_DEPOSIT,
@@ -190,6 +202,16 @@ function checkBatchSettlement(e: PaymentValues): void {
   if (deposit < price) {
     throw new ConfigError(`invalid configuration:\n  X402_BATCH_DEPOSIT=${e.X402_BATCH_DEPOSIT} must be at least X402_PRICE=${e.X402_PRICE}`);
   }
+}
+
+/** secp256k1's group order: a private key is a number from 1 to SECP256K1_ORDER - 1. */
+const SECP256K1_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+/** Whether 0x + 64 hex is a usable key (anything else is the regex's to name). */
+function isSecp256k1Key(hex: string): boolean {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(hex)) return true;
+  const d = BigInt(hex);
+  return d > 0n && d < SECP256K1_ORDER;
 }
 
 /** The RPC the chain routes use for Base (RPC_URL_BASE); Base Sepolia's public RPC; none for other networks. */

@@ -22,6 +22,7 @@ import { attemptOf } from './request-adapter.ts';
 import { eip3009Of } from './authorization.ts';
 import { authorizationRef, CHAIN_GRACE_MS, type AuthorizationChain, type ChainVerdict } from './chain.ts';
 import { FacilitatorUnavailableError } from './facilitator.ts';
+import type { ServerReceipts } from './offer-receipt.ts';
 
 /** What settling's hooks record with, and where they ask the chain. */
 export interface SettleOutcomeOptions {
@@ -34,6 +35,8 @@ export interface SettleOutcomeOptions {
   chain?: AuthorizationChain;
   /** Aborted when the server closes: a wait for the chain ends (the row stays `unknown`, reconciled at the next start). */
   signal?: AbortSignal;
+  /** Signed receipts (X402_SIGNING_KEY): a call recovered from the chain gets its receipt too. */
+  receipts?: Pick<ServerReceipts, 'recovered'>;
 }
 
 /** The reason the SDK is given when the ledger could not record a verified payment (the gate answers 503). */
@@ -51,7 +54,10 @@ export function address(value: string | undefined | null): string | null {
   return looksLikeEvmAddress(value) ? checksumEvmAddress(value) : value;
 }
 
-type Recovered = { recovered: true; result: { success: true; transaction: string; network: `${string}:${string}`; payer?: string; amount: string } };
+type Recovered = {
+  recovered: true;
+  result: { success: true; transaction: string; network: `${string}:${string}`; payer?: string; amount: string; extensions?: Record<string, unknown> };
+};
 
 const ATOMIC = /^\d+$/;
 
@@ -95,7 +101,10 @@ export async function settleFailure(ctx: SettleFailureContext, opts: SettleOutco
     if (answerable) {
       metrics.payment('settled');
       if (attempt) attempt.settlement = 'settled';
-      return { recovered: true, result: { success: true, transaction: verdict.txHash ?? '', network: ctx.requirements.network, payer: payer ?? undefined, amount: ctx.requirements.amount } };
+      const result = { success: true as const, transaction: verdict.txHash ?? '', network: ctx.requirements.network, payer: payer ?? undefined, amount: ctx.requirements.amount };
+      // The SDK returns a recovered settlement as it is, without its extensions' enrichment: the receipt is added here.
+      const extensions = await opts.receipts?.recovered(ctx, result);
+      return { recovered: true, result: extensions ? { ...result, extensions } : result };
     }
     // Another request of the same authorization was answered: this one is refused, as the facilitator refused it.
     metrics.payment('settle_failed');

@@ -1,9 +1,11 @@
 // Settle on send, once the handler's answer is known and before it is written: a failed answer (a status of 400
 // or more) cancels the payment, so nobody pays for an error; a success is settled, given PAYMENT-RESPONSE and a
-// private Cache-Control, and kept under the payment's identifier before it leaves (a retry that crosses it gets
-// the same). A settle that has been sent is waited for as long as its authorization could land (facilitator.ts),
-// and an outcome the facilitator did not tell is read from the chain (settle-outcome.ts): whatever happens, a
-// payment that may have been taken is never answered "try again later" (504: send the same payment again).
+// private Cache-Control (and, with X402_SIGNING_KEY, Content-Digest: RFC 9530's SHA-256 of the bytes sent, which
+// the receipt in PAYMENT-RESPONSE binds), and kept under the payment's identifier before it leaves (a retry that
+// crosses it gets the same). A settle that has been sent is waited for as long as its authorization could land
+// (facilitator.ts), and an outcome the facilitator did not tell is read from the chain (settle-outcome.ts):
+// whatever happens, a payment that may have been taken is never answered "try again later" (504: send the same
+// payment again).
 import { SETTLEMENT_OVERRIDES_HEADER, withPrivateCacheControl } from '@x402/core/server';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorBody, AppError } from '../lib/errors.ts';
@@ -12,6 +14,7 @@ import type { PaymentAttempt } from './attempt.ts';
 import type { PaymentIdempotency } from './idempotency.ts';
 import type { PaymentServer } from './resource-server.ts';
 import { facilitatorFailure, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, type PaymentTerms } from './responses.ts';
+import { contentDigest } from './signing-key.ts';
 import type { VerifiedPayment } from './verify.ts';
 
 /** What settling reads and sets of the response about to be written (a FastifyReply is one). */
@@ -32,6 +35,8 @@ export interface SettleOptions {
   idempotency: PaymentIdempotency;
   metrics: PaymentMetrics;
   log: FastifyBaseLogger;
+  /** X402_SIGNING_KEY: a paid answer carries Content-Digest, the digest its receipt binds. */
+  contentDigest?: boolean;
 }
 
 /** Settles (or cancels) the payment of a granted request; returns the body to send, the response's status and headers set. */
@@ -50,6 +55,9 @@ export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttemp
 
   const responseHeaders: Record<string, string> = {};
   for (const [k, v] of Object.entries(reply.getHeaders())) if (v != null) responseHeaders[k] = String(v);
+  // The exact bytes about to be sent (a paid answer is never content-encoded): what the receipt's digest and
+  // Content-Digest are of. Fastify hands onSend the serialised JSON; anything else would have no digest.
+  const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : undefined;
   const started = performance.now();
   // From here money may move: the payment's identifier is never given to another payment until the outcome is known.
   if (attempt) attempt.settleSent = true;
@@ -58,7 +66,7 @@ export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttemp
       paid.paymentPayload,
       paid.paymentRequirements,
       paid.declaredExtensions,
-      { request: paid.context, responseBody: Buffer.from(typeof payload === 'string' ? payload : ''), responseHeaders },
+      { request: paid.context, responseBody: body, responseHeaders },
       undefined,
       paid.beforeHandlerSettlement,
     );
@@ -74,6 +82,7 @@ export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttemp
     }
     reply.headers(settled.headers);
     reply.header('cache-control', withPrivateCacheControl(cacheControl()));
+    if (opts.contentDigest && body) reply.header('content-digest', contentDigest(body));
     // Kept under the payment's identifier before the answer leaves: a retry that crosses it gets the same.
     if (attempt) await opts.idempotency.complete(attempt, reply.statusCode, reply.getHeaders(), typeof payload === 'string' ? payload : String(payload));
     return payload;
@@ -81,9 +90,11 @@ export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttemp
     opts.metrics.settleLatency((performance.now() - started) / 1000);
     // Unheard, then the chain said: never landed (nothing was charged: pay again), or could not tell (send the same payment again).
     if (attempt?.settlement === 'not_landed') {
+      const challenge = await opts.server.challengeHeaders(attempt);
       reply.code(402);
+      reply.headers(challenge);
       reply.type('application/json; charset=utf-8');
-      return JSON.stringify(paymentRequiredBody({}, opts.terms, NOT_CHARGED));
+      return JSON.stringify(paymentRequiredBody(challenge, opts.terms, NOT_CHARGED));
     }
     if (attempt?.settlement === 'refused') return errorBody(reply, facilitatorFailure(err, opts.log));
     return unconfirmed(reply);

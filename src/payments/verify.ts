@@ -64,7 +64,12 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
   const headWithPayment = req.method === 'HEAD' && given !== undefined;
   const hidden = malformed || headWithPayment;
   const adapter = hidden ? new RequestAdapter(attempt, opts.publicBaseUrl, true) : plain;
-  const challenge = (reason?: string) => ({ answer: { status: 402, body: paymentRequiredBody({}, opts.terms, reason) } });
+  // A refusal that asks for a new payment carries the route's challenge (PAYMENT-REQUIRED: what to pay, and the
+  // signed offers), as every 402 does; the reason is the body's.
+  const challenge = async (reason?: string): Promise<Verdict> => {
+    const headers = await opts.server.challengeHeaders(attempt);
+    return { answer: { status: 402, headers, body: paymentRequiredBody(headers, opts.terms, reason) } };
+  };
 
   if (given !== undefined && !hidden) {
     // No payment is taken that cannot be recorded: with the records' database down, refuse before anything is verified.

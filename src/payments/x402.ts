@@ -12,8 +12,10 @@ import { createFacilitatorClient } from './facilitator.ts';
 import { facilitatorName } from './facilitator-name.ts';
 import { createPaymentGate } from './fastify.ts';
 import type { PaymentsOptions, PaymentStores } from './options.ts';
+import type { OfferReceipts } from './offer-receipt.ts';
 import { PaymentReconciler } from './reconciler.ts';
 import type { PaymentSettings } from './settings.ts';
+import { signingKey } from './signing-key.ts';
 
 export async function installX402(app: FastifyInstance, opts: PaymentsOptions, stores: PaymentStores): Promise<PaymentGate> {
   const x402 = opts.settings;
@@ -57,6 +59,7 @@ export async function installX402(app: FastifyInstance, opts: PaymentsOptions, s
     prefetch: x402.prefetch,
     chain,
     signal: closing.signal,
+    receipts: x402.signingKey ? await signedOfferReceipts(x402.signingKey) : undefined,
   });
   // Once routes exist: build the payment table (an invalid Bazaar declaration stops start-up), then ask the
   // facilitator what it supports (a failure there is retried on the first paid call).
@@ -90,4 +93,10 @@ async function channelStorage(opts: PaymentsOptions): Promise<ChannelStorage> {
     transaction: (fn) => db.use((d) => d.transaction(fn)),
     close: async () => {},
   });
+}
+
+/** Offers and receipts signed with X402_SIGNING_KEY (the offer-receipt extension and what it brings load only then). */
+async function signedOfferReceipts(key: `0x${string}`): Promise<OfferReceipts> {
+  const { offerReceipts } = await import('./offer-receipt.ts');
+  return offerReceipts(signingKey(key));
 }

@@ -4,6 +4,7 @@ import type { AccessSummary } from '../catalog/access-summary.ts';
 import type { Config } from '../config.ts';
 import { howToGetKey } from '../access/keys/key-contact.ts';
 import { facilitatorName } from '../payments/facilitator-name.ts';
+import { publishedSigningKey } from '../payments/signing-key.ts';
 
 export function accessSummary(config: Config): AccessSummary {
   const x = config.x402;
@@ -20,6 +21,7 @@ export function accessSummary(config: Config): AccessSummary {
       payTo: x.payTo ?? null,
       facilitator: x.active ? facilitatorName(x) : null,
       batch_settlement: x.active && x.batch.enabled,
+      receipts: x.active && x.signingKey ? publishedSigningKey(x.signingKey) : null,
     },
   };
 }
@@ -37,6 +39,13 @@ export const BAZAAR_TEXT =
   "Every 402 also carries the x402 Bazaar discovery extension (extensions.bazaar): the route's query parameters as JSON Schema with an example, " +
   'and its answer as JSON Schema with a minimal example of the shape (not real data).';
 
+/** Signed offers and receipts (X402_SIGNING_KEY), as llms.txt and the agent card describe them. */
+export const RECEIPTS_TEXT =
+  'Every 402 carries signed offers and every paid answer a signed receipt (the x402 offer-receipt extension, JWS ES256K): extensions["offer-receipt"].info.offers in ' +
+  'PAYMENT-REQUIRED, extensions["offer-receipt"].info.receipt in PAYMENT-RESPONSE. A receipt\'s payload names the network, the resource URL, the payer, when it was issued ' +
+  'and the transaction; its JWS protected header carries "content-digest", the answer\'s Content-Digest header (RFC 9530: sha-256 of the exact bytes of the body), ' +
+  'so the receipt proves which answer was paid for. Verify them against the public key published here (x402.receipts: its JWK, kid and address).';
+
 export function accessText(a: AccessSummary): string {
   const key = `Paid endpoints accept an API key in the x-api-key header (no payment is taken when a key is sent). ${a.api_key.how_to_get}`;
   if (!a.x402.enabled) return `Free endpoints need nothing. ${key} x402 pay-per-call (${a.price}) is not configured on this server, so paid endpoints need an API key.`;
@@ -47,6 +56,7 @@ export function accessText(a: AccessSummary): string {
     `Free endpoints need nothing. ${key} Or pay per call with x402 (protocol v2, ${schemes}): ${a.price} in the token ${a.x402.asset} on ${a.x402.network}, to ${a.x402.payTo}. ` +
     'Call a paid endpoint without credentials to receive HTTP 402 with a PAYMENT-REQUIRED header (base64 JSON) and a JSON body stating the price; ' +
     'retry with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does this). A successful paid call returns PAYMENT-RESPONSE; a failed call is never charged.\n\n' +
-    `Retries without paying twice. ${PAYMENT_IDENTIFIER_TEXT}\n\n${BAZAAR_TEXT}`
+    `Retries without paying twice. ${PAYMENT_IDENTIFIER_TEXT}\n\n${BAZAAR_TEXT}` +
+    (a.x402.receipts ? `\n\nSigned offers and receipts. ${RECEIPTS_TEXT} Key id: ${a.x402.receipts.kid}; address ${a.x402.receipts.address}.` : '')
   );
 }

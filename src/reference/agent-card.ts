@@ -1,7 +1,7 @@
 // /.well-known/agent.json: capabilities and authentication in the A2A agent-card shape.
 // marketgate is a plain REST API: no streaming, push notifications, webhooks, JSON-RPC or tasks.
 import type { AccessSummary } from '../catalog/access-summary.ts';
-import { BAZAAR_TEXT, PAYMENT_IDENTIFIER_TEXT } from './access-guide.ts';
+import { BAZAAR_TEXT, PAYMENT_IDENTIFIER_TEXT, RECEIPTS_TEXT } from './access-guide.ts';
 import { EVM_CHAINS_TEXT } from '../risk/chains.ts';
 import { INTERFACE_VERSION } from '../lib/version.ts';
 import { examplePath, type CatalogEntry } from '../catalog/route.ts';
@@ -28,7 +28,10 @@ export function agentCard(entries: CatalogEntry[], baseUrl: string, access: Acce
         name: 'PAYMENT-SIGNATURE',
         description: `x402 v2 pay-per-call, ${access.price} per paid call${access.x402.enabled ? '' : ' (not configured on this server)'}`,
         ...access.x402,
-        ...(access.x402.enabled ? { extensions: { 'payment-identifier': PAYMENT_IDENTIFIER_TEXT, bazaar: BAZAAR_TEXT } } : {}),
+        // x402.receipts (the signing key's public part, or null) comes with the summary above.
+        ...(access.x402.enabled
+          ? { extensions: { 'payment-identifier': PAYMENT_IDENTIFIER_TEXT, bazaar: BAZAAR_TEXT, ...(access.x402.receipts ? { 'offer-receipt': RECEIPTS_TEXT } : {}) } }
+          : {}),
       },
     },
     security: [{ apiKey: [] }, { x402: [] }],

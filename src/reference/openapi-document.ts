@@ -22,12 +22,19 @@ export const RESPONSE_HEADERS = {
   PaymentRequired: {
     description:
       'x402 v2 payment requirements, base64-encoded JSON: `accepts` (scheme, network, amount in atomic units, asset, payTo), `resource`, and `extensions` ' +
-      '(`bazaar`: this route\'s input and output schemas, for discovery catalogs).',
+      '(`bazaar`: this route\'s input and output schemas, for discovery catalogs; `payment-identifier`; and, when the server signs (x-x402.receipts), `offer-receipt`: a signed offer per `accepts` entry).',
     required: true,
     schema: { type: 'string' },
   },
   PaymentResponse: {
-    description: 'x402 v2 settlement result, base64-encoded JSON (success, transaction hash, network, payer): present when the call was paid with x402.',
+    description:
+      'x402 v2 settlement result, base64-encoded JSON (success, transaction hash, network, payer): present when the call was paid with x402. ' +
+      'When the server signs (x-x402.receipts), `extensions["offer-receipt"].info.receipt` is a signed receipt (JWS) whose protected header binds the Content-Digest of this answer.',
+    schema: { type: 'string' },
+  },
+  ContentDigest: {
+    description:
+      'RFC 9530 Content-Digest of the exact bytes of this body (`sha-256=:<base64>:`): on an answer paid with x402 when the server signs receipts (x-x402.receipts); the receipt in PAYMENT-RESPONSE binds the same value.',
     schema: { type: 'string' },
   },
 } as const;
@@ -40,19 +47,20 @@ const HEADER_NAME: Record<keyof typeof RESPONSE_HEADERS, string> = {
   RateLimitReset: 'x-ratelimit-reset',
   PaymentRequired: 'PAYMENT-REQUIRED',
   PaymentResponse: 'PAYMENT-RESPONSE',
+  ContentDigest: 'Content-Digest',
 };
 
 /**
  * The headers of one response. Every answer carries x-request-id; a 429 the rate-limit headers;
  * every 503 Retry-After, and so does interface A's 502, which stands for 503 there (an operation
- * with a 502 and no 503); a 402 PAYMENT-REQUIRED; a paid success PAYMENT-RESPONSE.
+ * with a 502 and no 503); a 402 PAYMENT-REQUIRED; a paid success PAYMENT-RESPONSE and Content-Digest.
  */
 function headersOf(status: string, operation: Json, statuses: string[]): (keyof typeof RESPONSE_HEADERS)[] {
   const names: (keyof typeof RESPONSE_HEADERS)[] = ['RequestId'];
   if (status === '429') names.push('RetryAfter', 'RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset');
   if (status === '503' || (status === '502' && !statuses.includes('503'))) names.push('RetryAfter');
   if (status === '402') names.push('PaymentRequired');
-  if (status === '200' && operation['x-access'] === 'paid') names.push('PaymentResponse');
+  if (status === '200' && operation['x-access'] === 'paid') names.push('PaymentResponse', 'ContentDigest');
   return names;
 }
 

@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { INTERFACE_VERSION } from '../lib/version.ts';
 import { SECURITY_HEADERS } from '../edge/edge.ts';
 import { documentDefaults } from '../params/query.ts';
+import { publishedSigningKey } from '../payments/signing-key.ts';
 import { finishDocument } from './openapi-document.ts';
 import type { ReferenceDocuments } from './reference-routes.ts';
 
@@ -59,6 +60,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, docu
         network: x.network,
         asset: x.asset?.address ?? null,
         payTo: x.payTo ?? null,
+        // The payment info's signer: the public key of the offers in every 402 and the receipt of every paid answer.
+        receipts: x.active && x.signingKey ? publishedSigningKey(x.signingKey) : null,
       },
     } as never,
     // zod drops defaults of transformed parameters (boundedInt); put them back.
@@ -109,5 +112,8 @@ function guidance({ x402: x, operatorContact }: Config): string {
     '2. Sign the "exact" payment and repeat the call with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does both steps).',
     '3. A success carries PAYMENT-RESPONSE (the settlement); a failed call (4xx/5xx) is never charged.',
     'Retries without paying twice: put an id in the payment-identifier extension (declared optional in every 402); resending the same PAYMENT-SIGNATURE returns the first answer again without a second settlement (same id, different payment: 409).',
+    ...(x.signingKey
+      ? ['Signed offers and receipts (x402 offer-receipt extension, JWS ES256K): every 402 carries signed offers; every paid answer a receipt in PAYMENT-RESPONSE whose JWS header binds the Content-Digest of the body. The public key: x-x402.receipts.']
+      : []),
   ].join('\n');
 }

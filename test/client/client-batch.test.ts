@@ -2,21 +2,27 @@
 // local chain, the batch contracts at the SDK's addresses): one deposit bounded by maxSpendUsd, then a voucher
 // per call (no facilitator call, no transaction), a lost voucher answer resent unchanged and charged once,
 // concurrent calls taken one at a time, a second process resynchronised by the corrective 402, the unused deposit
-// refunded. Without opting in, the client pays exact.
+// refunded. Without opting in, the client pays exact. The server signs offers and receipts (X402_SIGNING_KEY): the
+// batch client verifies the receipt of every call, a voucher's (no transaction of its own) and a replayed one's.
+import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
+import { extractOffersFromPaymentRequired, verifyOfferSignatureJWS, type JWSSignedOffer } from '@x402/extensions/offer-receipt';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type ClientOptions } from '../../src/client/index.ts';
 import { LossyProxy } from './proxy.ts';
 import { startWorld, type World } from './world.ts';
 import { MNEMONIC } from '../payments/x402/chain.ts';
+import { publishedSigningKey } from '../../src/payments/signing-key.ts';
+
+const SIGNING_KEY = `0x${'4b'.repeat(32)}` as const;
 
 let w: World;
 let proxy: LossyProxy;
 const PRICE = '/v1/price?symbol=BTC';
 
 beforeAll(async () => {
-  w = await startWorld({ batch: true, payerIndex: 10 });
+  w = await startWorld({ batch: true, payerIndex: 10, env: { X402_SIGNING_KEY: SIGNING_KEY } });
   proxy = await new LossyProxy(w.base).start();
 }, 60_000);
 
@@ -26,7 +32,7 @@ afterAll(async () => {
 });
 
 const batchClient = (extra: Partial<ClientOptions> = {}) =>
-  createClient({ baseUrl: w.base, wallet: w.payerKey, assets: [w.asset], batch: { rpcUrl: w.chain.rpcUrl }, ...extra });
+  createClient({ baseUrl: w.base, wallet: w.payerKey, assets: [w.asset], batch: { rpcUrl: w.chain.rpcUrl }, verifyReceipts: true, ...extra });
 
 /** The payer's channel with marketgate (the facilitator's receiver authorizer, the default withdraw delay). */
 const channel = () =>
@@ -46,6 +52,14 @@ const channel = () =>
   );
 
 describe('batch-settlement, opted in', () => {
+  it('the 402 signs an offer for each scheme, exact and batch-settlement', async () => {
+    const required = decodePaymentRequiredHeader((await fetch(`${w.base}${PRICE}`)).headers.get('payment-required')!);
+    expect(required.accepts.map((a) => a.scheme)).toEqual(['exact', 'batch-settlement']);
+    const offers = extractOffersFromPaymentRequired(required) as JWSSignedOffer[];
+    const payloads = await Promise.all(offers.map((o) => verifyOfferSignatureJWS(o, publishedSigningKey(SIGNING_KEY).jwk)));
+    expect(payloads.map((p) => p.scheme)).toEqual(['exact', 'batch-settlement']);
+  });
+
   it('without opting in, the client pays exact although batch-settlement is offered', async () => {
     const result = await createClient({ baseUrl: w.base, wallet: w.payerKey, assets: [w.asset] }).request('/v1/price', { symbol: 'BTC' });
     expect(result.payment).toMatchObject({ scheme: 'exact', chargedUsd: '0.001' });
@@ -58,6 +72,8 @@ describe('batch-settlement, opted in', () => {
     const c = batchClient({ maxSpendUsd: 0.05, baseUrl: proxy.url });
     const first = await c.request('/v1/price', { symbol: 'BTC' });
     expect(first.payment).toMatchObject({ scheme: 'batch-settlement', amount: '1000', chargedUsd: '0.001', settle: { success: true, amount: '50000' } });
+    // The deposit's transaction is the one the receipt names.
+    expect(first.receipt).toMatchObject({ verified: true, payload: { transaction: first.payment!.settle.transaction } });
     expect(await channel()).toEqual({ balance: 50_000n, totalClaimed: 0n });
     expect(await w.fx.balanceOf(w.payer.address)).toBe(start - 50_000n);
 
@@ -70,6 +86,9 @@ describe('batch-settlement, opted in', () => {
     const paid = proxy.paid();
     expect(paid.at(-1)!.paymentSignature).toBe(paid.at(-2)!.paymentSignature);
     expect(second.payment).toMatchObject({ scheme: 'batch-settlement', settle: { success: true, transaction: '', extra: { chargedAmount: '1000', channelState: { chargedCumulativeAmount: '2000' } } } });
+    // A voucher has no transaction of its own: its receipt names none; it binds the answer's digest all the same.
+    expect(second.receipt).toMatchObject({ verified: true, contentDigest: second.contentDigest, payload: { payer: w.payer.address } });
+    expect(second.receipt!.payload.transaction).toBeUndefined();
     // Three at once are taken one at a time (one channel, one call at a time), each charged once.
     const three = await Promise.all([1, 2, 3].map(() => c.request('/v1/price', { symbol: 'BTC' })));
     const cumulative = three.map((r) => (r.payment!.settle.extra as { channelState: { chargedCumulativeAmount: string } }).channelState.chargedCumulativeAmount);

@@ -110,8 +110,11 @@ describe('once a settle has been sent, its outcome is waited for and found out',
       fac.state.mode = 'ok';
     }
     expect(res.status).toBe(402);
-    const body = (await res.json()) as { error: string; reason: string };
+    const body = (await res.json()) as { error: string; reason: string; accepts: unknown[] };
     expect(body.reason).toBe('the payment was not settled before its authorization expired (validBefore), and can no longer be: nothing was charged; sign a new payment');
+    // It asks for a new payment, so it says what to pay, as every 402 does.
+    expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts).toEqual(body.accepts);
+    expect(body.accepts).toHaveLength(1);
     expect(await balances()).toEqual(before);
     const row = (await rows()).find((r) => r.payment_identifier === id)!;
     expect(row).toMatchObject({ status: 'settle_failed', tx_hash: null, settled_amount: null });
@@ -139,6 +142,7 @@ describe('once a settle has been sent, its outcome is waited for and found out',
     const verifies = fac.state.calls.verify;
     const res = await pay(await signed({ validForS: 3600 }));
     expect(res.status).toBe(402);
+    expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts).toMatchObject([{ scheme: 'exact', maxTimeoutSeconds: 30 }]);
     expect(((await res.json()) as { reason: string }).reason).toMatch(/^authorization_valid_too_long: the authorization's validBefore \(\d+, unix seconds\) is more than maxTimeoutSeconds \(30 s\) from now/);
     expect(fac.state.calls.verify).toBe(verifies);
   });

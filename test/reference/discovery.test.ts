@@ -117,6 +117,23 @@ describe('x402 Bazaar extension on every 402', () => {
     expect(Math.max(...sizes)).toBeLessThanOrEqual(10 * 1024);
   });
 
+  it('with signed offers (X402_SIGNING_KEY) under 11 KB: an offer adds about 2 KB (batch settlement, a second option, another 1.5 KB)', async () => {
+    const signed = await makeApp({ ...x402Env(), X402_SIGNING_KEY: `0x${'5a'.repeat(32)}` });
+    try {
+      const sizes = await Promise.all(
+        paid().map(async (e) => {
+          const res = await signed.app.inject({ url: examplePath(e) });
+          const header = String(res.headers['payment-required']);
+          expect(decodePaymentRequiredHeader(header).extensions?.['offer-receipt'], e.url).toBeDefined();
+          return header.length;
+        }),
+      );
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(11 * 1024);
+    } finally {
+      await signed.app.close();
+    }
+  });
+
   it('a route whose declaration is invalid stops start-up, naming the route', async () => {
     // The example contradicts the schema: "many" is no integer.
     const contradictory = defineRoute({

@@ -102,7 +102,7 @@ describe('/openapi.json', () => {
   it('declares its response headers once, as components, and references them where they are sent', async () => {
     const doc = (await get('/openapi.json')).json();
     expect(Object.keys(doc.components.headers).sort()).toEqual(
-      ['PaymentRequired', 'PaymentResponse', 'RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset', 'RequestId', 'RetryAfter'],
+      ['ContentDigest', 'PaymentRequired', 'PaymentResponse', 'RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset', 'RequestId', 'RetryAfter'],
     );
     const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
     for (const item of Object.values(doc.paths) as { get: { responses: Record<string, { headers: object }> } }[]) {
@@ -110,7 +110,7 @@ describe('/openapi.json', () => {
     }
     const price = doc.paths['/v1/price'].get.responses;
     expect(price['402'].headers).toEqual({ 'x-request-id': ref('RequestId'), 'PAYMENT-REQUIRED': ref('PaymentRequired') });
-    expect(price['200'].headers).toEqual({ 'x-request-id': ref('RequestId'), 'PAYMENT-RESPONSE': ref('PaymentResponse') });
+    expect(price['200'].headers).toEqual({ 'x-request-id': ref('RequestId'), 'PAYMENT-RESPONSE': ref('PaymentResponse'), 'Content-Digest': ref('ContentDigest') });
     expect(price['503'].headers).toMatchObject({ 'Retry-After': ref('RetryAfter') });
     expect(price['429'].headers).toMatchObject({ 'Retry-After': ref('RetryAfter'), 'x-ratelimit-reset': ref('RateLimitReset') });
     // Interface A's 502 stands for B's 503 and carries Retry-After when the provider is limiting us or paused.
