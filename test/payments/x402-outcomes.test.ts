@@ -2,7 +2,7 @@
 // EDR chain mining a block every second, the official facilitator code, the official client). A slow settle is
 // waited for; a settle the facilitator does not answer in time is decided by the chain (X402_RPC_URL): landed →
 // 200 with the data, never landed and past validBefore → 402 saying nothing was charged; never "try again later".
-import { decodePaymentResponseHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import type { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 // The local chain of the token risk check's on-chain tests: an in-process Hardhat EDR node (test/payments/x402/chain.ts)
 // with Uniswap V2 as its own npm packages ship it (@uniswap/v2-core's factory and pair, @uniswap/v2-periphery's
 // Router02 and WETH9, deployed from their build artifacts unchanged), and test tokens written for the purpose
-// (test/risk-chain/contracts): a plain token, a honeypot whose sells revert for all but its owner, a 10 % sell
+// (test/risk/chain/contracts): a plain token, a honeypot whose sells revert for all but its owner, a 10 % sell
 // tax, a token behind an EIP-1967 proxy with a live admin, a token with no pair (its owner renounced), and an
 // EIP-1167 clone of the plain token. Each traded token gets a pair with 1,000,000 tokens against 100 WETH.
 import { createRequire } from 'node:module';
