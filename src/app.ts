@@ -13,7 +13,7 @@ import { installAccessControl } from './access/access-control.ts';
 import { KEY_CHANGES_CHANNEL } from './access/keys/key-changes.ts';
 import { KeyStore } from './access/keys/keys.ts';
 import { localLimitStore, RateLimiter } from './access/rate-limit/rate-limit.ts';
-import { sharedLimitStore } from './access/rate-limit/redis-store.ts';
+import { LimitExchange, sharedLimitStore } from './access/rate-limit/redis-store.ts';
 import { AdminChannel } from './admin/channel.ts';
 import { registerKeyAdminRoutes } from './admin/key-routes.ts';
 import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
@@ -149,9 +149,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('services', { cache, answers, pressure, catalog, config, sources, guard, backends, keys, ...storage, paymentRecords: payments.records, batchEvents: payments.batchEvents, paymentIds: payments.paymentIds });
   app.addHook('onClose', async () => http.close());
 
-  // Rate limits count in Redis when instances share one, else in this process; each interface its own count.
-  const limitStore = (namespace: 'risk' | 'market') =>
-    backends.redis ? sharedLimitStore({ client: backends.redis.connections.client, health: backends.redis.health }, namespace) : localLimitStore();
+  // Rate limits count in Redis when instances share one (counted here, exchanged in batches), else in this
+  // process; each interface its own count.
+  const exchange = backends.redis && new LimitExchange({ client: backends.redis.connections.client, health: backends.redis.health });
+  if (exchange) app.addHook('onClose', async () => exchange.close());
+  const limitStore = (namespace: 'risk' | 'market') => (exchange ? sharedLimitStore(exchange, namespace) : localLimitStore());
   const marketLimiter = new RateLimiter<'key' | 'paid' | 'free' | 'ref'>(limitStore('market'), (scope) => metrics.rateLimited(scope));
 
   const ctx: RouteContext = {
