@@ -126,8 +126,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   app.addHook('onReady', async () => pressure.start());
   app.addHook('onClose', async () => pressure.stop());
-  const catalog = new RouteCatalog(config.x402.price);
+  const catalog = new RouteCatalog(config.x402.price, config.staleness);
   const sources = createSources(config.sources, { http, guard, cache });
+  // The routes that declare a staleness read the same sources through a cache that serves answers past their TTL:
+  // one set per value, made when the first such route is mounted.
+  const servingStale = new Map<number, Sources>();
+  const sourcesServingStale = (maxStaleS: number): Sources => {
+    let made = servingStale.get(maxStaleS);
+    if (made === undefined) servingStale.set(maxStaleS, (made = createSources(config.sources, { http, guard, cache: cache.servingStale(maxStaleS * 1000) })));
+    return made;
+  };
 
   // Storage, the API keys, payments (their records, and the gate when x402 is on), the admin socket's routes.
   const storage = createStorage(app, config, options.database, backends);
@@ -159,6 +167,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const ctx: RouteContext = {
     config,
     sources,
+    sourcesServingStale,
     cryptoListings: CryptoListings.fromSources(sources, {
       binance: config.sources.binanceSpot.ttl.listings,
       coinbase: config.sources.coinbase.ttl.listings,
