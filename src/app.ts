@@ -243,6 +243,7 @@ function createStorage(app: FastifyInstance, config: Config, given: Database | u
   const db = new DatabaseService({
     open: given ? async () => borrowed(given) : (signal) => openDatabase(config.db, { signal }),
     timeoutMs: config.db.timeoutMs,
+    openWaitMs: config.db.openWaitMs,
     describe: given ? `the ${given.kind} database given to the app` : describeDatabase(config.db),
     log: app.log,
     health: backends.database,

@@ -159,8 +159,8 @@ export interface Config {
   operatorContact: string | undefined;
   /** x402 (src/payments/settings.ts). */
   x402: PaymentSettings;
-  /** The ledger database: PGlite in DATA_DIR, or the PostgreSQL server at DATABASE_URL. */
-  db: DatabaseSettings;
+  /** The ledger database: PGlite in DATA_DIR, or the PostgreSQL server at DATABASE_URL; how long a read waits for it to open. */
+  db: DatabaseSettings & { openWaitMs: number };
   /** Redis shared by several instances; url undefined = this process alone. */
   redis: { url: string | undefined; timeoutMs: number };
   usage: { flushMs: number };
@@ -216,7 +216,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     operatorContact: e.OPERATOR_CONTACT,
     x402: paymentSettings(values as unknown as PaymentValues, sources.rpcBase.baseUrl),
-    db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
+    db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS, openWaitMs: e.DB_OPEN_WAIT_MS },
     redis: { url: e.REDIS_URL, timeoutMs: e.REDIS_TIMEOUT_MS },
     usage: { flushMs: e.USAGE_FLUSH_MS },
     sources,
