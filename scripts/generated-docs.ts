@@ -79,6 +79,7 @@ const SECTION_PAGES: Record<string, string> = {
   'interface A (token risk)': '[Interface A — token risk](../using/token-risk.md)',
   'load shedding (503 with Retry-After under pressure)': '[Architecture: memory bounds](../developing/architecture.md#memory-bounds)',
   'upstream calls': '[How upstream calls are made](../using/providers.md#how-upstream-calls-are-made)',
+  'answers served a little old while refreshed (stale-while-revalidate)': '[Conventions: caching](../using/conventions.md#conventions-for-all-market-endpoints)',
   'interface B: access (API keys, x402, limits)':
     '[API keys](api-keys.md), [Taking payments](taking-payments.md), [Access and limits](../using/access-and-limits.md)',
   'database (payments ledger, API keys, per-key usage)': '[Storage](storage.md)',

@@ -13,7 +13,7 @@ import { installAccessControl } from './access/access-control.ts';
 import { KEY_CHANGES_CHANNEL } from './access/keys/key-changes.ts';
 import { KeyStore } from './access/keys/keys.ts';
 import { localLimitStore, RateLimiter } from './access/rate-limit/rate-limit.ts';
-import { sharedLimitStore } from './access/rate-limit/redis-store.ts';
+import { LimitExchange, sharedLimitStore } from './access/rate-limit/redis-store.ts';
 import { AdminChannel } from './admin/channel.ts';
 import { registerKeyAdminRoutes } from './admin/key-routes.ts';
 import { registerPaymentAdminRoutes } from './admin/payment-routes.ts';
@@ -126,8 +126,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   app.addHook('onReady', async () => pressure.start());
   app.addHook('onClose', async () => pressure.stop());
-  const catalog = new RouteCatalog(config.x402.price);
+  const catalog = new RouteCatalog(config.x402.price, config.staleness);
   const sources = createSources(config.sources, { http, guard, cache });
+  // The routes that declare a staleness read the same sources through a cache that serves answers past their TTL:
+  // one set per value, made when the first such route is mounted.
+  const servingStale = new Map<number, Sources>();
+  const sourcesServingStale = (maxStaleS: number): Sources => {
+    let made = servingStale.get(maxStaleS);
+    if (made === undefined) servingStale.set(maxStaleS, (made = createSources(config.sources, { http, guard, cache: cache.servingStale(maxStaleS * 1000) })));
+    return made;
+  };
 
   // Storage, the API keys, payments (their records, and the gate when x402 is on), the admin socket's routes.
   const storage = createStorage(app, config, options.database, backends);
@@ -149,14 +157,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('services', { cache, answers, pressure, catalog, config, sources, guard, backends, keys, ...storage, paymentRecords: payments.records, batchEvents: payments.batchEvents, paymentIds: payments.paymentIds });
   app.addHook('onClose', async () => http.close());
 
-  // Rate limits count in Redis when instances share one, else in this process; each interface its own count.
-  const limitStore = (namespace: 'risk' | 'market') =>
-    backends.redis ? sharedLimitStore({ client: backends.redis.connections.client, health: backends.redis.health }, namespace) : localLimitStore();
+  // Rate limits count in Redis when instances share one (counted here, exchanged in batches), else in this
+  // process; each interface its own count.
+  const exchange = backends.redis && new LimitExchange({ client: backends.redis.connections.client, health: backends.redis.health });
+  if (exchange) app.addHook('onClose', async () => exchange.close());
+  const limitStore = (namespace: 'risk' | 'market') => (exchange ? sharedLimitStore(exchange, namespace) : localLimitStore());
   const marketLimiter = new RateLimiter<'key' | 'paid' | 'free' | 'ref'>(limitStore('market'), (scope) => metrics.rateLimited(scope));
 
   const ctx: RouteContext = {
     config,
     sources,
+    sourcesServingStale,
     cryptoListings: CryptoListings.fromSources(sources, {
       binance: config.sources.binanceSpot.ttl.listings,
       coinbase: config.sources.coinbase.ttl.listings,
@@ -232,6 +243,7 @@ function createStorage(app: FastifyInstance, config: Config, given: Database | u
   const db = new DatabaseService({
     open: given ? async () => borrowed(given) : (signal) => openDatabase(config.db, { signal }),
     timeoutMs: config.db.timeoutMs,
+    openWaitMs: config.db.openWaitMs,
     describe: given ? `the ${given.kind} database given to the app` : describeDatabase(config.db),
     log: app.log,
     health: backends.database,

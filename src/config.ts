@@ -9,6 +9,7 @@ import { KEYS_ENV } from './access/keys/keys-env.ts';
 import { DATABASE_ENV } from './db/env.ts';
 import { PAYMENTS_ENV, paymentSettings, type PaymentSettings, type PaymentValues } from './payments/settings.ts';
 import { REDIS_ENV } from './redis/env.ts';
+import { STALE_ENV, type StaleSettings } from './catalog/staleness.ts';
 import type { DatabaseSettings } from './db/open.ts';
 import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './lib/env.ts';
 import { SOURCES, type SourceSettings } from './sources/index.ts';
@@ -84,6 +85,7 @@ export const CORE_ENV_SECTIONS = {
     ),
     CACHE_MAX_ENTRIES: env.int(1, 10_000_000, 10_000, 'Most upstream answers held by the response cache, whatever their size (least recently used go first).'),
   },
+  'answers served a little old while refreshed (stale-while-revalidate)': STALE_ENV,
   'interface B: access (API keys, x402, limits)': {
     ...KEYS_ENV,
     OPERATOR_CONTACT: env.custom(
@@ -149,14 +151,16 @@ export interface Config {
     hedgeDelayMs: number;
   };
   cache: { maxEntries: number; maxBytes: number };
+  /** Per staleness setting, seconds past the TTL its routes' answers may be served while refreshed (src/catalog/staleness.ts). */
+  staleness: StaleSettings;
   limits: { freePerMinute: number; paidIpPerMinute: number };
   keys: { raw: string[]; file: string; reloadMs: number; rateLimitPerMinute: number };
   /** OPERATOR_CONTACT: where clients ask for an API key (an email address or a URL); undefined = unset. */
   operatorContact: string | undefined;
   /** x402 (src/payments/settings.ts). */
   x402: PaymentSettings;
-  /** The ledger database: PGlite in DATA_DIR, or the PostgreSQL server at DATABASE_URL. */
-  db: DatabaseSettings;
+  /** The ledger database: PGlite in DATA_DIR, or the PostgreSQL server at DATABASE_URL; how long a read waits for it to open. */
+  db: DatabaseSettings & { openWaitMs: number };
   /** Redis shared by several instances; url undefined = this process alone. */
   redis: { url: string | undefined; timeoutMs: number };
   usage: { flushMs: number };
@@ -202,6 +206,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       hedgeDelayMs: e.HEDGE_DELAY_MS,
     },
     cache: { maxEntries: e.CACHE_MAX_ENTRIES, maxBytes: e.CACHE_MAX_BYTES },
+    staleness: Object.fromEntries(Object.keys(STALE_ENV).map((name) => [name, e[name as keyof StaleSettings]])) as StaleSettings,
     limits: { freePerMinute: e.FREE_RATE_LIMIT, paidIpPerMinute: e.PAID_IP_RATE_LIMIT },
     keys: {
       raw: (e.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
@@ -211,7 +216,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     operatorContact: e.OPERATOR_CONTACT,
     x402: paymentSettings(values as unknown as PaymentValues, sources.rpcBase.baseUrl),
-    db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
+    db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS, openWaitMs: e.DB_OPEN_WAIT_MS },
     redis: { url: e.REDIS_URL, timeoutMs: e.REDIS_TIMEOUT_MS },
     usage: { flushMs: e.USAGE_FLUSH_MS },
     sources,

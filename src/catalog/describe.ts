@@ -86,6 +86,13 @@ export const endpointSchema = z.object({
   description: z.string(),
   access: z.enum(['free', 'paid', 'key']).describe('free: no credentials; paid: an API key or an x402 payment; key: an API key, never charged'),
   price: z.string().nullable(),
+  max_stale_s: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'Seconds past its cache TTL an upstream answer may still be served at once (meta.sources says cached and its real age_s) while it is refreshed in the background; null: never served past its TTL',
+    ),
   parameters: z.array(
     z.object({
       name: z.string(),
@@ -111,6 +118,7 @@ export function describeEndpoint(e: CatalogEntry) {
     description: e.def.description,
     access: e.access,
     price: e.price,
+    max_stale_s: e.maxStaleS,
     parameters: describeParams(e.def.query),
     example: examplePath(e),
   };

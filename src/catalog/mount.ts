@@ -14,6 +14,8 @@ import type { CatalogEntry, InterfaceName, RouteContext, RouteDef } from './rout
 export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: InterfaceName, defs: readonly RouteDef[]): void {
   for (const def of defs) {
     const entry = ctx.catalog.add(iface, def);
+    // A route that declares a staleness reads its sources through a cache that serves answers that much past their TTL.
+    const routeCtx = entry.maxStaleS ? { ...ctx, sources: ctx.sourcesServingStale(entry.maxStaleS) } : ctx;
     app.withTypeProvider<ZodTypeProvider>().route({
       method: 'GET',
       url: def.path,
@@ -27,6 +29,8 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
         operationId: entry.operationId,
         'x-access': entry.access,
         ...(entry.price ? { 'x-price': entry.price } : {}),
+        // Seconds past its cache TTL an answer may be served while it is refreshed (stale-while-revalidate).
+        ...(entry.maxStaleS !== null ? { 'x-max-stale-s': entry.maxStaleS } : {}),
         // Only when payments are on: without X402_PAY_TO a paid route takes an API key and nothing else.
         ...(entry.price && ctx.access.x402.enabled ? { 'x-payment-info': paymentInfo(entry.price) } : {}),
         // Declared for every route (NO_QUERY when it takes none): a parameter it does not take is a 400 (validator.ts).
@@ -36,7 +40,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
       ...(def.prepare ? { onRequest: preparedOnce(def.prepare) } : {}),
       // A GET answer made only of fresh cached provider answers is remembered, to be served again as it is.
       handler: async (req) => {
-        const answer = await def.handler(req as never, ctx);
+        const answer = await def.handler(req as never, routeCtx);
         if (req.method === 'GET') ctx.answers.remember(entry.url, req.url, answer);
         return answer;
       },

@@ -18,6 +18,7 @@ import type { ProviderInfo, Sources, SourceSettings } from '../sources/index.ts'
 import type { UpstreamGuard } from '../upstream/guard.ts';
 import type { Envelope } from '../upstream/envelope.ts';
 import type { AccessSummary } from './access-summary.ts';
+import type { StaleSetting, StaleSettings } from './staleness.ts';
 
 export type InterfaceName = 'risk' | 'market';
 /** free: anyone; paid: an API key or an x402 payment; key: an API key, never charged (/v1/usage). */
@@ -47,6 +48,11 @@ export interface RouteDef<Q extends z.ZodObject = z.ZodObject, D extends z.ZodTy
   /** A page about the service (status), not data: rate-limited in a bucket of its own, apart from the data routes. */
   reference?: boolean;
   /**
+   * The setting that says how long past their cache TTL its upstream answers may still be served at once while
+   * they are refreshed (stale-while-revalidate, staleness.ts). Unset: never past the TTL (on-chain state).
+   */
+  maxStale?: StaleSetting;
+  /**
    * What the route's parameter checks need loaded before its first request is validated: a library kept
    * out of start-up (viem's ENS normaliser). The first requests wait for it; later ones pass at once.
    */
@@ -68,6 +74,8 @@ export interface CatalogEntry {
   access: Access;
   /** Price of one call when paid (X402_PRICE), else null. */
   price: string | null;
+  /** Seconds past the TTL an answer may be served while refreshed (its `maxStale` setting's value), else null. */
+  maxStaleS: number | null;
   def: RouteDef;
 }
 
@@ -75,12 +83,16 @@ export interface CatalogEntry {
 export class RouteCatalog {
   readonly entries: CatalogEntry[] = [];
 
-  /** `price`: what one paid call costs (X402_PRICE). */
-  constructor(readonly price: string) {}
+  /** `price`: what one paid call costs (X402_PRICE); `staleness`: the values of the routes' staleness settings (none: routes never serve stale). */
+  constructor(
+    readonly price: string,
+    private readonly staleness?: StaleSettings,
+  ) {}
 
   add(iface: InterfaceName, def: RouteDef): CatalogEntry {
     const url = INTERFACE_BASE[iface] + def.path;
-    const entry = { interface: iface, url, operationId: operationId(iface, def.path), access: def.access, price: def.access === 'paid' ? this.price : null, def };
+    const maxStaleS = def.maxStale && this.staleness ? this.staleness[def.maxStale] : null;
+    const entry = { interface: iface, url, operationId: operationId(iface, def.path), access: def.access, price: def.access === 'paid' ? this.price : null, maxStaleS, def };
     const clash = this.entries.find((e) => e.operationId === entry.operationId);
     if (clash) throw new Error(`${url} and ${clash.url} would share the operationId ${entry.operationId}`);
     this.entries.push(entry);
@@ -117,6 +129,11 @@ export interface RouteContext {
   /** The settings handlers read (see RouteSettings). */
   config: RouteSettings;
   sources: Sources;
+  /**
+   * The same sources, their cached answers served up to `maxStaleS` past their TTL while refreshed (made once
+   * per value): what the handler of a route that declares `maxStale` is given as `sources` (mount.ts).
+   */
+  sourcesServingStale(maxStaleS: number): Sources;
   /** Which base assets the venues list as crypto (the default of a symbol without asset_class). */
   cryptoListings: CryptoListings;
   /** Health and breaker state of every provider (/v1/status). */

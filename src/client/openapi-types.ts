@@ -839,6 +839,8 @@ export interface operations {
                                  */
                                 access: "free" | "paid" | "key";
                                 price: string | null;
+                                /** @description Seconds past its cache TTL an upstream answer may still be served at once (meta.sources says cached and its real age_s) while it is refreshed in the background; null: never served past its TTL */
+                                max_stale_s: number | null;
                                 parameters: {
                                     name: string;
                                     /** @enum {string} */
@@ -1299,6 +1301,8 @@ export interface operations {
                                  */
                                 access: "free" | "paid" | "key";
                                 price: string | null;
+                                /** @description Seconds past its cache TTL an upstream answer may still be served at once (meta.sources says cached and its real age_s) while it is refreshed in the background; null: never served past its TTL */
+                                max_stale_s: number | null;
                                 parameters: {
                                     name: string;
                                     /** @enum {string} */

@@ -5,6 +5,11 @@
 //
 // A failed opening (a server that is down, a directory another process owns) is retried on a later
 // use, at most every `retryOpenMs`; in between, uses fail at once rather than wait.
+//
+// A request that only reads for its caller (GET /v1/usage, a key the instance's copy does not hold yet) may
+// wait longer for an opening in progress (`useOnceOpen`: up to DB_OPEN_WAIT_MS), so the first requests after
+// a start are answered once the database is ready rather than refused while it is merely opening. A payment
+// never waits for it: it is refused (503) at DB_TIMEOUT_MS, before anything is verified.
 import { AppError } from '../lib/errors.ts';
 import { DATABASE_GONE, type Database } from './database.ts';
 
@@ -30,6 +35,8 @@ export interface DatabaseServiceOptions {
   open: (signal: AbortSignal) => Promise<Database>;
   /** DB_TIMEOUT_MS: the bound of one `use`, waiting for the opening included. */
   timeoutMs: number;
+  /** DB_OPEN_WAIT_MS: how long `useOnceOpen` waits for an opening in progress (default: timeoutMs, no longer than `use`). */
+  openWaitMs?: number;
   /** Words for logs ("PGlite in ./data/pglite"). */
   describe: string;
   log: DbLog;
@@ -120,6 +127,26 @@ export class DatabaseService {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * `use` for a read a request makes for its caller: an opening in progress (or not yet started) is waited for
+   * up to DB_OPEN_WAIT_MS first, then `fn` has DB_TIMEOUT_MS. An opening that fails fails this at once, as in `use`.
+   */
+  async useOnceOpen<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+    const waitMs = this.options.openWaitMs ?? this.options.timeoutMs;
+    if (this.state === 'idle' || this.state === 'opening') {
+      let timer: NodeJS.Timeout | undefined;
+      const stillOpening = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), waitMs)));
+      // A failed opening is left to `use` below, which reports it as it reports any (503, once per retry period).
+      const outcome = await Promise.race([this.ready(true).then(() => 'open' as const, () => 'failed' as const), stillOpening]).finally(() => clearTimeout(timer));
+      if (outcome === 'late') {
+        const err = new DatabaseUnavailableError(`database still opening after ${waitMs} ms`);
+        this.options.health?.failed(err);
+        throw err;
+      }
+    }
+    return this.use(fn);
   }
 
   /** The open database, waiting for the opening without a bound (tests, the CLI); `failFast`: a recent failure is rethrown at once. */

@@ -136,7 +136,8 @@ export class UsageCounter {
     const now = this.clock();
     const today = utcDay(now);
     const monthStart = `${today.slice(0, 7)}-01`;
-    const rows = await this.db.use((db) =>
+    // A read for the caller: right after a start it waits for the database to finish opening (DB_OPEN_WAIT_MS).
+    const rows = await this.db.useOnceOpen((db) =>
       db.query<{ day: string; route: string; calls: number }>('SELECT day, route, calls FROM key_usage WHERE key_id = $1 AND day >= $2::date', [keyId, monthStart]),
     );
     for (const [k, calls] of this.pending) {

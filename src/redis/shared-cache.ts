@@ -1,6 +1,8 @@
 // The response cache's second level (L2) in Redis, shared by every instance, with single-flight across
 // instances for cold keys. Asked only after a miss in the process's own cache (L1):
 //   1. a stored entry young enough for this caller (the same per-caller TTL rule as L1) is the answer;
+//      A caller that accepts stale answers (stale-while-revalidate) is given one past its TTL and within its
+//      staleness at once, and refreshes it by asking again without staleness, which is step 2;
 //   2. otherwise one instance takes a short lock (src/redis/lock.ts), loads, stores the value, and
 //      publishes that it did; the others wait for that message (checking Redis every POLL_MS too, as
 //      pub/sub drops messages while a connection is away) up to the upstream deadline, then load
@@ -78,7 +80,7 @@ export class RedisSharedCache implements SharedCache {
     void options.connections.subscribe(FILLED_CHANNEL, (message) => this.deliver(message));
   }
 
-  async getOrLoad(key: string, ttlMs: number, keepMs: number, load: () => Promise<Loaded>, waitMs = this.options.waitMs): Promise<SharedAnswer> {
+  async getOrLoad(key: string, ttlMs: number, keepMs: number, load: () => Promise<Loaded>, waitMs = this.options.waitMs, staleMs = 0): Promise<SharedAnswer> {
     const id = cacheKeyId(key);
     const at: Where = { id, value: L2_KEY_PREFIX + id, lock: `${L2_KEY_PREFIX}lock:${id}`, provider: key.slice(0, key.indexOf(' ')) };
     let keep = keepMs;
@@ -88,6 +90,9 @@ export class RedisSharedCache implements SharedCache {
     if (stored) {
       const fresh = this.answer(stored, ttlMs, 'l2');
       if (fresh) return fresh;
+      // Past the TTL but within the caller's staleness: answered now; the caller refreshes it (through the lock below).
+      const stale = staleMs > 0 ? this.answer(stored, ttlMs + staleMs, 'l2') : null;
+      if (stale) return { ...stale, stale: true };
       keep = Math.max(keep, stored.stamps.keepMs); // a short-TTL reload does not shorten it for the others
     }
 

@@ -5,7 +5,7 @@
 // (viem's `defineChain` files are the model: one file owns one chain's settings.)
 import { z } from 'zod';
 import type { EnvSpec, EnvValues } from '../lib/env.ts';
-import type { ResponseCache } from '../upstream/cache.ts';
+import type { CacheLookup } from '../upstream/cache.ts';
 import { sourceMeta, type SourceMeta } from '../upstream/envelope.ts';
 import { NotFoundError, UpstreamError } from '../lib/errors.ts';
 import type { RunOptions, UpstreamGuard } from '../upstream/guard.ts';
@@ -85,7 +85,8 @@ export function defineSource<Key extends string, E extends EnvSpec, Settings, Ap
 export interface SourcePlumbing {
   http: HttpClient;
   guard: UpstreamGuard;
-  cache: ResponseCache;
+  /** The response cache, or a view of it that serves answers past their TTL (a route's staleness: src/catalog/staleness.ts). */
+  cache: CacheLookup;
 }
 
 /** Builds the context a source's factory gets. */

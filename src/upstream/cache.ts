@@ -12,6 +12,13 @@
 // With a shared level below it (Redis, when several instances run: src/redis/shared-cache.ts), a miss
 // here asks the shared level, which answers from its store, waits for a load another instance has in
 // flight, or loads; a hit here never touches it (the cached path costs the same with or without Redis).
+//
+// Stale-while-revalidate: a caller that accepts answers up to `staleMs` past its TTL (a route that declares
+// a maximum staleness: src/catalog/staleness.ts) is given an entry past its TTL but within that at once, and
+// the entry is refreshed in the background by one load: the one in flight in this process if there is one,
+// and across instances the shared level's lock (one instance loads, the others wait for its answer in the
+// background). The refresh starts only once the TTL has passed, so there is one load per TTL however many
+// callers. Past the staleness, the caller waits for the load as any miss does.
 import { LRUCache } from 'lru-cache';
 import { isoNow } from '../lib/clock.ts';
 import { heapSize } from './heap-size.ts';
@@ -49,18 +56,26 @@ export interface Loaded {
 export interface SharedAnswer extends Loaded {
   /** `l2`: stored there; `coalesced`: another instance's load, waited for; `load`: loaded here (a miss). */
   from: 'l2' | 'coalesced' | 'load';
-  /** How long the value is kept from fetchedAt (the longest TTL asked of it), ms. */
+  /** How long the value is kept from fetchedAt (the longest TTL and staleness asked of it), ms. */
   keepMs: number;
+  /** Past the caller's TTL, within its staleness: answered, to be refreshed. */
+  stale?: boolean;
 }
 
 /** A cache level shared by instances, asked after a miss in this process (see src/redis/shared-cache.ts). */
 export interface SharedCache {
   /**
    * The value of `key` no older than `ttlMs`: a stored one, the result of a load another instance has in
-   * flight (waited for up to `waitMs`), or `load()`'s, stored for `keepMs`. Rejects only with `load`'s
-   * own failure: a failure of the shared level itself means loading here.
+   * flight (waited for up to `waitMs`), or `load()`'s, stored for `keepMs`. With `staleMs`, a stored one up
+   * to that much past `ttlMs` is answered at once (`stale`: the caller refreshes it). Rejects only with
+   * `load`'s own failure: a failure of the shared level itself means loading here.
    */
-  getOrLoad(key: string, ttlMs: number, keepMs: number, load: () => Promise<Loaded>, waitMs?: number): Promise<SharedAnswer>;
+  getOrLoad(key: string, ttlMs: number, keepMs: number, load: () => Promise<Loaded>, waitMs?: number, staleMs?: number): Promise<SharedAnswer>;
+}
+
+/** The lookups a source makes (sources/define-source.ts): the cache itself, or a view of it that serves stale answers. */
+export interface CacheLookup {
+  getOrLoad<T>(key: string, ttlMs: number, load: () => Promise<T>, waitMs?: number): Promise<Cached<T>>;
 }
 
 export interface Cached<T> {
@@ -76,12 +91,15 @@ interface Entry {
   value: unknown;
   fetchedAt: Stamp;
   sentAt: number;
-  /** The longest TTL a caller of this key asked for: a short-TTL reload does not shorten it for the others. */
+  /**
+   * How long it is kept from fetchedAt: the longest TTL and staleness a caller of this key asked for (a
+   * short-TTL reload does not shorten it for the others). Whether it serves a caller is that caller's TTL.
+   */
   ttlMs: number;
 }
 
-/** A load in flight in this process, and whether what it gives was already stored (the shared level's). */
-type Pending = Promise<Loaded & { cached: boolean; keepMs: number }>;
+/** A load in flight in this process, and whether what it gives was already stored (the shared level's, `stale` when past the caller's TTL). */
+type Pending = Promise<Loaded & { cached: boolean; keepMs: number; stale?: boolean }>;
 
 export interface CacheOptions {
   /** Most entries, whatever their size (CACHE_MAX_ENTRIES). */
@@ -154,60 +172,83 @@ export class ResponseCache {
    * `waitMs` bounds a wait for another instance's load of the same key (the shared level's default: the
    * upstream deadline).
    */
-  async getOrLoad<T>(key: string, ttlMs: number, load: () => Promise<T>, waitMs?: number): Promise<Cached<T>> {
+  async getOrLoad<T>(key: string, ttlMs: number, load: () => Promise<T>, waitMs?: number, staleMs = 0): Promise<Cached<T>> {
     // An entry past its time is never given back (lru-cache drops it here if its timer has not yet).
     const hit = this.entries.get(key);
-    if (hit && this.now() - hit.fetchedAt.ms < ttlMs) {
-      this.recorder.hit('l1');
-      return { value: hit.value as T, fetchedAt: hit.fetchedAt, sentAt: hit.sentAt, cached: true };
+    if (hit) {
+      const age = this.now() - hit.fetchedAt.ms;
+      if (age < ttlMs || (age < ttlMs + staleMs && ttlMs > 0)) {
+        this.recorder.hit('l1');
+        // Past its TTL, within this caller's staleness: answered now, refreshed by one load in the background.
+        if (age >= ttlMs) this.refresh(key, ttlMs, load, waitMs);
+        return { value: hit.value as T, fetchedAt: hit.fetchedAt, sentAt: hit.sentAt, cached: true };
+      }
     }
     // Too old for this caller (or absent): loaded below. A stored one is kept while other callers may still use it.
 
     let pending = this.inFlight.get(key);
-    if (pending) {
-      this.recorder.hit('coalesced');
-    } else {
-      const loading = this.shared && ttlMs > 0 ? this.loadShared(key, ttlMs, load, waitMs) : this.loadHere(ttlMs, load);
-      pending = loading;
-      this.inFlight.set(key, loading);
-      // Only this load's own entry is removed (clear() may have let a newer load take the key).
-      const mine = () => this.inFlight.get(key) === loading;
-      loading.then(
-        ({ value, fetchedAt, sentAt, keepMs }) => {
-          if (!mine()) return;
-          this.inFlight.delete(key);
-          const keep = Math.ceil(Math.max(keepMs, this.entries.peek(key)?.ttlMs ?? 0));
-          if (keep > 0) this.store(key, { value, fetchedAt, sentAt, ttlMs: keep });
-        },
-        () => {
-          if (mine()) this.inFlight.delete(key);
-        },
-      );
-    }
+    if (pending) this.recorder.hit('coalesced');
+    else pending = this.startLoad(key, ttlMs, load, waitMs, staleMs);
     const { value, fetchedAt, sentAt, cached } = await pending;
     return { value: value as T, fetchedAt, sentAt, cached };
   }
 
-  /** A load in this process alone (no shared level, or a value not to be cached). */
-  private loadHere(ttlMs: number, load: () => Promise<unknown>): Pending {
+  /** A view of this cache whose lookups accept answers up to `staleMs` past their TTL (see the top of this file). */
+  servingStale(staleMs: number): CacheLookup {
+    return { getOrLoad: (key, ttlMs, load, waitMs) => this.getOrLoad(key, ttlMs, load, waitMs, staleMs) };
+  }
+
+  /**
+   * Loads `key` in the background unless a load of it is in flight here already (fresh: a stale answer from
+   * the shared level would be no refresh). Its failure is met by the next caller past the staleness.
+   */
+  private refresh(key: string, ttlMs: number, load: () => Promise<unknown>, waitMs: number | undefined): void {
+    if (this.inFlight.has(key)) return;
+    this.startLoad(key, ttlMs, load, waitMs, 0).catch(() => {});
+  }
+
+  /** Starts the load of `key` (through the shared level when there is one), shared by every caller until it ends, and stores what it gives. */
+  private startLoad(key: string, ttlMs: number, load: () => Promise<unknown>, waitMs: number | undefined, staleMs: number): Pending {
+    const loading = this.shared && ttlMs > 0 ? this.loadShared(key, ttlMs, load, waitMs, staleMs) : this.loadHere(ttlMs > 0 ? ttlMs + staleMs : 0, load);
+    this.inFlight.set(key, loading);
+    // Only this load's own entry is removed (clear() may have let a newer load take the key).
+    const mine = () => this.inFlight.get(key) === loading;
+    loading.then(
+      ({ value, fetchedAt, sentAt, keepMs, stale }) => {
+        if (!mine()) return;
+        this.inFlight.delete(key);
+        const keep = Math.ceil(Math.max(keepMs, this.entries.peek(key)?.ttlMs ?? 0));
+        if (keep > 0) this.store(key, { value, fetchedAt, sentAt, ttlMs: keep });
+        // The shared level's entry was past the TTL: this instance refreshes it (the shared lock makes it one load).
+        if (stale) this.refresh(key, ttlMs, load, waitMs);
+      },
+      () => {
+        if (mine()) this.inFlight.delete(key);
+      },
+    );
+    return loading;
+  }
+
+  /** A load in this process alone (no shared level, or a value not to be cached), kept `keepMs`. */
+  private loadHere(keepMs: number, load: () => Promise<unknown>): Pending {
     this.recorder.miss();
     const sentAt = this.now();
-    return load().then((value) => ({ value, fetchedAt: this.stamp(), sentAt, cached: false, keepMs: ttlMs }));
+    return load().then((value) => ({ value, fetchedAt: this.stamp(), sentAt, cached: false, keepMs }));
   }
 
   /** After a miss here: the shared level's answer, counted by where it came from once known. */
-  private loadShared(key: string, ttlMs: number, load: () => Promise<unknown>, waitMs: number | undefined): Pending {
+  private loadShared(key: string, ttlMs: number, load: () => Promise<unknown>, waitMs: number | undefined, staleMs: number): Pending {
     const stamped = async (): Promise<Loaded> => {
       const sentAt = this.now();
       const value = await load();
       return { value, fetchedAt: this.stamp(), sentAt };
     };
-    const keepMs = Math.max(ttlMs, this.entries.peek(key)?.ttlMs ?? 0);
-    return this.shared!.getOrLoad(key, ttlMs, keepMs, stamped, waitMs).then(
+    const keepMs = Math.max(ttlMs + staleMs, this.entries.peek(key)?.ttlMs ?? 0);
+    return this.shared!.getOrLoad(key, ttlMs, keepMs, stamped, waitMs, staleMs).then(
       (got) => {
         if (got.from === 'load') this.recorder.miss();
         else this.recorder.hit(got.from);
-        return { value: got.value, fetchedAt: got.fetchedAt, sentAt: got.sentAt, cached: got.from === 'l2', keepMs: got.keepMs };
+        return { value: got.value, fetchedAt: got.fetchedAt, sentAt: got.sentAt, cached: got.from === 'l2', keepMs: got.keepMs, stale: got.stale };
       },
       (err: unknown) => {
         this.recorder.miss(); // the shared level rejects only with the load's own failure

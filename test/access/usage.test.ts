@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyUsage } from '../../src/access/usage-route.ts';
+import { startStorage } from '../../src/app.ts';
 import { envelopeSchema } from '../../src/catalog/responses.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { pgliteDataDir, removeTempDirs, tempDir } from '../db-helpers.ts';
@@ -130,4 +131,23 @@ describe('GET /v1/usage', () => {
       await db.close();
     }
   }, 60_000);
+});
+
+describe('GET /v1/usage right after start-up', () => {
+  it('answers 200 while the embedded database is still opening (it waits for it, up to DB_OPEN_WAIT_MS), not 503 at DB_TIMEOUT_MS', async () => {
+    // As the server starts: listen, then the database opens in the background (PGlite takes about a second, far
+    // longer than this DB_TIMEOUT_MS), and the first request comes at once.
+    const fresh = await makeApp({ DATA_DIR: await pgliteDataDir(), API_KEYS: 'key-cold', DB_TIMEOUT_MS: '100' });
+    try {
+      await fresh.app.listen({ host: '127.0.0.1', port: 0 });
+      await startStorage(fresh.app);
+      expect(fresh.app.services.db.state).toBe('opening');
+      const res = await fresh.app.inject({ url: '/v1/usage', headers: { 'x-api-key': 'key-cold' } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data).toMatchObject({ key_id: 'env-1', usage: { current_day: { requests_made: 0 } } });
+      expect(fresh.app.services.db.state).toBe('open');
+    } finally {
+      await fresh.app.close();
+    }
+  }, 120_000);
 });

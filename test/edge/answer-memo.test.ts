@@ -33,6 +33,9 @@ const t = useFakeUpstreamApps(['binance', 'alternative', 'goplus', 'rpc'], async
   // Interface A's answer is made of GoPlus's and the chain's (rpc:base, serving recorded answers).
   RPC_URL_BASE: urls.rpc,
   CACHE_TTL_PRICE_S: '1',
+  // The fast lane alone: an answer past its TTL is a miss here, not one served while refreshed (stale-while-revalidate,
+  // test/upstream/stale-while-revalidate.test.ts; the fast lane never serves those either: their sources are past their TTL).
+  PRICE_STALE_S: '0',
   RISK_RATE_LIMIT: '100000',
   FREE_RATE_LIMIT: '100000',
 }));

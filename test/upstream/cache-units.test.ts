@@ -66,3 +66,64 @@ describe('ResponseCache', () => {
     expect([hit.cached, hit.sentAt, hit.fetchedAt]).toEqual([true, first.sentAt, first.fetchedAt]);
   });
 });
+
+describe('ResponseCache: stale-while-revalidate (a caller that accepts answers past their TTL)', () => {
+  /** A cache on a clock the test moves, and a load it counts and can hold. */
+  function world() {
+    let now = 1_000_000;
+    const cache = new ResponseCache({ maxEntries: 10, maxBytes: 1 << 20, now: () => now });
+    let loads = 0;
+    let held: Promise<void> | undefined;
+    let release = () => {};
+    const load = async () => {
+      const n = ++loads;
+      await held;
+      return `v${n}`;
+    };
+    const hold = () => (held = new Promise((r) => (release = () => ((held = undefined), r()))));
+    return { cache, load, hold, release: () => release(), loads: () => loads, at: (ms: number) => (now = 1_000_000 + ms) };
+  }
+  const TTL = 1000;
+  const STALE = 5000;
+
+  it('refreshes only once the TTL has passed, once for many callers, answering each at once with the old value meanwhile', async () => {
+    const w = world();
+    expect(await w.cache.getOrLoad('k', TTL, w.load, undefined, STALE)).toMatchObject({ value: 'v1', cached: false });
+    w.at(TTL - 1);
+    expect(await w.cache.getOrLoad('k', TTL, w.load, undefined, STALE)).toMatchObject({ value: 'v1', cached: true });
+    expect(w.loads()).toBe(1); // not before the TTL
+    w.at(TTL);
+    w.hold();
+    const stale = await Promise.all(Array.from({ length: 10 }, () => w.cache.getOrLoad('k', TTL, w.load, undefined, STALE)));
+    for (const s of stale) expect(s).toMatchObject({ value: 'v1', cached: true, fetchedAt: { ms: 1_000_000 } });
+    expect(w.loads()).toBe(2); // one refresh, held
+    // A caller without a staleness joins the refresh rather than take the old value.
+    const live = w.cache.getOrLoad('k', TTL, w.load);
+    w.release();
+    expect(await live).toMatchObject({ value: 'v2', cached: false });
+    expect(await w.cache.getOrLoad('k', TTL, w.load, undefined, STALE)).toMatchObject({ value: 'v2', cached: true });
+    expect(w.loads()).toBe(2);
+  });
+
+  it('past the staleness the caller waits for a load; a failed refresh leaves the old value until then', async () => {
+    const w = world();
+    await w.cache.getOrLoad('k', TTL, w.load, undefined, STALE);
+    w.at(TTL + 10);
+    const failing = async () => Promise.reject(new Error('upstream down'));
+    expect(await w.cache.getOrLoad('k', TTL, failing, undefined, STALE)).toMatchObject({ value: 'v1', cached: true });
+    await new Promise((r) => setImmediate(r)); // the refresh has failed
+    // Still within the staleness: the old value, and another refresh (this one works).
+    expect(await w.cache.getOrLoad('k', TTL, w.load, undefined, STALE)).toMatchObject({ value: 'v1', cached: true });
+    await new Promise((r) => setImmediate(r));
+    expect(w.loads()).toBe(2);
+    // Past TTL + staleness of the new value: a load, waited for.
+    w.at(TTL + 10 + TTL + STALE);
+    expect(await w.cache.getOrLoad('k', TTL, w.load, undefined, STALE)).toMatchObject({ value: 'v3', cached: false });
+  });
+
+  it('a value cached for 0 s is never served stale', async () => {
+    const w = world();
+    await w.cache.getOrLoad('k', 0, w.load, undefined, STALE);
+    expect(await w.cache.getOrLoad('k', 0, w.load, undefined, STALE)).toMatchObject({ value: 'v2', cached: false });
+  });
+});

@@ -117,7 +117,8 @@ export class KeyStore {
   }
 
   /**
-   * Asks the database about a key the copy does not hold (within DB_TIMEOUT_MS). Throws
+   * Asks the database about a key the copy does not hold (within DB_TIMEOUT_MS, after waiting up to
+   * DB_OPEN_WAIT_MS for an opening in progress: right after a start the copy is not read yet). Throws
    * DatabaseUnavailableError (503, source "database") when it cannot answer.
    */
   async lookup(raw: string): Promise<KeyIdentity | null> {
@@ -126,7 +127,7 @@ export class KeyStore {
     let pending = this.lookups.get(hash);
     if (!pending) {
       pending = this.deps.db
-        .use(async (db) => {
+        .useOnceOpen(async (db) => {
           await this.importFile(db);
           return keyByHash(db, hash);
         })

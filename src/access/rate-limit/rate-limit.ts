@@ -1,10 +1,10 @@
 // Fixed-window rate limits, counted in a store: this process's (window-store.ts) or Redis shared by the
-// instances (src/access/rate-limit/redis-store.ts: @fastify/rate-limit's own RedisStore, with a per-instance
-// fallback). The check is one step of the access hook rather than the plugin's own
-// per-route hook: the plugin awaits its key generator, its max and the store on every request, four
-// promises for what the in-process store answers synchronously. Here a request counted in this
-// process is decided at once, without a promise or a callback; only a count in Redis waits, and never
-// beyond its timeout.
+// instances (redis-store.ts: counted here and exchanged with Redis in batches, with a per-instance
+// fallback). The check is one step of the access hook rather than @fastify/rate-limit's own per-route
+// hook: the plugin awaits its key generator, its max and the store on every request, four promises for
+// what the in-process store answers synchronously. Here a request counted in this process is decided at
+// once, without a promise or a callback; only a count in Redis (near a limit, or a bucket not seen yet)
+// waits, and never beyond its timeout.
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../../lib/errors.ts';
 import type { LimitCount, LimitStore } from './store.ts';
@@ -41,10 +41,8 @@ export class RateLimiter<Scope extends string = string> {
    */
   check(bucket: string, limit: Limit<Scope>, reply: FastifyReply): LimitVerdict {
     const store = this.store;
-    if (store.incrNow !== undefined) {
-      const count = store.incrNow(bucket, this.windowMs);
-      return count.current <= limit.max ? null : this.refuse(limit, count.ttl, reply);
-    }
+    const count = store.incrNow?.(bucket, this.windowMs, limit.max);
+    if (count !== undefined) return count.current <= limit.max ? null : this.refuse(limit, count.ttl, reply);
     return new Promise((resolve, reject) =>
       store.incr(
         bucket,

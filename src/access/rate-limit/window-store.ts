@@ -43,6 +43,13 @@ export class WindowStore implements LimitStore {
     return this.last;
   }
 
+  /** Counts `n` more in `key`'s window at once (requests counted elsewhere first, e.g. a batch Redis did not take). */
+  add(key: string, n: number, windowMs: number): void {
+    if (n <= 0) return;
+    this.incrNow(key, windowMs);
+    this.windows.get(key)!.current += n - 1;
+  }
+
   read(key: string, cb: (err: Error | null, count?: LimitCount) => void, windowMs: number, _max?: number): void {
     const now = this.clock();
     const w = this.windows.get(key);

@@ -73,6 +73,7 @@ export const atr = defineRoute({
     'Too few closed candles → 400 saying how many are needed.',
   tag: 'Analytics',
   access: 'paid',
+  maxStale: 'CANDLES_STALE_S',
   query,
   data,
   example: { symbol: 'BTC', timeframe: '1d', period: '14' },

@@ -59,6 +59,7 @@ export const fvg = defineRoute({
     'distance_pct is signed, from the last close to the nearest edge. Needs 3 closed candles, else 400.',
   tag: 'Analytics',
   access: 'paid',
+  maxStale: 'CANDLES_STALE_S',
   query,
   data,
   example: { symbol: 'ETH', timeframe: '4h', lookback: '200' },

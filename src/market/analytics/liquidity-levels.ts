@@ -80,6 +80,7 @@ export const liquidityLevelsRoute = defineRoute({
     `Needs max(2 × swing_bars + 1, ${ATR_PERIOD + 1}) closed candles, else 400.`,
   tag: 'Analytics',
   access: 'paid',
+  maxStale: 'CANDLES_STALE_S',
   query,
   data,
   example: { symbol: 'BTC', timeframe: '1h', swing_bars: '3' },

@@ -125,6 +125,7 @@ export const momentumScoreRoute = defineRoute({
     `Deterministic: the same candles give the same verdict. Needs ${MOMENTUM_CANDLES_NEEDED} closed candles (EMA200; the ATR(14) report with its warm-up), else 400. meta.disclaimer: not financial advice.`,
   tag: 'Analytics',
   access: 'paid',
+  maxStale: 'CANDLES_STALE_S',
   query,
   data,
   example: { symbol: 'BTC', timeframe: '4h' },

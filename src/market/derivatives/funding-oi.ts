@@ -223,6 +223,7 @@ export const fundingOi = defineRoute({
     'A venue that fails or does not list the contract is named in venues_unavailable; 404 when neither lists it, 502 when neither answers.',
   tag: 'Derivatives',
   access: 'paid',
+  maxStale: 'DERIVATIVES_STALE_S',
   query,
   data,
   example: { symbol: 'BTC' },

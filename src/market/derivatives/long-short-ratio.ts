@@ -73,6 +73,7 @@ export const longShortRatio = defineRoute({
     'Binance serves the latest 30 days only.',
   tag: 'Derivatives',
   access: 'paid',
+  maxStale: 'DERIVATIVES_STALE_S',
   query,
   data,
   example: { symbol: 'BTCUSDT', timeframe: '1h', limit: '30' },

@@ -55,6 +55,7 @@ export const perpdex = defineRoute({
     'Unknown or delisted coins answer 404.',
   tag: 'Derivatives',
   access: 'paid',
+  maxStale: 'DERIVATIVES_STALE_S',
   query,
   data,
   example: { symbol: 'BTC' },

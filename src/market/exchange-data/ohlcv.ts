@@ -53,6 +53,7 @@ export const ohlcv = defineRoute({
     'The newest candle may still be open.',
   tag: 'Exchange data',
   access: 'paid',
+  maxStale: 'CANDLES_STALE_S',
   query,
   data,
   example: { symbol: 'ETH', timeframe: '1h', limit: '24' },

@@ -87,6 +87,7 @@ export const orderbook = defineRoute({
     'Depth values are also given in USD when the quote is USD or a USD stablecoin.',
   tag: 'Exchange data',
   access: 'paid',
+  maxStale: 'ORDERBOOK_STALE_S',
   query,
   data,
   example: { symbol: 'BTC', exchange: 'kraken', depth: '10' },

@@ -89,6 +89,7 @@ export const price = defineRoute({
     "Equities/ETFs: Yahoo Finance regularMarketPrice. as_of is the venue's own time.",
   tag: 'Exchange data',
   access: 'paid',
+  maxStale: 'PRICE_STALE_S',
   query,
   data,
   example: { symbol: 'BTC' },

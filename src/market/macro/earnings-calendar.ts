@@ -57,6 +57,7 @@ export const earningsCalendar = defineRoute({
     'days are still served; when no day can be read, the answer is the first day\'s error (502/503). Nasdaq lists reports about two months ahead.',
   tag: 'Calendars',
   access: 'paid',
+  maxStale: 'MARKET_CONTEXT_STALE_S',
   query,
   data,
   example: { date: '2024-07-03' },

@@ -113,6 +113,7 @@ export const macroCalendar = defineRoute({
     'up to the end of the horizon, meta.coverage and meta.warnings say so. /v1/status shows up to which date each type is known.',
   tag: 'Calendars',
   access: 'free',
+  maxStale: 'PREDICTION_MARKETS_STALE_S',
   query,
   data,
   example: { days: '90' },

@@ -53,6 +53,7 @@ export const predmktMarket = defineRoute({
     'Depth sums the sizes of the levels listed (`depth` per side). Trades are the newest first, priced in YES terms. An unknown ticker is a 404.',
   tag: 'Prediction markets',
   access: 'paid',
+  maxStale: 'PREDICTION_MARKETS_STALE_S',
   query,
   data,
   example: { ticker: 'KXELONMARS-99' },

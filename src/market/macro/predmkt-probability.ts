@@ -118,6 +118,7 @@ export const predmktProbability = defineRoute({
     'and whether the walk reached the end). An unknown ticker or event is a 404.',
   tag: 'Prediction markets',
   access: 'free',
+  maxStale: 'PREDICTION_MARKETS_STALE_S',
   query,
   data,
   example: { category: 'Economics', limit: '3' },

@@ -39,6 +39,7 @@ export const rates = defineRoute({
     'curve is still served, with previous null and the reason in meta.previous_error.',
   tag: 'Rates',
   access: 'paid',
+  maxStale: 'MARKET_CONTEXT_STALE_S',
   data,
   handler: async (_req, { sources }) => {
     const year = Number(newYorkDate(Date.now()).slice(0, 4));

@@ -136,6 +136,7 @@ export const defiTvl = defineRoute({
     'chain and project apply to view=yields only.',
   tag: 'Market context',
   access: 'paid',
+  maxStale: 'MARKET_CONTEXT_STALE_S',
   query,
   data,
   example: { view: 'chains', limit: '10' },

@@ -54,6 +54,7 @@ export const marketOverview = defineRoute({
     'Free: limited per client IP (FREE_RATE_LIMIT, 60/min by default).',
   tag: 'Market context',
   access: 'free',
+  maxStale: 'MARKET_CONTEXT_STALE_S',
   query,
   data,
   example: { view: 'global' },

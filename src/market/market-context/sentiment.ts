@@ -66,6 +66,7 @@ export const sentiment = defineRoute({
     'Free: limited per client IP (FREE_RATE_LIMIT, 60/min by default).',
   tag: 'Market context',
   access: 'free',
+  maxStale: 'MARKET_CONTEXT_STALE_S',
   query,
   data,
   example: { limit: '7' },

@@ -79,6 +79,7 @@ export const volatility = defineRoute({
     "(Deribit's hourly historical volatility, annualized percent). iv_rv_spread = implied − realized. Underlyings: BTC, ETH (symbol, or its older name currency); anything else is a 400.",
   tag: 'Market context',
   access: 'paid',
+  maxStale: 'DERIVATIVES_STALE_S',
   query,
   data,
   example: { symbol: 'BTC' },
