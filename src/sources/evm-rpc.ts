@@ -81,14 +81,23 @@ export const CHAIN_TTL_ENV = {
   CACHE_TTL_CHAIN_FINAL_S: env.ttl(3600, 'finalized blocks and transactions mined in them'),
 } as const;
 
-const ENS_ENV = {
-  ENS_UNIVERSAL_RESOLVER: env.custom(
+/** An address setting (EIP-55 checksum checked when mixed-case); `def` is the documented default, if any. */
+function addressVar<D extends string | undefined>(def: D, doc: string, extra: Parameters<typeof env.custom>[3] = {}) {
+  return env.custom(
     z.string().transform((v, c) => {
       const check = checkEvmAddress(v);
       if (check.ok) return check.address;
       c.addIssue({ code: 'custom', message: check.reason === 'checksum' ? 'an address with a correct EIP-55 checksum' : 'a 0x address (40 hex digits)' });
       return z.NEVER;
     }),
+    def,
+    doc,
+    extra,
+  );
+}
+
+const ENS_ENV = {
+  ENS_UNIVERSAL_RESOLVER: addressVar(
     undefined,
     "ENS Universal Resolver on Ethereum used to resolve names and primary names; unset = viem's default for mainnet.",
     { example: '0xeEeEEEeE14D718C2B47D9923Deab1335E144EeEe' },
@@ -158,18 +167,6 @@ function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
   };
 }
 
-/** An address setting (EIP-55 checksum checked when mixed-case); `def` is the documented default, if any. */
-const addressVar = (def: string | undefined, doc: string) =>
-  env.custom(
-    z.string().transform((v, c) => {
-      const check = checkEvmAddress(v);
-      if (check.ok) return check.address;
-      c.addIssue({ code: 'custom', message: check.reason === 'checksum' ? 'an address with a correct EIP-55 checksum' : 'a 0x address (40 hex digits)' });
-      return z.NEVER;
-    }),
-    def,
-    doc,
-  );
 
 /** DEX_ROUTER_<NAME> and WRAPPED_NATIVE_<NAME>: the token simulation's router and coin, defaults from the chain's declaration. */
 function dexEnv(chain: EvmChain<EvmNetworkName>, dex: EvmDex): Record<string, EnvVar> {
