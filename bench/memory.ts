@@ -37,6 +37,12 @@ const TIMEFRAMES = ['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w'];
 const LIMITS = 1000;
 const CONCURRENCY = 16;
 const TTL_S = 20;
+/**
+ * /v1/ohlcv's maximum staleness (CANDLES_STALE_S): an entry is kept, and may be served while it is refreshed, this
+ * long past its TTL (issue 30's stale-while-revalidate), so it is freed at TTL_S + STALE_S. 0 here: the fall is
+ * measured at the TTL, as the memory target states it; a server with a staleness frees that much later.
+ */
+const STALE_S = 0;
 /** How often the cache's bytes are read after the last request; the fall is met when near zero by TTL_S + this. */
 const POLL_MS = 250;
 const FINE_POLL_MS = 50;
@@ -192,8 +198,8 @@ async function variants(app: Spawned) {
   // FINE_POLL_MS from a second before the TTL on (when the fall is due, read often enough to see when it happens).
   const fall: { s: number; upstream: number; answers: number }[] = [];
   let nearZeroAfterS: number | null = null;
-  while (Date.now() - lastRequest < (TTL_S + 15) * 1000 && alive(app)) {
-    await new Promise((r) => setTimeout(r, Date.now() - lastRequest < (TTL_S - 1) * 1000 ? POLL_MS : FINE_POLL_MS));
+  while (Date.now() - lastRequest < (TTL_S + STALE_S + 15) * 1000 && alive(app)) {
+    await new Promise((r) => setTimeout(r, Date.now() - lastRequest < (TTL_S + STALE_S - 1) * 1000 ? POLL_MS : FINE_POLL_MS));
     const c = await cacheBytes(app);
     if (c === null) continue;
     const s = (Date.now() - lastRequest) / 1000;
@@ -217,6 +223,7 @@ export async function runMemoryBench(): Promise<void> {
       {
         ...world.env,
         CACHE_TTL_OHLCV_S: String(TTL_S),
+        CANDLES_STALE_S: String(STALE_S),
         CACHE_MAX_BYTES: String(CACHE_MAX_BYTES),
         MAX_PIPELINED_REQUESTS: String(MAX_PIPELINED),
         METRICS_TOKEN,
@@ -252,7 +259,7 @@ export async function runMemoryBench(): Promise<void> {
     // 2. Distinct /v1/ohlcv variants with a key.
     app = await start();
     const v = await variants(app);
-    const fellMet = v.nearZeroAfterS !== null && v.nearZeroAfterS <= TTL_S + POLL_MS / 1000;
+    const fellMet = v.nearZeroAfterS !== null && v.nearZeroAfterS <= TTL_S + STALE_S + POLL_MS / 1000;
     const met = v.lived && v.growthMb <= RSS_GROWTH_MB.variants && fellMet;
     console.log(`\nvariants: ${v.requests} distinct /v1/ohlcv (${TIMEFRAMES.length} timeframes × limits 1-${LIMITS}) with an API key, ${CONCURRENCY} at a time, in ${fmt(v.seconds, 1)} s (${v.errors} not 200)`);
     console.log(
@@ -263,7 +270,7 @@ export async function runMemoryBench(): Promise<void> {
     }
     // Every second's first reading, and the last ones.
     const shown = v.fall.filter((f, i) => i >= v.fall.length - 3 || Math.floor(f.s) !== Math.floor(v.fall[i - 1]?.s ?? -1));
-    console.log(`  cache bytes after the last request (TTL ${TTL_S} s): ${shown.map((f) => `${fmt(f.s, 2)} s ${fmt((f.upstream + f.answers) / MB, 2)} MB`).join(', ')}`);
+    console.log(`  cache bytes after the last request (TTL ${TTL_S} s, CANDLES_STALE_S ${STALE_S}): ${shown.map((f) => `${fmt(f.s, 2)} s ${fmt((f.upstream + f.answers) / MB, 2)} MB`).join(', ')}`);
     console.log(
       `  near zero (< 1% of the budget) ${v.nearZeroAfterS === null ? 'NOT reached' : `after ${fmt(v.nearZeroAfterS, 2)} s`} (target: within the TTL, read every ${POLL_MS} ms, every ${FINE_POLL_MS} ms near it): ${met ? 'met' : 'NOT met'}`,
     );
