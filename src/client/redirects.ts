@@ -7,9 +7,13 @@
 /** Redirects followed within one origin before the last one is handed back as it is. */
 export const MAX_REDIRECTS = 5;
 
-export const isRedirect = (status: number): boolean => status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
+/** A redirect status, or 0: a browser's opaque redirect (`redirect: 'manual'`), which hides where it points. */
+export const isRedirect = (status: number): boolean => status === 0 || status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
 
-/** `fetch`, following only same-origin redirects of GET and HEAD requests (all the client sends). */
+/**
+ * `fetch`, following only same-origin redirects of GET and HEAD requests (all the client sends). In a browser a
+ * manual redirect is opaque (status 0, no Location): it is handed back, and the call fails as redirected.
+ */
 export function sameOriginFetch(inner: typeof fetch): typeof fetch {
   return async (input, init) => {
     const request = input instanceof Request ? input : undefined;

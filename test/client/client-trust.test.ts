@@ -19,7 +19,9 @@ let liar: LossyProxy;
 let elsewhere: LossyProxy;
 
 beforeAll(async () => {
-  w = await startWorld({ payerIndex: 13, env: { PAID_IP_RATE_LIMIT: '100000' } });
+  // Authorizations valid for 5 minutes: the chain's clock (a second ahead per block here) stays well before them
+  // until the last test moves it on by an hour.
+  w = await startWorld({ payerIndex: 13, env: { PAID_IP_RATE_LIMIT: '100000', X402_MAX_TIMEOUT_S: '300' } });
   [liar, elsewhere] = await Promise.all([new LossyProxy(w.base).start(), new LossyProxy(w.base).start()]);
 }, 60_000);
 
