@@ -141,8 +141,9 @@ async function pay(c: Caller, url: string, path: string, offer: NonNullable<Retu
 /** What the server says it charged: an `exact` payment moves its whole amount; a voucher's `chargedAmount` is at most its price. */
 function chargedAtto(signed: SignedPayment, settle: SettleResponse): bigint {
   const amount = signed.scheme === 'exact' ? undefined : chargedAmount(settle);
-  const atto = attoUsd(BigInt(amount ?? signed.amount), signed.decimals);
-  return atto < signed.hold.atto ? atto : signed.hold.atto;
+  const price = attoUsd(BigInt(signed.amount), signed.decimals);
+  const atto = amount === undefined ? price : attoUsd(BigInt(amount), signed.decimals);
+  return atto < price ? atto : price;
 }
 
 /**

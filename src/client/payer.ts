@@ -150,7 +150,7 @@ export class Payer {
       network: requirements.network,
       amount: requirements.amount,
       asset: requirements.asset,
-      usd: usd(hold.atto),
+      usd: usd(atto),
       identifier,
       signature: encodePaymentSignatureHeader(payload),
       payload,
