@@ -2,14 +2,17 @@
 // signed and sent — and resent unchanged on every retry, so the server's payment identifier answers it once.
 // A second payment is signed only when the server said the first was refused (the batch-settlement scheme's
 // corrective 402); never while the first one's outcome is unknown. A success's Content-Digest is checked against
-// the bytes received, and a paid answer's signed receipt read, and verified when asked (receipts.ts).
+// the bytes received, and a paid answer's signed receipt read, and verified when asked (receipts.ts). What the
+// server says of a payment never lowers what it counts against maxSpendUsd (spend.ts); a redirect to another
+// origin is not followed (redirects.ts).
 import type { SettleResponse } from '@x402/core/types';
 import { errorBody, paymentRequired, paymentResponse, retryAfterSeconds } from './answer.ts';
 import { MarketgateError, type SentPayment } from './errors.ts';
 import type { Payer, SignedPayment } from './payer.ts';
+import { isRedirect, MAX_REDIRECTS, redirectTarget } from './redirects.ts';
 import { checkContentDigest, readReceipt, sha256Digest, verifyReceipt, type Receipt, type ReceiptKey } from './receipts.ts';
 import { exchange, type Outcome, type RetryPolicy } from './retry.ts';
-import { attoUsd, usd, type SpendLimit } from './spend.ts';
+import { attoUsd, usd, type Hold, type SpendLimit } from './spend.ts';
 
 /** Query parameters as a route takes them; undefined and null ones are left out. */
 export type QueryInput = Record<string, string | number | boolean | null | undefined>;
@@ -36,7 +39,10 @@ export interface CallResult<E = unknown> {
 
 /** A call paid with x402: what was signed, and what the server's PAYMENT-RESPONSE said. */
 export interface Payment extends SentPayment {
-  /** What the call was charged, in US dollars (a batch-settlement voucher's `chargedAmount`, else the price). */
+  /**
+   * What the server says the call was charged, in US dollars (a batch-settlement voucher's `chargedAmount`, at most
+   * the price; an `exact` payment's amount). Only reported: maxSpendUsd counts the amount signed.
+   */
   chargedUsd: string;
   /** The decoded PAYMENT-RESPONSE. */
   settle: SettleResponse;
@@ -73,6 +79,7 @@ export async function callRoute(c: Caller, path: string, query: QueryInput | und
   const answer = first.final;
   const attempts = first.attempts.length;
   if (answer.kind !== 'answer') throw noAnswer(path, answer, attempts, undefined);
+  if (isRedirect(answer.status)) throw redirected(path, url, answer, attempts, undefined);
   if (answer.status !== 402 || c.hasKey) return (await finish(path, answer, attempts, undefined)).result;
   const required = paymentRequired(answer.headers);
   if (!c.payer || !required) {
@@ -92,10 +99,11 @@ export async function callRoute(c: Caller, path: string, query: QueryInput | und
 
 async function pay(c: Caller, url: string, path: string, offer: NonNullable<ReturnType<typeof paymentRequired>>, policy: RetryPolicy, attempts: number): Promise<CallResult> {
   const payer = c.payer!;
+  let carry: Hold | undefined;
   for (let signing = 1; ; signing++) {
     const requirements = payer.choose(offer, path);
     const { signed, sent, read } = await payer.serialize(requirements, async () => {
-      const signed = await payer.sign(offer, requirements, path);
+      const signed = await payer.sign(offer, requirements, path, carry);
       const headers = { ...c.headers, 'PAYMENT-SIGNATURE': signed.signature };
       const sent = await exchange((signal) => c.fetch(url, { headers, signal }), policy);
       const final = sent.final;
@@ -104,25 +112,38 @@ async function pay(c: Caller, url: string, path: string, offer: NonNullable<Retu
     });
     attempts += sent.attempts.length;
     const final = sent.final;
-    if (final.kind !== 'answer') throw noAnswer(path, final, attempts, signed); // the hold stays: it may have been taken
+    // From here on the payment is signed: it counts as spent at the amount signed whatever the answer says, and
+    // only the chain releases it (an authorization shown unused after it expired: spend.ts, chain.ts).
+    if (final.kind !== 'answer') throw noAnswer(path, final, attempts, signed);
+    if (isRedirect(final.status)) throw redirected(path, url, final, attempts, signed);
     const settle = read?.settle ?? paymentResponse(final.headers);
     if (settle?.success) {
-      const chargedAtto = attoUsd(BigInt(chargedAmount(settle) ?? signed.amount), signed.decimals);
-      c.spend.charge(signed.hold, chargedAtto);
-      if (final.status < 400) return withReceipt(c, path, final, attempts, { ...sentPayment(signed), chargedUsd: usd(chargedAtto), settle }, payer.address);
+      c.spend.spend(signed.hold);
+      const payment = { ...sentPayment(signed), chargedUsd: usd(chargedAtto(signed, settle)), settle };
+      if (final.status < 400) return withReceipt(c, path, final, attempts, payment, payer.address);
       throw httpError(path, final, attempts, true, signed);
     }
     const charged = chargedWithout(signed, sent.attempts);
-    if (charged === false) c.spend.release(signed.hold);
-    if (charged === true) c.spend.charge(signed.hold);
+    if (charged === true) c.spend.spend(signed.hold);
     if (final.status < 400) return (await finish(path, final, attempts, undefined)).result; // served, and the server says nothing was settled
-    // A refusal the scheme recovered from (its channel state resynchronised): the first payment was not taken, sign anew once.
+    // A refusal the scheme recovered from (its channel state resynchronised, checked against a voucher this wallet
+    // signed or the chain): sign anew once. The new voucher takes over this one's hold: the two together raise
+    // what the channel's receiver can claim by one price at most.
     if (final.status === 402 && read?.recovered && charged === false && signing === 1) {
       offer = paymentRequired(final.headers) ?? offer;
+      carry = signed.hold;
       continue;
     }
     throw httpError(path, final, attempts, charged, signed);
   }
+}
+
+/** What the server says it charged: an `exact` payment moves its whole amount; a voucher's `chargedAmount` is at most its price. */
+function chargedAtto(signed: SignedPayment, settle: SettleResponse): bigint {
+  const amount = signed.scheme === 'exact' ? undefined : chargedAmount(settle);
+  const price = attoUsd(BigInt(signed.amount), signed.decimals);
+  const atto = amount === undefined ? price : attoUsd(BigInt(amount), signed.decimals);
+  return atto < price ? atto : price;
 }
 
 /**
@@ -214,6 +235,25 @@ function httpError(path: string, answer: Answer, attempts: number, charged: bool
     attempts,
     payment: signed ? sentPayment(signed) : undefined,
     retryAfterS: retryAfterSeconds(answer.headers),
+  });
+}
+
+/** A redirect to another origin, not followed: the key and the payment stay with the configured origin. */
+function redirected(path: string, url: string, answer: Answer, attempts: number, signed: SignedPayment | undefined): MarketgateError {
+  const to = redirectTarget(url, answer.headers);
+  const origin = new URL(url).origin;
+  const elsewhere = !to.startsWith(`${origin}/`);
+  return new MarketgateError({
+    kind: 'redirect',
+    path,
+    status: answer.status,
+    error: elsewhere
+      ? `the server redirected the call to ${to}, another origin than ${origin}: not followed (the API key and payments are sent to the configured origin only)`
+      : `the server redirected the call to ${to} after ${MAX_REDIRECTS} redirects: not followed further`,
+    charged: signed ? 'unknown' : false,
+    requestId: answer.headers.get('x-request-id') ?? undefined,
+    attempts,
+    payment: signed ? sentPayment(signed) : undefined,
   });
 }
 

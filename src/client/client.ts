@@ -1,10 +1,12 @@
 // createClient: marketgate's routes as typed methods, over one call path (call.ts) that pays safely.
 import { callRoute, routeUrl, type Caller, type CallResult, type QueryInput } from './call.ts';
+import { AuthorizationChain } from './chain.ts';
 import { MarketgateError } from './errors.ts';
 import { ROUTES } from './openapi-types.ts';
 import { resolveOptions, type ClientOptions } from './options.ts';
 import { Payer } from './payer.ts';
 import { publishedReceiptKey, type ReceiptKey } from './receipts.ts';
+import { sameOriginFetch } from './redirects.ts';
 import { SpendLimit, type Spending } from './spend.ts';
 import type { QueryArgs, RouteEnvelope, RouteMethods, RoutePath } from './typed.ts';
 
@@ -17,6 +19,11 @@ export interface MarketgateClient {
   request(path: string, query?: QueryInput): Promise<CallResult>;
   /** What this client has paid and holds against maxSpendUsd. */
   spending(): Spending;
+  /**
+   * Asks the chain (`rpcUrls`) about every payment held: one it shows used is spent; one unused once it has
+   * expired is released. Done by itself when a payment would pass maxSpendUsd.
+   */
+  reconcile(): Promise<Spending>;
   /** The wallet's address, when it has one. */
   readonly payer: string | undefined;
   /** Asks for the unused batch-settlement deposit back (cooperative refund), through a paid route (`/v1/price?symbol=BTC`). */
@@ -28,18 +35,21 @@ export type Client = MarketgateClient & RouteMethods;
 export function createClient(options: ClientOptions): Client {
   const o = resolveOptions(options);
   const spend = new SpendLimit(o.maxSpendUsd);
-  const payer = o.account ? new Payer({ account: o.account, spend, assets: o.assets, batch: o.batch, fetch: o.fetch }) : undefined;
+  // The key and payments go to baseUrl's origin only: redirects elsewhere are not followed.
+  const fetch = sameOriginFetch(o.fetch);
+  const chain = new AuthorizationChain(o.rpcUrls, o.attemptTimeoutMs);
+  const payer = o.account ? new Payer({ account: o.account, spend, assets: o.assets, networks: o.networks, chain, batch: o.batch, fetch }) : undefined;
   const headers: Record<string, string> = { accept: 'application/json', ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}) };
   const caller: Caller = {
     baseUrl: o.baseUrl,
     headers,
     hasKey: o.apiKey !== undefined,
-    fetch: o.fetch,
+    fetch,
     retry: { retries: o.retries, attemptTimeoutMs: o.attemptTimeoutMs, minDelayMs: 100, maxDelayMs: 2000 },
     deadlineMs: o.deadlineMs,
     payer,
     spend,
-    receiptKey: receiptKeyOf(o.verifyReceipts, () => publishedReceiptKey(o.baseUrl, o.fetch, o.attemptTimeoutMs)),
+    receiptKey: receiptKeyOf(o.verifyReceipts, () => publishedReceiptKey(o.baseUrl, fetch, o.attemptTimeoutMs)),
   };
   const request = (path: string, query?: QueryInput) => callRoute(caller, path, query);
   const call = async (path: string, query?: QueryInput) => (await callRoute(caller, path, query)).envelope;
@@ -47,6 +57,10 @@ export function createClient(options: ClientOptions): Client {
     call: call as MarketgateClient['call'],
     request: request as MarketgateClient['request'],
     spending: () => spend.snapshot(),
+    async reconcile() {
+      await payer?.reconcile();
+      return spend.snapshot();
+    },
     payer: payer?.address,
     async refund(path) {
       if (!payer) throw new MarketgateError({ kind: 'config', path: 'wallet', error: 'a refund needs the wallet that deposited' });

@@ -7,12 +7,16 @@
  * - `network` / `timeout`: no answer within the call's retries and deadline;
  * - `payment-required`: a paid route, and the client has neither an API key nor a wallet;
  * - `spend-limit`: paying would pass `maxSpendUsd` (nothing was signed);
- * - `payment`: the 402's terms cannot be paid by this client (no scheme, unknown token), or signing failed;
+ * - `payment`: the 402's terms cannot be paid by this client (no scheme it knows), or signing failed;
+ * - `not-allowed`: the 402 asks to be paid on a network or in an asset this client was not configured for
+ *   (`networks`, `assets`): nothing was signed;
+ * - `redirect`: the server sent the call to another origin, which is not followed (the API key and the
+ *   payment go to the configured origin only); `error` says where;
  * - `receipt`: the answer's bytes do not match its Content-Digest, or (with `verifyReceipts`) its signed receipt
  *   is missing, does not verify against the server's key, or does not match the call (a paid call: charged);
  * - `config`: `createClient` was given an invalid option.
  */
-export type MarketgateErrorKind = 'http' | 'network' | 'timeout' | 'payment-required' | 'spend-limit' | 'payment' | 'receipt' | 'config';
+export type MarketgateErrorKind = 'http' | 'network' | 'timeout' | 'payment-required' | 'spend-limit' | 'payment' | 'not-allowed' | 'redirect' | 'receipt' | 'config';
 
 /** A payment the client signed and sent for a call. */
 export interface SentPayment {

@@ -3,7 +3,7 @@
 export { createClient, type Client, type MarketgateClient } from './client.ts';
 export type { CallResult, Payment, QueryInput } from './call.ts';
 export { MarketgateError, chargedWords, type MarketgateErrorKind, type SentPayment } from './errors.ts';
-export { parseAssets, type ClientOptions } from './options.ts';
+export { parseAssets, parseNetworks, type ClientOptions } from './options.ts';
 export type { Receipt, ReceiptKey } from './receipts.ts';
 export type { BatchOptions, PaymentAsset } from './payer.ts';
 export { routeNames, type NameStyle } from './route-names.ts';

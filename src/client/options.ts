@@ -21,6 +21,17 @@ export interface ClientOptions {
   batch?: boolean | BatchOptions;
   /** Tokens to pay in besides each network's USDC (a test network's token), each taken as $1 a token. */
   assets?: PaymentAsset[];
+  /**
+   * The networks this client pays on, as CAIP-2 ids (`eip155:8453`); a 402 asking for any other, or for a token
+   * on them other than their USDC and the `assets` listed, is refused (a `not-allowed` error, nothing signed).
+   * Default: the networks of `assets` when some are listed, else Base (`eip155:8453`), where marketgate is paid.
+   */
+  networks?: string[];
+  /**
+   * A JSON-RPC endpoint per network (`{ 'eip155:8453': 'https://…' }`): an authorization the chain shows unused
+   * once it has expired is released from maxSpendUsd. Without one, every signed payment stays counted.
+   */
+  rpcUrls?: Record<string, string>;
   /** Attempts after the first on a dropped connection, a timeout or a 5xx (default 3). */
   retries?: number;
   /** Longest wait for one attempt's answer (ms, default 10,000). */
@@ -46,6 +57,8 @@ export interface ResolvedOptions {
   maxSpendUsd: number;
   batch: BatchOptions | undefined;
   assets: PaymentAsset[];
+  networks: string[];
+  rpcUrls: Record<string, string>;
   retries: number;
   attemptTimeoutMs: number;
   deadlineMs: number;
@@ -55,6 +68,10 @@ export interface ResolvedOptions {
 }
 
 export const DEFAULT_MAX_SPEND_USD = 0.1;
+/** Where marketgate is paid: Base. */
+export const DEFAULT_NETWORK = 'eip155:8453';
+/** A CAIP-2 chain id: namespace and reference (`eip155:8453`, `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`). */
+const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/;
 
 function fail(path: string, error: string): never {
   throw new MarketgateError({ kind: 'config', path, error });
@@ -74,19 +91,49 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
     if (!Number.isInteger(v) || v < min) fail(name, `must be an integer ≥ ${min}, got ${v}`);
     return v;
   };
+  const assets = (o.assets ?? []).map(asset);
   return {
     baseUrl: o.baseUrl.replace(/\/+$/, ''),
     apiKey: o.apiKey,
     account: o.wallet === undefined ? undefined : account(o.wallet),
     maxSpendUsd: o.maxSpendUsd ?? DEFAULT_MAX_SPEND_USD,
     batch: o.batch === true ? {} : o.batch === false || o.batch === undefined ? undefined : o.batch,
-    assets: (o.assets ?? []).map(asset),
+    assets,
+    networks: networks(o.networks, assets),
+    rpcUrls: rpcUrls(o.rpcUrls),
     retries: count('retries', o.retries, 3, 0),
     attemptTimeoutMs: count('attemptTimeoutMs', o.attemptTimeoutMs, 10_000, 1),
     deadlineMs: count('deadlineMs', o.deadlineMs, 30_000, 1),
     fetch: o.fetch ?? globalThis.fetch,
     verifyReceipts: receiptKey(o.verifyReceipts),
   };
+}
+
+function networks(given: string[] | undefined, assets: PaymentAsset[]): string[] {
+  if (given === undefined) return assets.length ? [...new Set(assets.map((a) => a.network))] : [DEFAULT_NETWORK];
+  if (!Array.isArray(given) || given.length === 0) fail('networks', 'must be a non-empty list of CAIP-2 networks such as eip155:8453');
+  given.forEach((n, i) => {
+    if (typeof n !== 'string' || !CAIP2.test(n)) fail(`networks[${i}]`, `must be a CAIP-2 network such as eip155:8453, got ${JSON.stringify(n)}`);
+  });
+  return [...new Set(given)];
+}
+
+function rpcUrls(given: Record<string, string> | undefined): Record<string, string> {
+  if (given === undefined) return {};
+  if (given === null || typeof given !== 'object') fail('rpcUrls', "must map CAIP-2 networks to JSON-RPC URLs: { 'eip155:8453': 'https://…' }");
+  for (const [network, url] of Object.entries(given)) {
+    if (!CAIP2.test(network)) fail('rpcUrls', `${JSON.stringify(network)} is not a CAIP-2 network such as eip155:8453`);
+    if (!/^https?:\/\//.test(String(url)) || !URL.canParse(String(url))) fail(`rpcUrls.${network}`, `must be an http(s) URL, got ${JSON.stringify(url)}`);
+  }
+  return { ...given };
+}
+
+/**
+ * Networks written as text, comma-separated CAIP-2 ids (`eip155:8453,eip155:84532`), as an environment variable
+ * gives them; checked as the `networks` option is.
+ */
+export function parseNetworks(text: string): string[] {
+  return networks(text.split(',').map((n) => n.trim()).filter((n) => n !== ''), []);
 }
 
 function receiptKey(v: ClientOptions['verifyReceipts']): ResolvedOptions['verifyReceipts'] {

@@ -1,18 +1,20 @@
 // Paying a 402 with the official x402 client packages: `exact` always, `batch-settlement` when the caller opted
-// in and the server offers it. The client drives 402 → sign → send itself (not @x402/fetch), so that a payment
-// is signed once per call and resent unchanged on a retry; this module only chooses what to pay, holds it
-// against maxSpendUsd, signs it with a payment identifier, and lets the scheme read the answer (a
-// batch-settlement channel's state lives in the scheme's storage).
+// in and the server offers it, on the networks and assets the client was configured for only. The client drives
+// 402 → sign → send itself (not @x402/fetch), so that a payment is signed once per call and resent unchanged on
+// a retry; this module only chooses what to pay, holds it against maxSpendUsd (asking the chain first to release
+// expired authorizations when the limit is reached), signs it with a payment identifier, and lets the scheme read
+// the answer (a batch-settlement channel's state lives in the scheme's storage).
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { findDefaultAsset, toClientEvmSigner } from '@x402/evm';
+import { DEFAULT_ASSETS, findDefaultAsset, toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme, type BatchSettlementDepositStrategyContext, type ClientChannelStorage } from '@x402/evm/batch-settlement/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { appendPaymentIdentifierToExtensions, generatePaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { createPublicClient, http, type LocalAccount } from 'viem';
+import type { AuthorizationChain } from './chain.ts';
 import { MarketgateError, type SentPayment } from './errors.ts';
-import { attoUsd, tokenUnits, usd, type Hold, type SpendLimit } from './spend.ts';
+import { attoUsd, tokenUnits, usd, type Expiring, type Hold, type SpendLimit } from './spend.ts';
 
 /** A token the client may pay in besides the networks' default USDC (a local or test token), taken as $1 a token. */
 export interface PaymentAsset {
@@ -34,6 +36,10 @@ export interface PayerOptions {
   account: LocalAccount;
   spend: SpendLimit;
   assets: PaymentAsset[];
+  /** The CAIP-2 networks it pays on: nothing else is signed. */
+  networks: string[];
+  /** Where expired authorizations are found unused (released) or used. */
+  chain: AuthorizationChain;
   batch?: BatchOptions;
   fetch: typeof fetch;
 }
@@ -85,45 +91,85 @@ export class Payer {
     return next;
   }
 
-  /** What this client would pay from a 402's offers: batch-settlement first when opted in, else exact. */
+  /**
+   * What this client would pay from a 402's offers: batch-settlement first when opted in, else exact; only on its
+   * networks, in their USDC or a listed asset. An offer elsewhere is refused (`not-allowed`), nothing signed.
+   */
   choose(required: PaymentRequired, path: string): PaymentRequirements {
     const schemes = this.batchScheme ? [BATCH, 'exact'] : ['exact'];
-    const payable = required.accepts.filter((a) => schemes.includes(a.scheme) && a.network.startsWith('eip155:') && this.decimalsOf(a) !== undefined);
+    const known = required.accepts.filter((a) => schemes.includes(a.scheme) && a.network.startsWith('eip155:'));
+    const offered = required.accepts.map((a) => `${a.scheme} ${a.asset} on ${a.network}`).join(', ') || 'nothing';
+    if (!known.length) throw new MarketgateError({ kind: 'payment', path, status: 402, error: `no offer this client can pay: ${offered} (it pays ${schemes.join(' or ')} on EVM networks)` });
+    const payable = known.filter((a) => this.opts.networks.includes(a.network) && this.decimalsOf(a) !== undefined);
     payable.sort((a, b) => schemes.indexOf(a.scheme) - schemes.indexOf(b.scheme));
     const chosen = payable[0];
     if (!chosen) {
-      const offered = required.accepts.map((a) => `${a.scheme} ${a.asset} on ${a.network}`).join(', ') || 'nothing';
-      throw new MarketgateError({ kind: 'payment', path, status: 402, error: `no offer this client can pay: ${offered} (a token other than a network's USDC must be listed in \`assets\`)` });
+      throw new MarketgateError({
+        kind: 'not-allowed',
+        path,
+        status: 402,
+        error: `the 402 asks for ${offered}, and this client pays only ${this.allowedText()}: nothing was signed (the \`networks\` and \`assets\` options say what it may pay)`,
+      });
     }
     return chosen;
   }
 
-  /** Holds the price against maxSpendUsd, then signs it with a fresh payment identifier. Nothing is signed past the limit. */
-  async sign(required: PaymentRequired, requirements: PaymentRequirements, path: string): Promise<SignedPayment> {
+  /** `USDC on eip155:8453, 0x… on eip155:31337`: what the allow-list admits. */
+  private allowedText(): string {
+    return this.opts.networks
+      .map((network) => {
+        const tokens = [...(DEFAULT_ASSETS[network] ?? []).map((a) => a.symbol), ...this.opts.assets.filter((a) => a.network === network).map((a) => a.asset)];
+        return `${tokens.join(' or ') || 'no known token'} on ${network}`;
+      })
+      .join(', ');
+  }
+
+  /**
+   * Holds the price against maxSpendUsd, then signs it with a fresh payment identifier. Nothing is signed past the
+   * limit. `carry`: the hold of a payment this one replaces (a voucher refused with the scheme's corrective 402),
+   * which it takes over rather than holding the price again.
+   */
+  async sign(required: PaymentRequired, requirements: PaymentRequirements, path: string, carry?: Hold): Promise<SignedPayment> {
     const decimals = this.decimalsOf(requirements)!;
-    const hold = this.opts.spend.hold(attoUsd(BigInt(requirements.amount), decimals), path);
+    const atto = attoUsd(BigInt(requirements.amount), decimals);
+    const hold = carry?.state === 'held' && carry.atto >= atto ? carry : await this.holdWithin(atto, path);
+    let payload: PaymentPayload;
     try {
-      const payload = await this.client.createPaymentPayload({ ...required, accepts: [requirements] });
-      const identifier = required.extensions?.[PAYMENT_IDENTIFIER] ? generatePaymentId() : undefined;
-      if (identifier) payload.extensions = appendPaymentIdentifierToExtensions(structuredClone(payload.extensions ?? {}), identifier);
-      return {
-        scheme: requirements.scheme,
-        network: requirements.network,
-        amount: requirements.amount,
-        asset: requirements.asset,
-        usd: usd(hold.atto),
-        identifier,
-        signature: encodePaymentSignatureHeader(payload),
-        payload,
-        requirements,
-        hold,
-        decimals,
-      };
+      payload = await this.client.createPaymentPayload({ ...required, accepts: [requirements] });
     } catch (err) {
-      this.opts.spend.release(hold);
+      if (hold !== carry) this.opts.spend.unsigned(hold);
       if (err instanceof MarketgateError) throw err;
       throw new MarketgateError({ kind: 'payment', path, status: 402, error: `could not sign the payment: ${(err as Error)?.message ?? String(err)}`, cause: err });
     }
+    // Signed: from now on it counts as spent, until the chain shows it unused after it expired.
+    this.opts.spend.signed(hold, expiringOf(payload, requirements));
+    const identifier = required.extensions?.[PAYMENT_IDENTIFIER] ? generatePaymentId() : undefined;
+    if (identifier) payload.extensions = appendPaymentIdentifierToExtensions(structuredClone(payload.extensions ?? {}), identifier);
+    return {
+      scheme: requirements.scheme,
+      network: requirements.network,
+      amount: requirements.amount,
+      asset: requirements.asset,
+      usd: usd(atto),
+      identifier,
+      signature: encodePaymentSignatureHeader(payload),
+      payload,
+      requirements,
+      hold,
+      decimals,
+    };
+  }
+
+  /** Asks the chain about every held authorization (used → spent, unused after expiry → released). */
+  async reconcile(): Promise<void> {
+    if (this.opts.chain.configured) await this.opts.spend.reconcile((all) => this.opts.chain.ask(all));
+  }
+
+  /** A hold of `atto`; when it does not fit and the chain may release expired authorizations, asked once first. */
+  private async holdWithin(atto: bigint, path: string): Promise<Hold> {
+    const spend = this.opts.spend;
+    if (atto > spend.remaining && spend.releasable && this.opts.chain.configured) await this.reconcile();
+    return spend.hold(atto, path);
   }
 
   /**
@@ -162,4 +208,11 @@ export class Payer {
     const listed = this.opts.assets.find((a) => a.network === r.network && a.asset.toLowerCase() === r.asset.toLowerCase());
     return listed?.decimals ?? findDefaultAsset(r.asset, r.network as `${string}:${string}`)?.decimals;
   }
+}
+
+/** An `exact` EIP-3009 payment's authorization, as the chain is asked about it; undefined for any other payment. */
+function expiringOf(payload: PaymentPayload, requirements: PaymentRequirements): Expiring | undefined {
+  const auth = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown; validBefore?: unknown } }).authorization;
+  if (requirements.scheme !== 'exact' || !auth || typeof auth.from !== 'string' || typeof auth.nonce !== 'string' || !/^\d+$/.test(String(auth.validBefore))) return undefined;
+  return { network: requirements.network, asset: requirements.asset as `0x${string}`, payer: auth.from as `0x${string}`, nonce: auth.nonce as `0x${string}`, validBefore: BigInt(String(auth.validBefore)) };
 }

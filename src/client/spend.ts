@@ -1,24 +1,46 @@
 // maxSpendUsd: what one client may spend, counted in atto-dollars (10^-18 USD, bigint) so no amount is rounded.
-// A payment is held before it is signed (a call that would pass the limit fails then, with nothing signed),
-// then either charged (a successful PAYMENT-RESPONSE), released (an answer saying it was not taken), or left
-// held when its outcome is unknown: money that may have moved counts as spent.
+// A payment is held before it is signed (a call that would pass the limit fails then, with nothing signed), and
+// from the moment it is signed it counts as spent, at the amount signed, whatever the server then says: a signed
+// `exact` authorization can be settled by whoever holds it until its validBefore, whatever the answer said was
+// charged. Only the chain lowers the count: an authorization the chain shows unused once it has expired is
+// released (chain.ts). A batch-settlement voucher never expires: it stays counted.
 import { formatUnits, parseUnits } from 'viem';
 import { MarketgateError } from './errors.ts';
 
 const ATTO = 18;
 
+/** An EIP-3009 authorization: what the chain is asked about once it has expired. */
+export interface Expiring {
+  network: string;
+  /** The token's contract. */
+  asset: `0x${string}`;
+  payer: `0x${string}`;
+  nonce: `0x${string}`;
+  /** Unix seconds: from this block timestamp on, the authorization can never be used. */
+  validBefore: bigint;
+}
+
 export interface Hold {
   atto: bigint;
-  open: boolean;
+  /**
+   * `held`: being signed, or signed and its outcome not known; `spent`: known taken (a successful answer, or the
+   * chain); `released`: never signed, or shown unused by the chain after it expired.
+   */
+  state: 'held' | 'spent' | 'released';
+  /** Set once signed, for an EIP-3009 authorization: what lets the chain release it. */
+  expiring?: Expiring;
 }
 
 export interface Spending {
   limitUsd: string;
-  /** Charged: calls whose PAYMENT-RESPONSE said success. */
+  /** Known taken: a successful PAYMENT-RESPONSE, or the chain. */
   spentUsd: string;
-  /** Held: payments signed whose outcome is not known yet (in flight, or lost with no answer). */
+  /** Signed, not known to be taken: counted against the limit all the same, until the chain shows it unused. */
   heldUsd: string;
 }
+
+/** What the chain says of an expiring authorization: used, unused and expired (never usable), or not yet known. */
+export type ChainAnswer = 'used' | 'expired-unused' | 'open';
 
 /** An atomic token amount in atto-dollars, the token taken as a USD stablecoin (1 token = $1). */
 export function attoUsd(amount: bigint, decimals: number): bigint {
@@ -36,6 +58,8 @@ export class SpendLimit {
   readonly limit: bigint;
   private spent = 0n;
   private held = 0n;
+  /** Held authorizations the chain may release once they have expired. */
+  private readonly expiring = new Set<Hold>();
 
   constructor(maxSpendUsd: number) {
     if (typeof maxSpendUsd !== 'number' || !Number.isFinite(maxSpendUsd) || maxSpendUsd < 0) {
@@ -46,40 +70,78 @@ export class SpendLimit {
     this.limit = parseUnits(/e/i.test(text) ? maxSpendUsd.toFixed(ATTO) : text, ATTO);
   }
 
-  /** What can still be held: the limit less what is charged and held. */
+  /** What can still be held: the limit less what is spent and held. */
   get remaining(): bigint {
     return this.limit - this.spent - this.held;
+  }
+
+  /** Whether some held authorization could be released by the chain. */
+  get releasable(): boolean {
+    return this.expiring.size > 0;
   }
 
   /** Holds `atto` for a payment about to be signed; throws a spend-limit error when it does not fit. */
   hold(atto: bigint, path: string): Hold {
     if (atto > this.remaining) {
+      const released = this.releasable ? ', not yet shown unused by the chain' : '';
       throw new MarketgateError({
         kind: 'spend-limit',
         path,
-        error: `paying $${usd(atto)} would pass maxSpendUsd ($${usd(this.limit)}: $${usd(this.spent)} charged, $${usd(this.held)} held)`,
+        error: `paying $${usd(atto)} would pass maxSpendUsd ($${usd(this.limit)}: $${usd(this.spent)} charged, $${usd(this.held)} held${released})`,
       });
     }
     this.held += atto;
-    return { atto, open: true };
+    return { atto, state: 'held' };
   }
 
-  /** The payment was taken: `atto` (what the answer says was charged; the held amount when it names none). */
-  charge(hold: Hold, atto = hold.atto): void {
-    if (!hold.open) return;
-    hold.open = false;
-    this.held -= hold.atto;
-    this.spent += atto;
+  /** The signed payment is an EIP-3009 authorization: the chain may release it once it has expired unused. */
+  signed(hold: Hold, expiring: Expiring | undefined): void {
+    if (hold.state !== 'held' || !expiring) return;
+    hold.expiring = expiring;
+    this.expiring.add(hold);
   }
 
-  /** The payment was not taken (refused, cancelled, or never sent). */
-  release(hold: Hold): void {
-    if (!hold.open) return;
-    hold.open = false;
+  /** The payment was taken: counted at the amount held (signed), never at what an answer says was charged. */
+  spend(hold: Hold): void {
+    if (hold.state !== 'held') return;
+    hold.state = 'spent';
+    this.expiring.delete(hold);
     this.held -= hold.atto;
+    this.spent += hold.atto;
+  }
+
+  /** Nothing was signed (signing failed). A signed payment is released only by `reconcile`. */
+  unsigned(hold: Hold): void {
+    if (hold.state !== 'held' || hold.expiring) return;
+    this.release(hold);
+  }
+
+  /**
+   * Asks `chain` about every held authorization: used → spent; unused and expired → released; otherwise held.
+   * Resolves with whether anything was released.
+   */
+  async reconcile(chain: (expiring: Expiring[]) => Promise<ChainAnswer[]>): Promise<boolean> {
+    const holds = [...this.expiring];
+    if (!holds.length) return false;
+    const answers = await chain(holds.map((h) => h.expiring!));
+    let released = false;
+    holds.forEach((hold, i) => {
+      if (answers[i] === 'used') this.spend(hold);
+      if (answers[i] === 'expired-unused' && hold.state === 'held') {
+        this.release(hold);
+        released = true;
+      }
+    });
+    return released;
   }
 
   snapshot(): Spending {
     return { limitUsd: usd(this.limit), spentUsd: usd(this.spent), heldUsd: usd(this.held) };
+  }
+
+  private release(hold: Hold): void {
+    hold.state = 'released';
+    this.expiring.delete(hold);
+    this.held -= hold.atto;
   }
 }

@@ -1,6 +1,6 @@
 // The MCP server's settings, from its environment (what an agent host's `mcpServers` entry sets). A bad value
 // stops it with one line on stderr naming the variable.
-import { MarketgateError, parseAssets, type ClientOptions, type PaymentAsset } from '../client/index.ts';
+import { MarketgateError, parseAssets, parseNetworks, type ClientOptions, type PaymentAsset } from '../client/index.ts';
 
 export const MCP_ENV = {
   MARKETGATE_URL: 'the marketgate server to call (default http://127.0.0.1:3000)',
@@ -10,6 +10,7 @@ export const MCP_ENV = {
   MARKETGATE_BATCH: 'true: pay with batch-settlement when the server offers it (one deposit, then vouchers)',
   MARKETGATE_RPC_URL: "an RPC endpoint of the payment network, for batch-settlement's channel reads",
   MARKETGATE_ASSETS: 'tokens to pay in besides USDC, for test networks: network:address:decimals, comma-separated',
+  MARKETGATE_NETWORKS: "the networks the wallet pays on, CAIP-2 ids comma-separated (default: MARKETGATE_ASSETS' networks, else eip155:8453)",
 } as const;
 
 export class EnvError extends Error {
@@ -41,6 +42,7 @@ export function readEnv(env: NodeJS.ProcessEnv): McpSettings {
       ...(max !== undefined ? { maxSpendUsd: Number(max) } : {}),
       ...(batch === 'true' ? { batch: rpcUrl ? { rpcUrl } : true } : {}),
       assets: assets(get('MARKETGATE_ASSETS')),
+      ...networks(get('MARKETGATE_NETWORKS')),
     },
     paysWith: apiKey ? 'an API key' : wallet ? 'a wallet (x402)' : 'nothing',
   };
@@ -52,5 +54,15 @@ function assets(value: string | undefined): PaymentAsset[] {
     return parseAssets(value ?? '');
   } catch (err) {
     throw new EnvError(`MARKETGATE_ASSETS: ${err instanceof MarketgateError ? err.error : String(err)}`);
+  }
+}
+
+/** `eip155:8453,eip155:84532`: see parseNetworks. */
+function networks(value: string | undefined): Pick<ClientOptions, 'networks'> {
+  if (value === undefined) return {};
+  try {
+    return { networks: parseNetworks(value) };
+  } catch (err) {
+    throw new EnvError(`MARKETGATE_NETWORKS: ${err instanceof MarketgateError ? err.error : String(err)}`);
   }
 }

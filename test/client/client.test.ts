@@ -97,11 +97,18 @@ describe('createClient', () => {
     expect(result.payment).toMatchObject({ scheme: 'exact', settle: { success: true, payer: w.payer.address } });
   });
 
-  it('an offer in a token the client does not know is refused before signing (a payment error naming the offer)', async () => {
+  it('an offer on a network or in a token the client was not configured for is refused before signing (naming the offer and the allow-list)', async () => {
     const verifies = w.fac.state.calls.verify;
+    // No assets: the client pays USDC on Base only.
     const err = await createClient({ baseUrl: w.base, wallet: w.payerKey }).price({ symbol: 'BTC' }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ kind: 'payment', status: 402, charged: false });
-    expect((err as MarketgateError).error).toBe(`no offer this client can pay: exact ${w.fx.usdc} on ${w.chain.network} (a token other than a network's USDC must be listed in \`assets\`)`);
+    expect(err).toMatchObject({ kind: 'not-allowed', status: 402, charged: false, payment: undefined });
+    expect((err as MarketgateError).error).toBe(
+      `the 402 asks for exact ${w.fx.usdc} on ${w.chain.network}, and this client pays only USDC on eip155:8453: nothing was signed (the \`networks\` and \`assets\` options say what it may pay)`,
+    );
+    // The network allowed, the token not listed.
+    const other = await createClient({ baseUrl: w.base, wallet: w.payerKey, networks: [w.chain.network] }).price({ symbol: 'BTC' }).catch((e: unknown) => e);
+    expect(other).toMatchObject({ kind: 'not-allowed', status: 402, charged: false });
+    expect((other as MarketgateError).error).toMatch(/and this client pays only no known token on eip155:31337: nothing was signed/);
     expect(w.fac.state.calls.verify).toBe(verifies);
   });
 
@@ -125,13 +132,14 @@ describe('createClient', () => {
     expect((err as MarketgateError).error).toBe("query parameter 'asset_class' must be one of crypto, equity");
     expect(sent).toHaveLength(1);
     expect(w.fac.state.calls.verify).toBe(verifies);
-    expect(client.spending()).toEqual({ limitUsd: '0.1', spentUsd: '0', heldUsd: '0' });
+    // Signed and sent: it counts until the chain shows it unused after it expired, whatever the 400 says.
+    expect(client.spending()).toEqual({ limitUsd: '0.1', spentUsd: '0', heldUsd: '0.001' });
     // With a key, the 400 comes at once.
     const keyed = await createClient({ baseUrl: w.base, apiKey: KEY }).call('/v1/price', { symbol: 'BTC', asset_class: 'bond' }).catch((e: unknown) => e);
     expect(keyed).toMatchObject({ kind: 'http', status: 400, charged: false, attempts: 1 });
   });
 
-  it('a failed upstream on a paid call: the 502 with its source, the payment cancelled (not charged, released from the limit)', async () => {
+  it('a failed upstream on a paid call: the 502 with its source, the payment cancelled (not charged; still held, as it was signed)', async () => {
     w.upstream.route(`GET ${TICKER}`, { status: 451, body: { code: 0, msg: 'Service unavailable from a restricted location' } });
     w.upstream.route('GET /products/BTC-USD/ticker', { status: 500, body: 'down' });
     try {
@@ -142,7 +150,8 @@ describe('createClient', () => {
       expect(err.source).toMatch(/binance|coinbase/);
       expect(err.payment).toMatchObject({ scheme: 'exact', amount: '1000' });
       expect(err.message).toMatch(/^\/v1\/price: 502 .*\(source: (binance|coinbase)\); not charged$/);
-      expect(client.spending()).toEqual({ limitUsd: '0.1', spentUsd: '0', heldUsd: '0' });
+      // The server's word does not release it: the chain does, once it has expired (client-trust.test.ts).
+      expect(client.spending()).toEqual({ limitUsd: '0.1', spentUsd: '0', heldUsd: '0.001' });
       expect(await w.fx.balanceOf(w.payer.address)).toBe(before);
     } finally {
       w.serveNormally();
@@ -153,5 +162,8 @@ describe('createClient', () => {
     expect(() => createClient({ baseUrl: 'ftp://x' })).toThrow('baseUrl: must be an http(s) URL, got "ftp://x"');
     expect(() => createClient({ baseUrl: w.base, wallet: '0x12' })).toThrow('wallet: must be a private key (0x + 64 hex digits) or a viem local account');
     expect(() => createClient({ baseUrl: w.base, maxSpendUsd: -1 })).toThrow('maxSpendUsd: must be a finite number of dollars ≥ 0, got -1');
+    expect(() => createClient({ baseUrl: w.base, networks: ['base'] })).toThrow('networks[0]: must be a CAIP-2 network such as eip155:8453, got "base"');
+    expect(() => createClient({ baseUrl: w.base, networks: [] })).toThrow('networks: must be a non-empty list of CAIP-2 networks such as eip155:8453');
+    expect(() => createClient({ baseUrl: w.base, rpcUrls: { 'eip155:8453': 'ftp://x' } })).toThrow('rpcUrls.eip155:8453: must be an http(s) URL, got "ftp://x"');
   });
 });

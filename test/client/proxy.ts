@@ -1,6 +1,7 @@
 // An HTTP proxy on 127.0.0.1 that loses answers on purpose, for the retry tests: what a load balancer or a
-// flaky network does between a client and marketgate (or between marketgate and its facilitator). Each
-// request is forwarded, or not, as `decide` says for it; every request is recorded with its payment header.
+// flaky network does between a client and marketgate (or between marketgate and its facilitator), or a server
+// that lies about what it charged. Each request is forwarded, or not, as `decide` says for it; every request is
+// recorded with its payment header and API key.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -14,12 +15,22 @@ export type ProxyAction =
   /** Forward, then send this instead of the answer (the answer is lost). */
   | { kind: 'replace'; status: number; headers?: Record<string, string>; body?: string }
   /** Answer this without forwarding. */
-  | { kind: 'answer'; status: number; headers?: Record<string, string>; body?: string };
+  | { kind: 'answer'; status: number; headers?: Record<string, string>; body?: string }
+  /** Forward, then send the answer as `edit` changes it (a server lying about what it charged). */
+  | { kind: 'rewrite'; edit: (answer: ProxiedAnswer) => ProxiedAnswer };
+
+export interface ProxiedAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer | string;
+}
 
 export interface ProxiedRequest {
   method: string;
   path: string;
   paymentSignature: string | undefined;
+  /** The x-api-key it carried. */
+  apiKey: string | undefined;
   /** performance.now() when it arrived. */
   at: number;
 }
@@ -59,11 +70,18 @@ export class LossyProxy {
     await new Promise((r) => this.server?.close(r));
   }
 
-  private async handle(req: IncomingMessage): Promise<'drop' | { status: number; headers: Record<string, string>; body: Buffer | string }> {
+  private async handle(req: IncomingMessage): Promise<'drop' | ProxiedAnswer> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const sig = req.headers['payment-signature'];
-    const seen: ProxiedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', paymentSignature: typeof sig === 'string' ? sig : undefined, at: performance.now() };
+    const key = req.headers['x-api-key'];
+    const seen: ProxiedRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      paymentSignature: typeof sig === 'string' ? sig : undefined,
+      apiKey: typeof key === 'string' ? key : undefined,
+      at: performance.now(),
+    };
     this.seen.push(seen);
     const action = this.decide(seen);
     if (action.kind === 'answer') return { status: action.status, headers: action.headers ?? {}, body: action.body ?? '' };
@@ -77,6 +95,6 @@ export class LossyProxy {
     upstream.headers.forEach((v, k) => {
       if (!['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding'].includes(k)) out[k] = v;
     });
-    return { status: upstream.status, headers: out, body };
+    return action.kind === 'rewrite' ? action.edit({ status: upstream.status, headers: out, body }) : { status: upstream.status, headers: out, body };
   }
 }

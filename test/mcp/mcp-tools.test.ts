@@ -62,10 +62,17 @@ describe('the environment', () => {
     expect(readEnv({ MARKETGATE_API_KEY: 'k', MARKETGATE_WALLET_KEY: key }).paysWith).toBe('an API key');
   });
 
+  it('MARKETGATE_NETWORKS: the networks the wallet pays on, as the client takes them', () => {
+    expect(readEnv({ MARKETGATE_NETWORKS: 'eip155:8453, eip155:84532' }).client.networks).toEqual(['eip155:8453', 'eip155:84532']);
+    expect(readEnv({}).client.networks).toBeUndefined(); // the client's default: the networks of MARKETGATE_ASSETS, else Base
+  });
+
   it('a bad value names its variable', () => {
     expect(() => readEnv({ MARKETGATE_WALLET_KEY: '0x12' })).toThrow('MARKETGATE_WALLET_KEY must be a private key: 0x followed by 64 hex digits');
     expect(() => readEnv({ MARKETGATE_MAX_SPEND_USD: '$1' })).toThrow('MARKETGATE_MAX_SPEND_USD must be a number of dollars such as 0.10, got "$1"');
     expect(() => readEnv({ MARKETGATE_ASSETS: 'eip155:1:0xabc' })).toThrow(/^MARKETGATE_ASSETS: "eip155:1:0xabc" is not network:address:decimals/);
     expect(() => readEnv({ MARKETGATE_ASSETS: 'eip155:1:0xabc:6' })).toThrow('MARKETGATE_ASSETS: must be a token address (0x + 40 hex digits), got "0xabc"');
+    expect(() => readEnv({ MARKETGATE_NETWORKS: 'base,eip155:8453' })).toThrow('MARKETGATE_NETWORKS: must be a CAIP-2 network such as eip155:8453, got "base"');
+    expect(() => readEnv({ MARKETGATE_NETWORKS: ' , ' })).toThrow('MARKETGATE_NETWORKS: must be a non-empty list of CAIP-2 networks such as eip155:8453');
   });
 });
