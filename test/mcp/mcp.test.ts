@@ -67,7 +67,7 @@ describe('the MCP server (stdio)', () => {
     for (const name of ['price', 'ohlcv', 'funding_oi', 'token_risk', 'chain_balance', 'sentiment', 'gas', 'long_short_ratio']) expect(names).toContain(name);
     for (const name of ['health', 'status', 'usage', 'risk_health', 'risk_status']) expect(names).not.toContain(name);
     const price = tools.find((t) => t.name === 'price')!;
-    expect(price.description).toBe('Last price of a crypto pair or a US equity/ETF. Access: paid, $0.001 per call, with an API key or x402.');
+    expect(price.description).toBe('Last price of a crypto pair or a US equity/ETF. Access: paid, $0.001 per call, with an API key or x402. A retry with the same payment is never charged twice.');
     expect(price.inputSchema).toMatchObject({ type: 'object', required: ['symbol'], additionalProperties: false, properties: { symbol: { type: 'string', maxLength: 24 }, asset_class: { type: 'string', enum: ['crypto', 'equity'] } } });
     expect(tools.find((t) => t.name === 'sentiment')!.description).toBe('Crypto Fear & Greed Index (alternative.me): current reading and daily history. Access: free.');
     expect(tools.find((t) => t.name === 'token_risk')!.inputSchema.required).toEqual(['address', 'chain']);
@@ -102,7 +102,7 @@ describe('the MCP server (stdio)', () => {
   it("errors are tool errors with the API's error and source, saying whether anything was charged", async () => {
     const bad = await call(keyed, 'price', { symbol: 'BTC', asset_class: 'bond' });
     expect(bad.isError).toBe(true);
-    expect(text(bad)).toBe("marketgate /v1/price: 400 query parameter 'asset_class' must be one of crypto, equity. Nothing was charged.");
+    expect(text(bad)).toBe('price: parameter \'asset_class\' must be one of crypto, equity, got "bond". Nothing was sent or charged.');
     w.upstream.route(`GET ${TICKER}`, { status: 451, body: { code: 0, msg: 'Service unavailable from a restricted location' } });
     w.upstream.route('GET /products/BTC-USD/ticker', { status: 404, body: { message: 'NotFound' } });
     try {
