@@ -11,7 +11,7 @@ export const MCP_ENV = {
   MARKETGATE_RPC_URL: "an RPC endpoint of the payment network, for batch-settlement's channel reads",
   MARKETGATE_ASSETS: 'tokens to pay in besides USDC, for test networks: network:address:decimals, comma-separated',
   MARKETGATE_MCP_HOST: 'with --http: the address the remote MCP server listens on (default 127.0.0.1)',
-  MARKETGATE_MCP_PORT: 'with --http: its port (default 3100); never the API\'s own',
+  MARKETGATE_MCP_PORT: "with --http: its port (default 3100; 0: any free one, shown in the start-up line); never the API's own",
   MARKETGATE_MCP_FORWARD_IP: "with --http, true: send each caller's address to the API as X-Forwarded-For (the API's TRUST_PROXY must name this server)",
 } as const;
 
@@ -80,7 +80,7 @@ export function readHttpEnv(env: NodeJS.ProcessEnv): HttpSettings {
   const host = get('MARKETGATE_MCP_HOST') ?? '127.0.0.1';
   const portText = get('MARKETGATE_MCP_PORT') ?? '3100';
   const port = Number(portText);
-  if (!/^\d+$/.test(portText) || port < 1 || port > 65535) throw new EnvError(`MARKETGATE_MCP_PORT must be a port number from 1 to 65535, got ${JSON.stringify(portText)}`);
+  if (!/^\d+$/.test(portText) || port > 65535) throw new EnvError(`MARKETGATE_MCP_PORT must be a port number from 1 to 65535 (0: any free one), got ${JSON.stringify(portText)}`);
   let api: URL | undefined;
   try {
     api = new URL(baseUrl);
