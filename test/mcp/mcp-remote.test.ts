@@ -4,6 +4,7 @@
 // output schemas and annotations; a free call whose structured content validates; an API key sent on the
 // connection (x-api-key, Bearer); a paid call without payment answering x402's MCP payment-required result,
 // paid with the official x402 client's signer in `_meta["x402/payment"]`: settled once, the payer charged once,
+// the settlement (with the API's signed receipt) in `_meta["x402/payment-response"]`,
 // the same payment resent getting the stored answer; bad input named; the Host check on loopback.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
@@ -14,6 +15,8 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as Transport1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
+import { encodePaymentResponseHeader } from '@x402/core/http';
+import { extractReceiptFromResponse, extractReceiptPayload } from '@x402/extensions/offer-receipt';
 import { generatePaymentId } from '@x402/extensions/payment-identifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payingClient } from '../payments/x402/paying.ts';
@@ -59,7 +62,7 @@ function checkOutput(tool: string, result: ToolResult): string | undefined {
 }
 
 beforeAll(async () => {
-  w = await startWorld({ payerIndex: 12 });
+  w = await startWorld({ payerIndex: 12, env: { X402_SIGNING_KEY: `0x${'5a'.repeat(32)}` } });
   gateway = spawn(process.execPath, ['--import', 'tsx', 'src/mcp/server.ts', '--http'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, MARKETGATE_URL: w.base, MARKETGATE_MCP_PORT: '0' },
@@ -143,6 +146,9 @@ describe('the remote MCP server (Streamable HTTP, its own process)', () => {
     const settlement = paid._meta?.['x402/payment-response'] as { success: boolean; transaction: string; network: string; payer: string };
     expect(settlement).toMatchObject({ success: true, network: w.chain.network, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
     expect(settlement.payer.toLowerCase()).toBe(w.payer.address.toLowerCase());
+    // The API's signed receipt travels in the settlement, as in its PAYMENT-RESPONSE header.
+    const receipt = extractReceiptFromResponse(new Response(null, { headers: { 'payment-response': encodePaymentResponseHeader(settlement as never) } }));
+    expect(receipt && extractReceiptPayload(receipt)).toMatchObject({ network: w.chain.network, payer: w.payer.address, transaction: settlement.transaction });
     expect(await w.fx.balanceOf(w.payer.address)).toBe(before.payer - 1000n);
     expect(await w.fx.balanceOf(w.payTo)).toBe(before.payTo + 1000n);
 
