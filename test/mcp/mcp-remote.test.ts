@@ -6,9 +6,10 @@
 // paid with the official x402 client's signer in `_meta["x402/payment"]`: settled once, the payer charged once,
 // the settlement (with the API's signed receipt) in `_meta["x402/payment-response"]`,
 // the same payment resent getting the stored answer; bad input named; the Host check on loopback.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/client';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
@@ -23,6 +24,7 @@ import { payingClient } from '../payments/x402/paying.ts';
 import { KEY, startWorld, type World } from '../client/world.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
 let w: World;
 let gateway: ChildProcess;
 let url: string;
@@ -158,6 +160,16 @@ describe('the remote MCP server (Streamable HTTP, its own process)', () => {
     expect((again._meta?.['x402/payment-response'] as { transaction: string }).transaction).toBe(settlement.transaction);
     expect(w.fac.state.calls.settle).toBe(before.settles + 1);
     expect(await w.fx.balanceOf(w.payer.address)).toBe(before.payer - 1000n);
+  });
+
+  it('examples/mcp-remote.ts, the paying script of docs/using/mcp.md, pays one call as a reader would run it', async () => {
+    const before = await w.fx.balanceOf(w.payer.address);
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/mcp-remote.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', MARKETGATE_MCP_URL: url, MARKETGATE_WALLET_KEY: w.payerKey, MARKETGATE_ASSETS: `${w.asset.network}:${w.asset.asset}:${w.asset.decimals}` },
+    });
+    expect(JSON.parse(stdout)).toEqual({ symbol: 'BTC/USDT', price: 63350.1, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/), payer: w.payer.address });
+    expect(await w.fx.balanceOf(w.payer.address)).toBe(before - 1000n);
   });
 
   it('bad input is a tool error naming it, before any payment is asked', async () => {
