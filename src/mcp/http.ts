@@ -47,7 +47,7 @@ export async function serveHttp(o: HttpOptions): Promise<RunningHttp> {
   const validOrigin = localhostOriginValidation();
   let inFlight = 0;
   const server: HttpServer = createServer((req, res) => {
-    if (new URL(req.url ?? '/', 'http://x').pathname !== MCP_PATH) return json(res, 404, { error: `not found: the MCP endpoint is ${MCP_PATH}` });
+    if ((req.url ?? '').split('?')[0] !== MCP_PATH) return json(res, 404, { error: `not found: the MCP endpoint is ${MCP_PATH}` });
     if (loopback && (!validHost(req, res) || !validOrigin(req, res))) return;
     if (inFlight >= MAX_IN_FLIGHT) return json(res, 503, { error: 'too many requests at once; retry shortly' }, { 'retry-after': '1' });
     inFlight++;

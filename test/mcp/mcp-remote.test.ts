@@ -192,5 +192,11 @@ describe('the remote MCP server (Streamable HTTP, its own process)', () => {
     });
     expect(status).toBe(403);
     expect((await fetch(url.replace('/mcp', '/other'), { method: 'POST' })).status).toBe(404);
+    // A request target no URL parser takes is a 404 too, and the server lives on.
+    const odd = await new Promise<number | undefined>((done, fail) => {
+      request(url, { method: 'POST', path: '//' }, (res) => (res.resume(), done(res.statusCode))).once('error', fail).end();
+    });
+    expect(odd).toBe(404);
+    expect((await (await modern()).listTools()).tools.length).toBeGreaterThan(0);
   });
 });
