@@ -58,6 +58,8 @@ describe('arguments checked before anything is sent', () => {
     expect(inputFault(ohlcv, { symbol: 'BTC', limit: 2.5 })).toBe("parameter 'limit' must be an integer, got 2.5");
     expect(inputFault(ohlcv, { symbol: 'BTC', limit: '10' })).toBeUndefined();
     expect(inputFault(ohlcv, { symbol: 'BTC', limit: 0 })).toMatch(/^parameter 'limit' must be at least 1, got 0$/);
+    const list = { type: 'object' as const, properties: { ids: { type: 'array', items: { type: 'string' } } }, additionalProperties: false as const };
+    expect(inputFault(list, { ids: ['a', 'b'] })).toBeUndefined(); // not scalar: the API's to check
   });
 });
 
