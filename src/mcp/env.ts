@@ -1,5 +1,6 @@
 // The MCP server's settings, from its environment (what an agent host's `mcpServers` entry sets). A bad value
 // stops it with one line on stderr naming the variable.
+import { isIP } from 'node:net';
 import { MarketgateError, parseAssets, type ClientOptions, type PaymentAsset } from '../client/index.ts';
 
 export const MCP_ENV = {
@@ -13,6 +14,7 @@ export const MCP_ENV = {
   MARKETGATE_MCP_HOST: 'with --http: the address the remote MCP server listens on (default 127.0.0.1)',
   MARKETGATE_MCP_PORT: "with --http: its port (default 3100; 0: any free one, shown in the start-up line); never the API's own",
   MARKETGATE_MCP_FORWARD_IP: "with --http, true: send each caller's address to the API as X-Forwarded-For (the API's TRUST_PROXY must name this server)",
+  MARKETGATE_MCP_TRUST_PROXY: "with --http: the addresses of the proxies in front of it, comma-separated: from them, a caller's address is their X-Forwarded-For's last",
 } as const;
 
 /** What the local (stdio) server pays with; the remote one holds no funds and no key. */
@@ -69,6 +71,8 @@ export interface HttpSettings {
   host: string;
   port: number;
   forwardIp: boolean;
+  /** Peers whose X-Forwarded-For names the caller (exact addresses). */
+  trustedProxies: string[];
 }
 
 /** The remote server's settings (`--http`): where it listens, and nothing to pay with (its callers pay). */
@@ -91,7 +95,10 @@ export function readHttpEnv(env: NodeJS.ProcessEnv): HttpSettings {
   if (apiPort === port && sameHost(api.hostname, host)) throw new EnvError(`MARKETGATE_MCP_PORT ${port} is the API's own port (MARKETGATE_URL ${baseUrl}): the remote MCP server is a process of its own beside the API`);
   const forward = get('MARKETGATE_MCP_FORWARD_IP');
   if (forward !== undefined && forward !== 'true' && forward !== 'false') throw new EnvError('MARKETGATE_MCP_FORWARD_IP must be true or false');
-  return { baseUrl, host, port, forwardIp: forward === 'true' };
+  const trusted = (get('MARKETGATE_MCP_TRUST_PROXY') ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+  const bad = trusted.find((a) => isIP(a) === 0);
+  if (bad !== undefined) throw new EnvError(`MARKETGATE_MCP_TRUST_PROXY must be IP addresses, comma-separated (no names, no ranges), got ${JSON.stringify(bad)}`);
+  return { baseUrl, host, port, forwardIp: forward === 'true', trustedProxies: trusted };
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);

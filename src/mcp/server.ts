@@ -39,6 +39,7 @@ async function http(): Promise<void> {
   const running = await serveHttp({
     host: settings.host,
     port: settings.port,
+    trustedProxies: settings.trustedProxies,
     tools,
     remote: { baseUrl: settings.baseUrl, forwardIp: settings.forwardIp },
     onError: (err) => say(`request failed: ${err.message}`),

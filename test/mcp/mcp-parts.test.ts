@@ -7,6 +7,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/
 import { encodePaymentRequiredHeader } from '@x402/core/http';
 import { describe, expect, it } from 'vitest';
 import { readHttpEnv } from '../../src/mcp/env.ts';
+import { callerIp } from '../../src/mcp/http.ts';
 import { inputFault } from '../../src/mcp/input.ts';
 import { toJsonSchema } from '../../src/mcp/json-schema.ts';
 import { callRemote } from '../../src/mcp/remote-call.ts';
@@ -94,17 +95,23 @@ describe('the tool list, kept for a while', () => {
 
 describe('the remote server', () => {
   it('settings: loopback and 3100 by default; never the API port; nothing to pay with', () => {
-    expect(readHttpEnv({})).toEqual({ baseUrl: 'http://127.0.0.1:3000', host: '127.0.0.1', port: 3100, forwardIp: false });
-    expect(readHttpEnv({ MARKETGATE_URL: 'https://api.example.com', MARKETGATE_MCP_HOST: '0.0.0.0', MARKETGATE_MCP_PORT: '8080', MARKETGATE_MCP_FORWARD_IP: 'true' })).toEqual({
-      baseUrl: 'https://api.example.com',
-      host: '0.0.0.0',
-      port: 8080,
-      forwardIp: true,
-    });
+    expect(readHttpEnv({})).toEqual({ baseUrl: 'http://127.0.0.1:3000', host: '127.0.0.1', port: 3100, forwardIp: false, trustedProxies: [] });
+    const env = { MARKETGATE_URL: 'https://api.example.com', MARKETGATE_MCP_HOST: '0.0.0.0', MARKETGATE_MCP_PORT: '8080', MARKETGATE_MCP_FORWARD_IP: 'true', MARKETGATE_MCP_TRUST_PROXY: '10.0.0.2, ::1' };
+    expect(readHttpEnv(env)).toEqual({ baseUrl: 'https://api.example.com', host: '0.0.0.0', port: 8080, forwardIp: true, trustedProxies: ['10.0.0.2', '::1'] });
+    expect(() => readHttpEnv({ MARKETGATE_MCP_TRUST_PROXY: '10.0.0.0/8' })).toThrow('MARKETGATE_MCP_TRUST_PROXY must be IP addresses, comma-separated (no names, no ranges), got "10.0.0.0/8"');
     expect(() => readHttpEnv({ MARKETGATE_MCP_PORT: '3000' })).toThrow("MARKETGATE_MCP_PORT 3000 is the API's own port");
     expect(() => readHttpEnv({ MARKETGATE_MCP_PORT: 'x' })).toThrow('MARKETGATE_MCP_PORT must be a port number');
     expect(() => readHttpEnv({ MARKETGATE_MCP_FORWARD_IP: 'yes' })).toThrow('MARKETGATE_MCP_FORWARD_IP must be true or false');
     expect(() => readHttpEnv({ MARKETGATE_WALLET_KEY: `0x${'ab'.repeat(32)}`, MARKETGATE_API_KEY: 'k' })).toThrow('MARKETGATE_API_KEY, MARKETGATE_WALLET_KEY: not for --http');
+  });
+
+  it("the caller's address: the socket's peer; from a trusted proxy, the last X-Forwarded-For (what the proxy saw)", () => {
+    const req = (peer: string, xff?: string) => ({ socket: { remoteAddress: peer }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } }) as never;
+    const trusted = new Set(['10.0.0.2']);
+    expect(callerIp(req('::ffff:203.0.113.7', '1.1.1.1'), trusted)).toBe('203.0.113.7');
+    expect(callerIp(req('::ffff:10.0.0.2', '1.1.1.1, 198.51.100.9'), trusted)).toBe('198.51.100.9');
+    expect(callerIp(req('10.0.0.2', 'garbage'), trusted)).toBe('10.0.0.2');
+    expect(callerIp(req('10.0.0.2'), trusted)).toBe('10.0.0.2');
   });
 
   it("sends the caller's key and payment, its address only when told to; a 402 is x402's payment-required result", async () => {
