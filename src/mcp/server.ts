@@ -10,7 +10,8 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createClient } from '../client/index.ts';
 import { callTool } from './call-tool.ts';
-import { EnvError, readEnv, readHttpEnv } from './env.ts';
+import { EnvError, readEnv } from './env.ts';
+import { readHttpEnv } from './http-env.ts';
 import { serveHttp } from './http.ts';
 import { mcpServer } from './protocol.ts';
 import { ToolList } from './tool-list.ts';

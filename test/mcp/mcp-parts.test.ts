@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
 import { encodePaymentRequiredHeader } from '@x402/core/http';
 import { describe, expect, it } from 'vitest';
-import { readHttpEnv } from '../../src/mcp/env.ts';
+import { MCP_HTTP_ENV, readHttpEnv } from '../../src/mcp/http-env.ts';
 import { callerIp } from '../../src/mcp/http.ts';
 import { inputFault } from '../../src/mcp/input.ts';
 import { toJsonSchema } from '../../src/mcp/json-schema.ts';
@@ -103,6 +103,8 @@ describe('the remote server', () => {
     expect(() => readHttpEnv({ MARKETGATE_MCP_PORT: 'x' })).toThrow('MARKETGATE_MCP_PORT must be a port number');
     expect(() => readHttpEnv({ MARKETGATE_MCP_FORWARD_IP: 'yes' })).toThrow('MARKETGATE_MCP_FORWARD_IP must be true or false');
     expect(() => readHttpEnv({ MARKETGATE_WALLET_KEY: `0x${'ab'.repeat(32)}`, MARKETGATE_API_KEY: 'k' })).toThrow('MARKETGATE_API_KEY, MARKETGATE_WALLET_KEY: not for --http');
+    const page = readFileSync('docs/using/mcp.md', 'utf8');
+    for (const name of Object.keys(MCP_HTTP_ENV)) expect(page).toContain(`| \`${name}\` |`);
   });
 
   it("the caller's address: the socket's peer; from a trusted proxy, the last X-Forwarded-For (what the proxy saw)", () => {
