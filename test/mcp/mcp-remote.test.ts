@@ -162,6 +162,19 @@ describe('the remote MCP server (Streamable HTTP, its own process)', () => {
     expect(await w.fx.balanceOf(w.payer.address)).toBe(before.payer - 1000n);
   });
 
+  it('a refused payment (a bad signature) is the payment-required result again, with the reason; nothing settled', async () => {
+    const client = await modern();
+    const required = (await client.callTool({ name: 'price', arguments: { symbol: 'ETH' } })).structuredContent as unknown as PaymentRequired;
+    const payment = await payingClient(w.payer, { network: w.chain.network, asset: w.fx.usdc }).createPaymentPayload(required);
+    (payment.payload as { signature: string }).signature = `0x${'11'.repeat(65)}`;
+    const settles = w.fac.state.calls.settle;
+    const refused = (await client.callTool({ name: 'price', arguments: { symbol: 'ETH' }, _meta: { 'x402/payment': payment } })) as ToolResult;
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent).toMatchObject({ x402Version: 2, error: expect.stringMatching(/signature/i), accepts: [expect.objectContaining({ scheme: 'exact' })] });
+    expect(JSON.parse(refused.content[0]!.text!)).toEqual(refused.structuredContent);
+    expect(w.fac.state.calls.settle).toBe(settles);
+  });
+
   it('examples/mcp-remote.ts, the paying script of docs/using/mcp.md, pays one call as a reader would run it', async () => {
     const before = await w.fx.balanceOf(w.payer.address);
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/mcp-remote.ts'], {
