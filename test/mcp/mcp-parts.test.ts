@@ -7,7 +7,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/
 import { encodePaymentRequiredHeader } from '@x402/core/http';
 import { describe, expect, it } from 'vitest';
 import { MCP_HTTP_ENV, readHttpEnv } from '../../src/mcp/http-env.ts';
-import { callerIp } from '../../src/mcp/http.ts';
+import { callerIp, MAX_IN_FLIGHT, serveHttp } from '../../src/mcp/http.ts';
 import { inputFault } from '../../src/mcp/input.ts';
 import { toJsonSchema } from '../../src/mcp/json-schema.ts';
 import { callRemote } from '../../src/mcp/remote-call.ts';
@@ -133,5 +133,29 @@ describe('the remote server', () => {
     expect(sent[1]!.get('x-forwarded-for')).toBe('203.0.113.7');
     expect(sent[1]!.get('x-api-key')).toBe('k');
     expect(sent[1]!.get('payment-signature')).toBeNull();
+  });
+});
+
+describe('the remote server under pressure', () => {
+  it(`serves at most ${MAX_IN_FLIGHT} requests at once: the next gets 503 with Retry-After`, async () => {
+    let started = 0;
+    let allStarted!: () => void;
+    const full = new Promise<void>((r) => (allStarted = r));
+    // A tool list that never comes: every request stays in flight once it reaches the protocol instance.
+    const tools = { get: () => (++started === MAX_IN_FLIGHT && allStarted(), new Promise<never>(() => {})) } as unknown as ToolList;
+    const server = await serveHttp({ host: '127.0.0.1', port: 0, trustedProxies: [], tools, remote: { baseUrl: 'http://127.0.0.1:9', forwardIp: false } });
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const post = () => fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(init) });
+    const held = Array.from({ length: MAX_IN_FLIGHT }, () => post().catch(() => undefined));
+    try {
+      await full;
+      const shed = await post();
+      expect(shed.status).toBe(503);
+      expect(shed.headers.get('retry-after')).toBe('1');
+      expect(await shed.json()).toEqual({ error: 'too many requests at once; retry shortly' });
+    } finally {
+      await server.close();
+      await Promise.all(held);
+    }
   });
 });
