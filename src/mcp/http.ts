@@ -42,7 +42,7 @@ export async function serveHttp(o: HttpOptions): Promise<RunningHttp> {
       const caller: Caller = { apiKey: authInfo?.token || undefined, ip: typeof authInfo?.extra?.ip === 'string' ? authInfo.extra.ip : undefined };
       return mcpServer(tools, (tool, args, meta) => callRemote(o.remote, caller, tool, args, meta));
     },
-    { responseMode: 'json', maxRequestBodySize: MAX_BODY_BYTES, ...(o.onError ? { onerror: o.onError } : {}) },
+    { maxRequestBodySize: MAX_BODY_BYTES, ...(o.onError ? { onerror: o.onError } : {}) },
   );
   const node = toNodeHandler(handler, { maxRequestBodySize: MAX_BODY_BYTES, ...(o.onError ? { onerror: o.onError } : {}) });
   const loopback = ['127.0.0.1', 'localhost', '::1'].includes(o.host);
