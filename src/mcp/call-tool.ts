@@ -1,7 +1,8 @@
 // One tool call: the route called through the client; the envelope back as JSON text and as structured content,
 // or a tool error (isError) whose text is the API's error and source and says whether anything was charged.
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { MarketgateError, type Client, type QueryInput } from '../client/index.ts';
+import { toolError as failure } from './protocol.ts';
 import { accessText, type ToolSpec } from './tools.ts';
 
 export interface ToolContext {
@@ -34,25 +35,23 @@ export async function callTool(ctx: ToolContext, tool: ToolSpec, args: Record<st
 }
 
 /** Arguments as query parameters: scalars as they are, anything else as JSON (the server's 400 will name it). */
-function query(args: Record<string, unknown> | undefined): QueryInput {
+export function query(args: Record<string, unknown> | undefined): QueryInput {
   const out: QueryInput = {};
   for (const [k, v] of Object.entries(args ?? {})) out[k] = v === null || ['string', 'number', 'boolean'].includes(typeof v) ? (v as string | number | boolean | null) : JSON.stringify(v);
   return out;
 }
 
-function describe(err: MarketgateError): string {
+/** The API's error as a tool error's text; `chargedText` when the caller knows better than the client what was paid. */
+export function describe(err: MarketgateError, chargedText?: string): string {
   const status = err.status === undefined ? '' : `${err.status} `;
   const source = err.source ? ` (source: ${err.source})` : '';
   const charged =
-    err.charged === true
+    chargedText ??
+    (err.charged === true
       ? `This call was charged${err.payment ? ` ($${err.payment.usd})` : ''}.`
       : err.charged === 'unknown'
         ? `Whether it was charged is unknown: a payment${err.payment ? ` of $${err.payment.usd}` : ''} was sent and no answer said what became of it.`
-        : 'Nothing was charged.';
+        : 'Nothing was charged.');
   const limit = err.kind === 'spend-limit' ? ' Raise MARKETGATE_MAX_SPEND_USD to allow more.' : '';
   return `marketgate ${err.path}: ${status}${err.error}${source}. ${charged}${limit}`;
-}
-
-function failure(text: string): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true };
 }

@@ -2,13 +2,18 @@
 // interfaces — every GET operation but the liveness, status and usage routes (the reference pages are not in
 // the document) — named by route-names.ts in snake_case (`funding_oi`; on a collision the shorter path keeps
 // the bare name and the others take their first segment: `risk_status`), described by the route's summary and
-// its price and access, taking the route's query parameters as a JSON Schema with the required ones marked.
+// its price and access, taking the route's query parameters as a JSON Schema with the required ones marked, and
+// declaring its answer (the envelope `{ data, meta }` of the route's 200) as its output schema. Every tool only
+// reads, and a call with the same arguments (and the same payment) gives the same kind of answer: the
+// annotations say so, and a paid tool's description says that resending a payment never charges twice.
 import { routeNames } from '../client/route-names.ts';
+import { toJsonSchema, type Components } from './json-schema.ts';
 
 /** The parts of an OpenAPI 3 document the tools are made from. */
 export interface OpenApiDocument {
   info?: { version?: string };
   paths?: Record<string, { get?: OpenApiOperation } | undefined>;
+  components?: { schemas?: Components };
 }
 
 interface OpenApiOperation {
@@ -18,6 +23,7 @@ interface OpenApiOperation {
   'x-access'?: string;
   'x-price'?: string;
   'x-payment-info'?: { price?: { amount?: string; currency?: string } };
+  responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined>;
 }
 
 export type Access = 'free' | 'paid' | 'key';
@@ -27,7 +33,10 @@ export interface ToolSpec {
   path: string;
   title: string;
   description: string;
-  inputSchema: { type: 'object'; properties: Record<string, object>; required?: string[]; additionalProperties: false };
+  inputSchema: InputSchema;
+  /** The route's 200 answer, `{ data, meta }`, as JSON Schema. */
+  outputSchema: { type: 'object'; [keyword: string]: unknown };
+  annotations: { title: string; readOnlyHint: true; idempotentHint: true; openWorldHint: true };
   access: Access;
   /** `$0.001` on a paid route. */
   price: string | undefined;
@@ -38,8 +47,15 @@ export interface ToolSpec {
 /** Route kinds that describe the service rather than serve data. */
 const NOT_DATA = new Set(['health', 'status', 'usage']);
 
-/** OpenAPI 3.0 schema words that JSON Schema does not have. */
-const OPENAPI_ONLY = new Set(['nullable', 'example', 'xml', 'externalDocs', 'discriminator', 'readOnly', 'writeOnly', 'deprecated']);
+export interface InputSchema {
+  type: 'object';
+  properties: Record<string, Record<string, unknown>>;
+  required?: string[];
+  additionalProperties: false;
+}
+
+/** What a paid tool's description promises about retries (the server's payment identifier keeps it). */
+export const RETRY_PROMISE = 'A retry with the same payment is never charged twice.';
 
 export function toolsFrom(doc: OpenApiDocument): ToolSpec[] {
   const routes = Object.entries(doc.paths ?? {}).flatMap(([path, item]) => {
@@ -56,7 +72,19 @@ export function toolsFrom(doc: OpenApiDocument): ToolSpec[] {
     const price = op['x-price'];
     const x402 = op['x-payment-info'] !== undefined;
     const title = op.summary ?? path;
-    return { name: names.get(path)!, path, title, description: `${title}. ${accessText(access, price, x402)}`, inputSchema: inputSchema(op), access, price, x402 };
+    const retry = access === 'paid' && x402 ? ` ${RETRY_PROMISE}` : '';
+    return {
+      name: names.get(path)!,
+      path,
+      title,
+      description: `${title}. ${accessText(access, price, x402)}${retry}`,
+      inputSchema: inputSchema(op, doc.components?.schemas),
+      outputSchema: outputSchema(op, doc.components?.schemas),
+      annotations: { title, readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+      access,
+      price,
+      x402,
+    };
   });
 }
 
@@ -67,17 +95,16 @@ export function accessText(access: Access, price: string | undefined, x402: bool
   return x402 ? `Access: paid, ${per}, with an API key or x402.` : `Access: paid, ${per}, with an API key (this server takes no x402 payments).`;
 }
 
-function inputSchema(op: OpenApiOperation): ToolSpec['inputSchema'] {
+function inputSchema(op: OpenApiOperation, components: Components): InputSchema {
   const params = (op.parameters ?? []).filter((p) => p.in === 'query');
-  const properties = Object.fromEntries(params.map((p) => [p.name, { ...jsonSchema(p.schema ?? {}), ...(p.description ? { description: p.description } : {}) }]));
+  const properties = Object.fromEntries(params.map((p) => [p.name, { ...toJsonSchema(p.schema ?? {}, components), ...(p.description ? { description: p.description } : {}) }]));
   const required = params.filter((p) => p.required).map((p) => p.name);
   return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
 }
 
-/** A parameter's OpenAPI 3.0 schema as JSON Schema: `nullable` becomes a null type, OpenAPI's own words go. */
-function jsonSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) if (!OPENAPI_ONLY.has(k)) out[k] = v;
-  if (schema.nullable === true && typeof schema.type === 'string') out.type = [schema.type, 'null'];
-  return out;
+/** The 200's JSON body; a route that declares none (or not an object) still answers an object: the envelope. */
+function outputSchema(op: OpenApiOperation, components: Components): ToolSpec['outputSchema'] {
+  const schema = op.responses?.['200']?.content?.['application/json']?.schema;
+  const out = schema ? toJsonSchema(schema, components) : {};
+  return out.type === 'object' ? (out as ToolSpec['outputSchema']) : { type: 'object', properties: { data: out }, required: ['data'] };
 }
