@@ -8,7 +8,7 @@ export const MCP_ENV = {
   MARKETGATE_WALLET_KEY: 'a private key (0x + 64 hex digits) that pays paid tools with x402 (USDC)',
   MARKETGATE_MAX_SPEND_USD: 'the most the wallet pays while this process runs, in dollars (default 0.10)',
   MARKETGATE_BATCH: 'true: pay with batch-settlement when the server offers it (one deposit, then vouchers)',
-  MARKETGATE_RPC_URL: "an RPC endpoint of the payment network, for batch-settlement's channel reads",
+  MARKETGATE_RPC_URL: "an RPC endpoint of the payment network: batch-settlement's channel reads, and the reads that release a payment the chain shows was never used",
   MARKETGATE_ASSETS: 'tokens to pay in besides USDC, for test networks: network:address:decimals, comma-separated',
   MARKETGATE_NETWORKS: "the networks the wallet pays on, CAIP-2 ids comma-separated (default: MARKETGATE_ASSETS' networks, else eip155:8453)",
 } as const;
@@ -34,6 +34,8 @@ export function readEnv(env: NodeJS.ProcessEnv): McpSettings {
   if (batch !== undefined && batch !== 'true' && batch !== 'false') throw new EnvError('MARKETGATE_BATCH must be true or false');
   const rpcUrl = get('MARKETGATE_RPC_URL');
   const apiKey = get('MARKETGATE_API_KEY');
+  const assetList = assets(get('MARKETGATE_ASSETS'));
+  const allowed = networks(get('MARKETGATE_NETWORKS'));
   return {
     client: {
       baseUrl: url,
@@ -41,8 +43,9 @@ export function readEnv(env: NodeJS.ProcessEnv): McpSettings {
       ...(wallet ? { wallet: wallet as `0x${string}` } : {}),
       ...(max !== undefined ? { maxSpendUsd: Number(max) } : {}),
       ...(batch === 'true' ? { batch: rpcUrl ? { rpcUrl } : true } : {}),
-      assets: assets(get('MARKETGATE_ASSETS')),
-      ...networks(get('MARKETGATE_NETWORKS')),
+      assets: assetList,
+      ...allowed,
+      ...(rpcUrl ? { rpcUrls: releaseRpc(rpcUrl, allowed.networks ?? assetList.map((a) => a.network)) } : {}),
     },
     paysWith: apiKey ? 'an API key' : wallet ? 'a wallet (x402)' : 'nothing',
   };
@@ -55,6 +58,16 @@ function assets(value: string | undefined): PaymentAsset[] {
   } catch (err) {
     throw new EnvError(`MARKETGATE_ASSETS: ${err instanceof MarketgateError ? err.error : String(err)}`);
   }
+}
+
+/**
+ * The one RPC URL, for every EVM network the wallet may pay on (the client's default, Base, when none is named),
+ * so that a payment the server refused or never confirmed is released once the chain shows it expired unused.
+ * The client checks each network's chain id against the node's, so a URL of another chain releases nothing.
+ */
+function releaseRpc(url: string, payable: string[]): Record<string, string> {
+  const evm = [...new Set(payable.length ? payable : ['eip155:8453'])].filter((n) => n.startsWith('eip155:'));
+  return Object.fromEntries(evm.map((n) => [n, url]));
 }
 
 /** `eip155:8453,eip155:84532`: see parseNetworks. */

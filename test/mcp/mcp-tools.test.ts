@@ -56,7 +56,7 @@ describe('the environment', () => {
     const key = `0x${'ab'.repeat(32)}`;
     const s = readEnv({ MARKETGATE_URL: 'http://h:1', MARKETGATE_WALLET_KEY: key, MARKETGATE_MAX_SPEND_USD: '0.25', MARKETGATE_ASSETS: 'eip155:31337:0x5FbDB2315678afecb367f032d93F642f64180aa3:6', MARKETGATE_BATCH: 'true', MARKETGATE_RPC_URL: 'http://h:8545' });
     expect(s).toEqual({
-      client: { baseUrl: 'http://h:1', wallet: key, maxSpendUsd: 0.25, batch: { rpcUrl: 'http://h:8545' }, assets: [{ network: 'eip155:31337', asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3', decimals: 6 }] },
+      client: { baseUrl: 'http://h:1', wallet: key, maxSpendUsd: 0.25, batch: { rpcUrl: 'http://h:8545' }, assets: [{ network: 'eip155:31337', asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3', decimals: 6 }], rpcUrls: { 'eip155:31337': 'http://h:8545' } },
       paysWith: 'a wallet (x402)',
     });
     expect(readEnv({ MARKETGATE_API_KEY: 'k', MARKETGATE_WALLET_KEY: key }).paysWith).toBe('an API key');
@@ -65,6 +65,12 @@ describe('the environment', () => {
   it('MARKETGATE_NETWORKS: the networks the wallet pays on, as the client takes them', () => {
     expect(readEnv({ MARKETGATE_NETWORKS: 'eip155:8453, eip155:84532' }).client.networks).toEqual(['eip155:8453', 'eip155:84532']);
     expect(readEnv({}).client.networks).toBeUndefined(); // the client's default: the networks of MARKETGATE_ASSETS, else Base
+  });
+
+  it('MARKETGATE_RPC_URL also releases unused payments: it is the RPC of every EVM network the wallet pays on', () => {
+    expect(readEnv({ MARKETGATE_RPC_URL: 'http://h:8545' }).client.rpcUrls).toEqual({ 'eip155:8453': 'http://h:8545' });
+    expect(readEnv({ MARKETGATE_RPC_URL: 'http://h:8545', MARKETGATE_NETWORKS: 'eip155:8453,eip155:84532' }).client.rpcUrls).toEqual({ 'eip155:8453': 'http://h:8545', 'eip155:84532': 'http://h:8545' });
+    expect(readEnv({}).client.rpcUrls).toBeUndefined();
   });
 
   it('a bad value names its variable', () => {
