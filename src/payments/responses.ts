@@ -73,13 +73,14 @@ export function facilitatorFailure(err: unknown, log: FastifyBaseLogger): AppErr
 export const NOT_CHARGED = 'the payment was not settled before its authorization expired (validBefore), and can no longer be: nothing was charged; sign a new payment';
 
 /**
- * A payment that may have been taken, whose outcome neither the facilitator nor the chain told in time: never
- * "try again later" (which an agent reads as "pay again"), but "send this same payment again".
+ * A payment that may have been taken, whose outcome neither the facilitator nor the chain told in time: a 503
+ * (interface B's contract has no 504) with Retry-After, whose body never says "pay again" but "send this same
+ * payment again": its retry is answered from the ledger and the chain, never charged twice.
  */
 export function outcomeUnconfirmed(): AppError {
   return new AppError(
-    504,
-    "the payment's settlement could not be confirmed (neither the facilitator nor the chain answered in time) and it may have been taken: resend this same PAYMENT-SIGNATURE to get this call's answer (it is never charged twice); do not sign a new payment",
+    503,
+    "the payment's outcome cannot be told yet (neither the facilitator nor the chain answered in time): resend this same PAYMENT-SIGNATURE (with the same payment identifier, if it has one) after Retry-After to get this call's answer; it will not be charged twice; do not sign a new payment",
     'facilitator',
     { retryAfterS: FACILITATOR_RETRY_AFTER_S },
   );

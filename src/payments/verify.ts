@@ -15,6 +15,7 @@ import type { PaymentRecords } from '../db/payments.ts';
 import { DatabaseUnavailableError } from '../db/service.ts';
 import { AppError } from '../lib/errors.ts';
 import { newAttempt, type PaymentAttempt } from './attempt.ts';
+import { AUTHORIZATION_USED, type AuthorizationLocks } from './authorization-claim.ts';
 import { checkValidityWindow } from './authorization.ts';
 import { CHAIN_GRACE_MS, type AuthorizationChain } from './chain.ts';
 import { SETTLE_ANSWER_GRACE_MS } from './facilitator.ts';
@@ -45,6 +46,8 @@ export interface VerifyOptions {
   paidCallMs: number;
   chain?: AuthorizationChain;
   signal?: AbortSignal;
+  /** One request at a time per `exact` authorization, on every instance (authorization-claim.ts). */
+  authorizations?: AuthorizationLocks;
 }
 
 /** The attempt of a request: made before anything is looked at, so whatever ends the request can give it up. */
@@ -83,6 +86,8 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
       const { status, headers, body } = decision.response;
       return { answer: { status, headers, body } };
     }
+    // Only one request of an authorization reaches the facilitator; the others wait for it, and once it is answered are refused.
+    if ((await opts.authorizations?.acquire(attempt)) === 'used') return challenge(AUTHORIZATION_USED);
   }
 
   const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') ?? adapter.getHeader('x-payment') };

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PaymentGate } from '../access/access-control.ts';
 import type { BatchEventRecorder } from './batch/batch-events.ts';
 import type { BatchSettlement } from './batch/batch-settlement.ts';
+import { AuthorizationClaims } from '../db/authorization-claims.ts';
 import { AuthorizationChain } from './chain.ts';
 import { createFacilitatorClient } from './facilitator.ts';
 import { facilitatorName } from './facilitator-name.ts';
@@ -51,6 +52,7 @@ export async function installX402(app: FastifyInstance, opts: PaymentsOptions, s
     log: app.log,
     records: stores.records,
     paymentIds: stores.paymentIds,
+    authorizationClaims: new AuthorizationClaims(opts.db),
     database: opts.databaseHealth,
     metrics: opts.metrics,
     // A payment without an authorization deadline: verify and settle within their timeouts, the handler within two upstream deadlines.

@@ -226,22 +226,23 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(app.services.paymentRecords.stats()).toMatchObject({ final_writes_pending: 0, final_writes_lost: 0 });
   }, 30_000);
 
-  it('a settlement the facilitator never answers, with no chain to ask (no X402_RPC_URL) → 504 "resend this same payment", never "try again later", and an `unknown` row', async () => {
+  it('a settlement the facilitator never answers, with no chain to ask (no X402_RPC_URL) → 503 + Retry-After "resend this same payment, not charged twice", never 504 nor "pay again", and an `unknown` row', async () => {
     fac.state.mode = 'drop-settle';
     try {
       const res = await payFetch(`${base}${PRICE}`);
-      expect(res.status).toBe(504);
+      expect(res.status).toBe(503);
       expect(await res.json()).toEqual({
         error:
-          "the payment's settlement could not be confirmed (neither the facilitator nor the chain answered in time) and it may have been taken: resend this same PAYMENT-SIGNATURE to get this call's answer (it is never charged twice); do not sign a new payment",
+          "the payment's outcome cannot be told yet (neither the facilitator nor the chain answered in time): resend this same PAYMENT-SIGNATURE (with the same payment identifier, if it has one) after Retry-After to get this call's answer; it will not be charged twice; do not sign a new payment",
         source: 'facilitator',
       });
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     } finally {
       fac.state.mode = 'ok';
     }
+    // The outcome is written beside the answer, not before it: waited for, not read at once.
+    await expect.poll(async () => (await rows()).filter((r) => r.status === 'unknown').length, { timeout: 10_000 }).toBe(1);
     const unknown = (await rows()).filter((r) => r.status === 'unknown');
-    expect(unknown).toHaveLength(1);
     expect(unknown[0]).toMatchObject({ route: '/v1/price', payer: payer.address, tx_hash: null });
     expect(unknown[0]!.error_reason).toBeTruthy();
   });
