@@ -28,7 +28,14 @@ export function paymentTerms(x402: PaymentSettings): PaymentTerms {
 }
 
 /** The reason given for a payment header that cannot even be decoded. */
-export const MALFORMED_PAYMENT = 'malformed payment header: PAYMENT-SIGNATURE (or X-PAYMENT) must be a base64-encoded x402 payment payload';
+export const MALFORMED_PAYMENT = 'malformed payment header: PAYMENT-SIGNATURE must be a base64-encoded x402 payment payload';
+
+/**
+ * The reason given for a payment sent in x402 v1's X-PAYMENT header, whatever it holds (never verified, never
+ * replayed): the server speaks x402 v2, whose payment header is PAYMENT-SIGNATURE.
+ */
+export const V1_PAYMENT_HEADER =
+  'x402_v1_not_supported: payments in X-PAYMENT (x402 v1) are not accepted; this server speaks x402 v2: sign the payment from this 402 (PAYMENT-REQUIRED, CAIP-2 network) and send it in PAYMENT-SIGNATURE. Clients that do: @x402/fetch and @x402/axios 2.x, the x402 Python SDK 2.x; x402-fetch 1.x and x402-axios 0.x do not';
 
 /** The reason given for a payment sent with HEAD, which has no body to deliver for it. */
 export const HEAD_PAYMENT = 'payments are taken on GET only: a HEAD answer has no body to deliver for the payment';

@@ -22,7 +22,7 @@ import { SETTLE_ANSWER_GRACE_MS } from './facilitator.ts';
 import type { ClaimBounds, PaymentIdempotency } from './idempotency.ts';
 import { RequestAdapter } from './request-adapter.ts';
 import type { PaymentServer } from './resource-server.ts';
-import { facilitatorFailure, HEAD_PAYMENT, MALFORMED_PAYMENT, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, type PaymentTerms } from './responses.ts';
+import { facilitatorFailure, HEAD_PAYMENT, MALFORMED_PAYMENT, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, V1_PAYMENT_HEADER, type PaymentTerms } from './responses.ts';
 import { resumePayment } from './resume.ts';
 import type { PaymentSettings } from './settings.ts';
 
@@ -60,7 +60,7 @@ export function beginAttempt(req: FastifyRequest, entry: CatalogEntry): PaymentA
 export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOptions): Promise<Verdict> {
   const { request: req, entry } = attempt;
   const plain = new RequestAdapter(attempt, opts.publicBaseUrl);
-  const given = plain.getHeader('payment-signature') ?? plain.getHeader('x-payment');
+  const given = plain.getHeader('payment-signature');
   // A header that cannot be decoded: the SDK would print a stack trace for it; it gets a 402 with the reason.
   const malformed = given !== undefined && attempt.payloadHash === undefined;
   // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
@@ -73,6 +73,9 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
     const headers = await opts.server.challengeHeaders(attempt);
     return { answer: { status: 402, headers, body: paymentRequiredBody(headers, opts.terms, reason) } };
   };
+
+  // x402 v1's X-PAYMENT alone: refused as such (never verified, never replayed), with the challenge to pay in v2.
+  if (given === undefined && req.headers['x-payment'] !== undefined) return challenge(V1_PAYMENT_HEADER);
 
   if (given !== undefined && !hidden) {
     // No payment is taken that cannot be recorded: with the records' database down, refuse before anything is verified.
@@ -90,7 +93,7 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
     if ((await opts.authorizations?.acquire(attempt)) === 'used') return challenge(AUTHORIZATION_USED);
   }
 
-  const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') ?? adapter.getHeader('x-payment') };
+  const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') };
   let result: HTTPProcessResult;
   try {
     const http = await opts.server.ready();
@@ -129,13 +132,13 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
   return { granted: { ...result, context } };
 }
 
-/** The payment header of a request (v2 PAYMENT-SIGNATURE, or v1 X-PAYMENT). */
+/** The payment header of a request: x402 v2's PAYMENT-SIGNATURE (v1's X-PAYMENT is refused, never read). */
 function paymentHeader(req: FastifyRequest): string | undefined {
   const read = (name: string) => {
     const v = req.headers[name];
     return Array.isArray(v) ? v[0] : v;
   };
-  return read('payment-signature') ?? read('x-payment');
+  return read('payment-signature');
 }
 
 /** The payment payload of a header, or undefined when it cannot be decoded. */

@@ -131,7 +131,7 @@ describe('kill -9 while a settle is with the facilitator, then a restart', () =>
     expect(await payerBalance()).toBe(before);
     await start();
     const retried = await pay(same);
-    expect(retried.status).toBe(200);
+    expect(retried.status, await retried.clone().text()).toBe(200);
     const renamed = await pay(underNewIdentifier(lost, 'pay_crash_new_identifier1'));
     expect(renamed.status).toBe(200);
     expect(await payerBalance()).toBe(before - 2000n);
