@@ -58,6 +58,8 @@ export interface GateOptions {
   authorizationClaims?: AuthorizationClaims;
   /** The records' database health: while it is degraded, no payment is verified (it could not be recorded). */
   database: { readonly degraded: boolean };
+  /** Resolves once the ledger is open (an opening in progress is waited for, DB_OPEN_WAIT_MS); undefined: not waited for. */
+  ledgerOpened?: () => Promise<void>;
   metrics: PaymentMetrics;
   /** The longest a paid call without an EIP-3009 authorization can take: how long a retry with its identifier waits for it. */
   paidCallMs: number;

@@ -42,6 +42,8 @@ export interface VerifyOptions {
   log: FastifyBaseLogger;
   /** The records' database health: while it is degraded, no payment is verified (it could not be recorded). */
   database: { readonly degraded: boolean };
+  /** Resolves once the ledger is open (an opening in progress is waited for, up to DB_OPEN_WAIT_MS); rejects with a 503. */
+  ledgerOpened?: () => Promise<void>;
   /** The longest a paid call without an EIP-3009 authorization can take: how long a retry with its identifier waits for it. */
   paidCallMs: number;
   chain?: AuthorizationChain;
@@ -78,7 +80,9 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
   if (given === undefined && req.headers['x-payment'] !== undefined) return challenge(V1_PAYMENT_HEADER);
 
   if (given !== undefined && !hidden) {
-    // No payment is taken that cannot be recorded: with the records' database down, refuse before anything is verified.
+    // No payment is taken that cannot be recorded: a ledger still opening (a fresh instance) is waited for; with it
+    // down, the call is refused before anything is verified.
+    await opts.ledgerOpened?.();
     if (opts.database.degraded) throw new DatabaseUnavailableError('the payments ledger is unavailable; no payment is taken that cannot be recorded: try again shortly');
     // Its outcome is waited for until validBefore: an authorization valid for longer than offered is refused.
     const tooLong = attempt.authorization && checkValidityWindow(attempt.authorization, opts.x402.maxTimeoutS);

@@ -54,6 +54,7 @@ export async function installX402(app: FastifyInstance, opts: PaymentsOptions, s
     paymentIds: stores.paymentIds,
     authorizationClaims: new AuthorizationClaims(opts.db),
     database: opts.databaseHealth,
+    ledgerOpened: () => opts.db.opened(),
     metrics: opts.metrics,
     // A payment without an authorization deadline: verify and settle within their timeouts, the handler within two upstream deadlines.
     paidCallMs: x402.facilitatorTimeoutMs + x402.settleTimeoutMs + 2 * opts.upstreamDeadlineMs,

@@ -8,9 +8,11 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
+import { startStorage } from '../../src/app.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
 import { recorded } from '../fixtures.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
+import { makeApp } from '../helpers.ts';
 import { listeningApp, paidWorldEnv, PRICE, recordingFetch, startPaidWorld, TICKER, type Account, type PaidWorld } from './world.ts';
 import { payingClient } from './x402/paying.ts';
 
@@ -269,6 +271,26 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(await balances()).toEqual(before);
   });
 
+});
+
+describe('x402 right after start-up', () => {
+  it('a paid call while the embedded database is still opening waits for it (DB_OPEN_WAIT_MS) and gets 200, not 503 at DB_TIMEOUT_MS', async () => {
+    // As the server starts: listen, the database opens in the background (PGlite: about a second, far longer than
+    // this DB_TIMEOUT_MS), and the paying client comes at once.
+    const fresh = await makeApp({ API_KEYS: 'test-key', ...paidWorldEnv(world), DATA_DIR: await pgliteDataDir(), DB_TIMEOUT_MS: '100' });
+    try {
+      const base = await fresh.app.listen({ host: '127.0.0.1', port: 0 });
+      await startStorage(fresh.app);
+      expect(fresh.app.services.db.state).toBe('opening');
+      const before = await balances();
+      const res = await payFetch(`${base}${PRICE}`);
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(before.payer - (await balances()).payer).toBe(1000n);
+      await expect.poll(async () => (await fresh.app.services.paymentRecords.list({})).map((r) => r.status), { timeout: 10_000 }).toEqual(['settled']);
+    } finally {
+      await fresh.app.close();
+    }
+  }, 120_000);
 });
 
 describe('x402 when the facilitator is gone', () => {
