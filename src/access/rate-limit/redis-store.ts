@@ -13,7 +13,9 @@
 // When Redis fails (down, or hung past REDIS_TIMEOUT_MS), requests are counted in this instance's own
 // WindowStore instead, and so are the counts an exchange could not deliver: limits stay on (never
 // switched off), counted per instance until Redis is back, and nothing waits longer than the command
-// timeout. The failure goes to the Redis BackendHealth (logged once, metrics, /v1/status). While Redis is
+// timeout. A bucket's own window starts from the total Redis last gave (shared-bucket.ts, toLocal), and what
+// was counted here meanwhile is sent to Redis once it answers again (carryBack): N instances admit at most N ×
+// the limit in a window through an outage, even when Redis comes back empty. The failure goes to the Redis BackendHealth (logged once, metrics, /v1/status). While Redis is
 // known degraded, requests count locally without asking it: once its connection is back the health turns
 // ok (the client's 'ready') and counting is shared again; while the connection stays up but commands fail
 // (a hung server), one request a second tries Redis, so a hung Redis delays one request a second, not every one.
