@@ -28,6 +28,8 @@ export const AUTHORIZATION_USED =
 export const AUTHORIZATION_LEASE_MS = 5000;
 /** How often a request waiting for another instance's holder asks again. */
 const POLL_MS = 100;
+/** How often one waiting for a holder in this process does (it is woken at the holder's end otherwise). */
+const HERE_POLL_MS = 1000;
 
 export type ClaimDecision = 'process' | 'used';
 
@@ -121,11 +123,14 @@ export class AuthorizationLocks {
     return held;
   }
 
-  /** Waits until the holder finishes when it runs here (within `left` ms), else `ms` (another instance's: poll). */
+  /**
+   * Waits until the holder finishes when it runs here (asking the ledger again every HERE_POLL_MS all the same: a
+   * request that never reaches its end leaves only its lease), else `ms` (another instance's: poll).
+   */
   private async settleOrPoll(id: string, ms: number, left: number): Promise<void> {
     const here = this.running.get(id)?.done;
     let timer: NodeJS.Timeout | undefined;
-    const wait = new Promise<void>((resolve) => (timer = setTimeout(resolve, here ? left : ms)));
+    const wait = new Promise<void>((resolve) => (timer = setTimeout(resolve, here ? Math.min(left, HERE_POLL_MS) : ms)));
     await Promise.race([wait, here ?? wait]);
     clearTimeout(timer);
   }
