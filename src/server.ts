@@ -60,15 +60,17 @@ async function main(): Promise<void> {
   // Before the port: DATA_DIR is checked and made owner-only, and its admin socket taken. A DATA_DIR others
   // may write, or one another instance already serves, stops start-up here with a message naming it.
   await app.services.admin.listen();
+  // The reference documents, with their gzip and brotli forms, before the port: the first client to ask for
+  // /openapi.json compressed gets it compressed (zlib runs on libuv's thread pool; a failure is logged, and
+  // each document is then made on its first request).
+  await app.ready();
+  await app.reference.build().catch((err: Error) => app.log.error({ err: err.message }, 'the reference documents could not be made; each is made on its first request'));
   await app.listen({ port: config.port, host: config.host });
   // The HTTP client's library was left out of start-up: loaded in the background a moment later (after the
   // first health checks), so the first upstream call need not wait for it (an earlier one loads it itself).
   setTimeout(() => void loadHttpLibrary(), HTTP_LIBRARY_AFTER_MS).unref();
   // After listening: /health answers while the database opens (PGlite takes seconds the first time).
   await startStorage(app);
-  // The reference documents' bytes (OpenAPI's generation takes a moment of the event loop that start-up need
-  // not wait for; a request for one before then makes it), then their compressed forms on libuv's thread pool.
-  app.reference.build().catch((err: Error) => app.log.error({ err: err.message }, 'the reference documents could not be made; each is made on its first request'));
 }
 
 /** How long after listening the HTTP client's library is loaded in the background. */

@@ -9,6 +9,7 @@ import { insertKey, listKeys, revokeKey, type KeyRecord } from '../db/api-keys.t
 import type { DatabaseService } from '../db/service.ts';
 import { AppError } from '../lib/errors.ts';
 import { parseAdminInput, type AdminChannel } from './channel.ts';
+import { adminDbTimeout } from './deadline.ts';
 
 /** A key as the admin channel and the CLI show it: everything but its hash. */
 export type KeyListing = Omit<KeyRecord, 'hash'>;
@@ -32,11 +33,13 @@ const revokeBody = z.object({ id: z.string().min(1) });
 export const listing = ({ hash: _hash, ...rest }: KeyRecord): KeyListing => rest;
 
 export function registerKeyAdminRoutes(admin: AdminChannel, deps: { keys: KeyStore; db: DatabaseService }): void {
+  // An operator's command waits longer for the database than a request does (deadline.ts).
+  const deadline = adminDbTimeout(deps.db.timeoutMs);
   admin.route('GET', '/keys', async () =>
     deps.db.use(async (db) => {
       await deps.keys.importFile(db);
       return (await listKeys(db)).map(listing);
-    }),
+    }, deadline),
   );
   admin.route('POST', '/keys', async ({ body }): Promise<KeyWriteAnswer> => {
     const key = parseAdminInput(newKeyBody, body);
@@ -44,7 +47,7 @@ export function registerKeyAdminRoutes(admin: AdminChannel, deps: { keys: KeySto
       .use(async (db) => {
         await deps.keys.importFile(db);
         return insertKey(db, key);
-      })
+      }, deadline)
       .catch((err) => {
         // unique_violation: the random id (or key) exists already; a new run of the CLI makes new ones.
         if ((err as { code?: string }).code === '23505') throw new AppError(409, `a key with id ${key.id} or the same hash exists already: run create again`);
@@ -58,7 +61,7 @@ export function registerKeyAdminRoutes(admin: AdminChannel, deps: { keys: KeySto
     const done = await deps.db.use(async (db) => {
       await deps.keys.importFile(db);
       return revokeKey(db, id);
-    });
+    }, deadline);
     if (!done) throw new AppError(404, `no key with id ${id}`);
     // Announced again when it was revoked before: harmless, and it repairs an announcement that was lost.
     const announced = await deps.keys.applied({ op: 'revoked', id, hash: done.key.hash, version: done.version });

@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { splitArgs, wantsHelp } from './cli-args.ts';
 import { AdminRequestError, adminRequest } from './client.ts';
+import { ADMIN_DEADLINE_HELP, adminDbTimeout } from './deadline.ts';
 import { cliSettings, CliError, connect, settingsProblem, UsageError } from './connect.ts';
 import { listing, type KeyListing, type KeyWriteAnswer } from './key-routes.ts';
 import { controlFreeJson, escapeControl } from '../lib/control-chars.ts';
@@ -33,7 +34,8 @@ const USAGE = `usage: npm run keys -- create --label NAME
        npm run keys -- list [--json]
        npm run keys -- revoke ID
        npm run keys -- --help
-(compiled: node dist/admin/keys-cli.js …)`;
+(compiled: node dist/admin/keys-cli.js …)
+${ADMIN_DEADLINE_HELP}`;
 
 type Task = { command: 'create'; label: string } | { command: 'list'; json: boolean } | { command: 'revoke'; id: string };
 
@@ -148,7 +150,7 @@ function usage(problem: string): never {
 function readSettings(): Settings {
   const e = cliSettings({ ...DATABASE_ENV, ...REDIS_ENV, ...KEYS_ENV });
   return {
-    db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS },
+    db: { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: adminDbTimeout(e.DB_TIMEOUT_MS) },
     // A command, not a request: it may wait longer for Redis than a request would.
     redis: { url: e.REDIS_URL, timeoutMs: Math.max(e.REDIS_TIMEOUT_MS, 2000) },
     keyFile: e.API_KEYS_FILE,

@@ -6,10 +6,11 @@
 import { z } from 'zod';
 import type { BatchEventRecords } from '../db/batch-events.ts';
 import { PAYMENT_STATUSES } from '../db/payment-rows.ts';
-import { resolvePayment } from '../db/payment-reports.ts';
+import { listPayments, resolvePayment, summarizePayments } from '../db/payment-reports.ts';
 import type { PaymentRecords } from '../db/payments.ts';
 import type { DatabaseService } from '../db/service.ts';
 import { parseAdminInput, type AdminChannel } from './channel.ts';
+import { adminDbTimeout } from './deadline.ts';
 
 const isoTime = z.iso.datetime({ offset: true }).transform((v) => new Date(v));
 
@@ -27,17 +28,22 @@ export const resolveBody = z.discriminatedUnion('status', [
 ]);
 
 export function registerPaymentAdminRoutes(admin: AdminChannel, deps: { records: PaymentRecords; batchEvents: BatchEventRecords; db: DatabaseService }): void {
+  // An operator's command waits longer for the database than a request does (deadline.ts).
+  const deadline = adminDbTimeout(deps.db.timeoutMs);
   admin.route('GET', '/payments/batch-events', async ({ query }) => {
     const { since, limit } = parseAdminInput(listQuery, Object.fromEntries(query));
     return deps.batchEvents.list(since, limit);
   });
-  admin.route('GET', '/payments', async ({ query }) => deps.records.list(parseAdminInput(listQuery, Object.fromEntries(query))));
+  admin.route('GET', '/payments', async ({ query }) => {
+    const filter = parseAdminInput(listQuery, Object.fromEntries(query));
+    return deps.db.use((db) => listPayments(db, filter), deadline);
+  });
   admin.route('GET', '/payments/summary', async ({ query }) => {
     const { since, until } = parseAdminInput(listQuery, Object.fromEntries(query));
-    return { rows: await deps.records.summary({ since, until }), ledger: deps.records.stats() };
+    return { rows: await deps.db.use((db) => summarizePayments(db, { since, until }), deadline), ledger: deps.records.stats() };
   });
   admin.route('POST', '/payments/resolve', async ({ body }) => {
     const { id, ...resolution } = parseAdminInput(resolveBody, body);
-    return deps.db.use((db) => resolvePayment(db, id, resolution));
+    return deps.db.use((db) => resolvePayment(db, id, resolution), deadline);
   });
 }

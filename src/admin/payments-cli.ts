@@ -20,6 +20,7 @@ import { pglitePaths } from '../db/pglite.ts';
 import { DATABASE_ENV } from '../db/env.ts';
 import { ConfigError } from '../lib/env.ts';
 import { AdminRequestError, adminRequest } from './client.ts';
+import { ADMIN_DEADLINE_HELP, adminDbTimeout } from './deadline.ts';
 import { cliSettings, CliError, connect, settingsProblem, UsageError } from './connect.ts';
 import { controlFreeJson, escapeControl } from '../lib/control-chars.ts';
 
@@ -30,7 +31,8 @@ const USAGE = `usage: npm run payments -- list [--since 24h|7d|2026-11-01] [--un
        npm run payments -- resolve ID cancelled --reason TEXT
        npm run payments -- batch [--since 24h|7d|2026-11-01] [--limit N] [--json]
        npm run payments -- --help
-(compiled: node dist/admin/payments-cli.js …)`;
+(compiled: node dist/admin/payments-cli.js …)
+${ADMIN_DEADLINE_HELP}`;
 
 interface Summary {
   rows: PaymentSummaryRow[];
@@ -117,7 +119,7 @@ function usage(problem: string): never {
 /** DATA_DIR, DATABASE_URL and DB_TIMEOUT_MS, parsed as the server parses them. */
 function databaseSettings(): DatabaseSettings {
   const e = cliSettings(DATABASE_ENV);
-  return { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: e.DB_TIMEOUT_MS };
+  return { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: adminDbTimeout(e.DB_TIMEOUT_MS) };
 }
 
 /** The ledger to read, or null when there is no embedded database at all (and nothing to write to). */

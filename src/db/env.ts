@@ -27,7 +27,7 @@ export const DATABASE_ENV = {
     0,
     600_000,
     30_000,
-    "Longest a request that reads for its caller (GET /v1/usage, an API key this instance's copy does not hold yet) waits for the database to finish opening (ms; the embedded one takes seconds, tens of seconds on a first start under load); its statements then have DB_TIMEOUT_MS. Payments never wait for the opening.",
+    "Longest a request that reads for its caller (GET /v1/usage, an API key this instance's copy does not hold yet) and a paid x402 call wait for the database to finish opening (ms; the embedded one takes seconds, tens of seconds on a first start under load); their statements then have DB_TIMEOUT_MS.",
   ),
   USAGE_FLUSH_MS: env.int(100, 3_600_000, 5000, 'How often per-key usage, counted in memory, is written to the database (ms).'),
 };

@@ -175,6 +175,25 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE payment_identifiers ADD COLUMN owner text',
     ],
   },
+  {
+    id: 8,
+    name: 'x402_authorizations',
+    statements: [
+      // One EIP-3009 authorization in play per row: the claim that lets one request at a time, on any instance,
+      // verify and settle it (src/db/authorization-claims.ts); `used` once it is settled and answered.
+      `CREATE TABLE x402_authorizations (
+        network text NOT NULL,
+        payer text NOT NULL,
+        nonce text NOT NULL,
+        state text NOT NULL CHECK (state IN ('in_flight', 'used')),
+        owner text NOT NULL,
+        lease_until timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (network, payer, nonce)
+      )`,
+      'CREATE INDEX x402_authorizations_expires_at_idx ON x402_authorizations (expires_at)',
+    ],
+  },
 ];
 
 /** The advisory lock every instance takes before migrating (an arbitrary constant, ours alone). */

@@ -8,8 +8,8 @@
 //
 // A request that only reads for its caller (GET /v1/usage, a key the instance's copy does not hold yet) may
 // wait longer for an opening in progress (`useOnceOpen`: up to DB_OPEN_WAIT_MS), so the first requests after
-// a start are answered once the database is ready rather than refused while it is merely opening. A payment
-// never waits for it: it is refused (503) at DB_TIMEOUT_MS, before anything is verified.
+// a start are answered once the database is ready rather than refused while it is merely opening. A paid call
+// waits for it the same way (`opened`), before anything is verified: only a ledger that is really down refuses it.
 import { AppError } from '../lib/errors.ts';
 import { DATABASE_GONE, type Database } from './database.ts';
 
@@ -147,6 +147,16 @@ export class DatabaseService {
       }
     }
     return this.use(fn);
+  }
+
+  /**
+   * Resolves once the database is open: at once when it is; an opening in progress (or not yet started) is waited
+   * for up to DB_OPEN_WAIT_MS and then asked once (which makes its health current). Rejects with
+   * DatabaseUnavailableError as `useOnceOpen` does.
+   */
+  async opened(): Promise<void> {
+    if (this.state === 'open') return;
+    await this.useOnceOpen((db) => db.query('SELECT 1'));
   }
 
   /** The open database, waiting for the opening without a bound (tests, the CLI); `failFast`: a recent failure is rethrown at once. */

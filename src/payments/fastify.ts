@@ -15,12 +15,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PaymentGate } from '../access/access-control.ts';
 import { discardPrefetch, prefetch } from '../access/grant.ts';
 import type { CatalogEntry } from '../catalog/route.ts';
+import type { AuthorizationClaims } from '../db/authorization-claims.ts';
 import type { PaymentIdStore } from '../db/payment-ids.ts';
 import type { PaymentRecords } from '../db/payments.ts';
 import type { PaymentMetrics } from '../metrics/metrics.ts';
 import type { PaymentAttempt } from './attempt.ts';
 import type { BatchOffer } from './batch/batch-settlement.ts';
 import type { AuthorizationChain } from './chain.ts';
+import { AuthorizationLocks } from './authorization-claim.ts';
 import { PaymentIdempotency } from './idempotency.ts';
 import { PaymentServer } from './resource-server.ts';
 import { paymentTerms } from './responses.ts';
@@ -52,8 +54,12 @@ export interface GateOptions {
   records: PaymentRecords;
   /** Payment identifiers (idempotent retries). */
   paymentIds: PaymentIdStore;
+  /** The claims of `exact` authorizations in play: one request at a time per authorization, across instances (x402.ts gives them; a gate tested alone may not). */
+  authorizationClaims?: AuthorizationClaims;
   /** The records' database health: while it is degraded, no payment is verified (it could not be recorded). */
   database: { readonly degraded: boolean };
+  /** Resolves once the ledger is open (an opening in progress is waited for, DB_OPEN_WAIT_MS); undefined: not waited for. */
+  ledgerOpened?: () => Promise<void>;
   metrics: PaymentMetrics;
   /** The longest a paid call without an EIP-3009 authorization can take: how long a retry with its identifier waits for it. */
   paidCallMs: number;
@@ -83,7 +89,9 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     prefetch: opts.prefetch === false ? undefined : (attempt) => prefetch(attempt.request, attempt.entry),
     receipts: opts.receipts,
   });
-  const verify: VerifyOptions = { ...opts, terms, server, idempotency };
+  const claims = opts.authorizationClaims;
+  const authorizations = claims && new AuthorizationLocks({ claims, network: opts.x402.network, log: opts.log });
+  const verify: VerifyOptions = { ...opts, terms, server, idempotency, authorizations };
   const settle = { terms, server, idempotency, metrics: opts.metrics, log: opts.log, contentDigest: opts.receipts !== undefined };
 
   return {
@@ -121,7 +129,7 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       // Whatever ended the request without a stored success (a refusal, a failed handler or settlement, an error
       // thrown anywhere): its payment identifier is given up when nothing was taken, kept when money may have moved.
       const attempt = req.x402Attempt;
-      if (attempt) await idempotency.finish(attempt);
+      if (attempt) await Promise.all([idempotency.finish(attempt), authorizations?.finish(attempt)]);
     },
   };
 }

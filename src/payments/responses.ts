@@ -28,7 +28,14 @@ export function paymentTerms(x402: PaymentSettings): PaymentTerms {
 }
 
 /** The reason given for a payment header that cannot even be decoded. */
-export const MALFORMED_PAYMENT = 'malformed payment header: PAYMENT-SIGNATURE (or X-PAYMENT) must be a base64-encoded x402 payment payload';
+export const MALFORMED_PAYMENT = 'malformed payment header: PAYMENT-SIGNATURE must be a base64-encoded x402 payment payload';
+
+/**
+ * The reason given for a payment sent in x402 v1's X-PAYMENT header, whatever it holds (never verified, never
+ * replayed): the server speaks x402 v2, whose payment header is PAYMENT-SIGNATURE.
+ */
+export const V1_PAYMENT_HEADER =
+  'x402_v1_not_supported: payments in X-PAYMENT (x402 v1) are not accepted; this server speaks x402 v2: sign the payment from this 402 (PAYMENT-REQUIRED, CAIP-2 network) and send it in PAYMENT-SIGNATURE. Clients that do: @x402/fetch and @x402/axios 2.x, the x402 Python SDK 2.x; x402-fetch 1.x and x402-axios 0.x do not';
 
 /** The reason given for a payment sent with HEAD, which has no body to deliver for it. */
 export const HEAD_PAYMENT = 'payments are taken on GET only: a HEAD answer has no body to deliver for the payment';
@@ -73,13 +80,14 @@ export function facilitatorFailure(err: unknown, log: FastifyBaseLogger): AppErr
 export const NOT_CHARGED = 'the payment was not settled before its authorization expired (validBefore), and can no longer be: nothing was charged; sign a new payment';
 
 /**
- * A payment that may have been taken, whose outcome neither the facilitator nor the chain told in time: never
- * "try again later" (which an agent reads as "pay again"), but "send this same payment again".
+ * A payment that may have been taken, whose outcome neither the facilitator nor the chain told in time: a 503
+ * (interface B's contract has no 504) with Retry-After, whose body never says "pay again" but "send this same
+ * payment again": its retry is answered from the ledger and the chain, never charged twice.
  */
 export function outcomeUnconfirmed(): AppError {
   return new AppError(
-    504,
-    "the payment's settlement could not be confirmed (neither the facilitator nor the chain answered in time) and it may have been taken: resend this same PAYMENT-SIGNATURE to get this call's answer (it is never charged twice); do not sign a new payment",
+    503,
+    "the payment's outcome cannot be told yet (neither the facilitator nor the chain answered in time): resend this same PAYMENT-SIGNATURE (with the same payment identifier, if it has one) after Retry-After to get this call's answer; it will not be charged twice; do not sign a new payment",
     'facilitator',
     { retryAfterS: FACILITATOR_RETRY_AFTER_S },
   );

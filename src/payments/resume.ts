@@ -5,7 +5,7 @@
 //   the transfer landed      → the call is answered (200 with the route's data) without settling again, once:
 //                              the first attempt's row takes the answer (one retry answers it)
 //   it never landed, and can no longer (validBefore passed) → 402 saying nothing was charged
-//   the chain cannot tell    → 504: resend the same payment later, never a new one
+//   the chain cannot tell    → 503 + Retry-After: resend the same payment later, never a new one
 //
 // Only the very payment the ledger recorded qualifies (same payload hash: with a payment identifier, the id is
 // part of it), and only while neither its row nor another row of its authorization has been answered: a

@@ -10,7 +10,7 @@
 //                                   same authorization already answered another request (then 402: one
 //                                   transfer, one answer)
 //   never usable any more         → `settle_failed`: nothing was charged (402, NOT_CHARGED)
-//   the chain cannot tell         → `unknown` (504: send the same payment again, never a new one)
+//   the chain cannot tell         → `unknown` (503 + Retry-After: send the same payment again, never a new one)
 import type { x402ResourceServer } from '@x402/core/server';
 import { FacilitatorTimeoutError, getFacilitatorResponseError } from '@x402/core/server';
 import type { SettleFailureContext, SettleResultContext } from '@x402/core/types';

@@ -4,8 +4,8 @@
 // the receipt in PAYMENT-RESPONSE binds), and kept under the payment's identifier before it leaves (a retry that
 // crosses it gets the same). A settle that has been sent is waited for as long as its authorization could land
 // (facilitator.ts), and an outcome the facilitator did not tell is read from the chain (settle-outcome.ts):
-// whatever happens, a payment that may have been taken is never answered "try again later" (504: send the same
-// payment again).
+// whatever happens, a payment that may have been taken is never answered "pay again" (503 + Retry-After: send the
+// same payment again; it will not be charged twice).
 import { SETTLEMENT_OVERRIDES_HEADER, withPrivateCacheControl } from '@x402/core/server';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorBody, AppError } from '../lib/errors.ts';
@@ -109,5 +109,5 @@ function errorBody(reply: PaidResponse, failure: AppError): string {
   return JSON.stringify({ error: failure.message, source: failure.source } satisfies ErrorBody);
 }
 
-/** 504 for a payment that may have been taken and whose outcome nobody could tell: send the same payment again. */
+/** 503 for a payment that may have been taken and whose outcome nobody could tell yet: send the same payment again. */
 const unconfirmed = (reply: PaidResponse) => errorBody(reply, outcomeUnconfirmed());

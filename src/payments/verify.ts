@@ -15,13 +15,14 @@ import type { PaymentRecords } from '../db/payments.ts';
 import { DatabaseUnavailableError } from '../db/service.ts';
 import { AppError } from '../lib/errors.ts';
 import { newAttempt, type PaymentAttempt } from './attempt.ts';
+import { AUTHORIZATION_USED, type AuthorizationLocks } from './authorization-claim.ts';
 import { checkValidityWindow } from './authorization.ts';
 import { CHAIN_GRACE_MS, type AuthorizationChain } from './chain.ts';
 import { SETTLE_ANSWER_GRACE_MS } from './facilitator.ts';
 import type { ClaimBounds, PaymentIdempotency } from './idempotency.ts';
 import { RequestAdapter } from './request-adapter.ts';
 import type { PaymentServer } from './resource-server.ts';
-import { facilitatorFailure, HEAD_PAYMENT, MALFORMED_PAYMENT, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, type PaymentTerms } from './responses.ts';
+import { facilitatorFailure, HEAD_PAYMENT, MALFORMED_PAYMENT, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, V1_PAYMENT_HEADER, type PaymentTerms } from './responses.ts';
 import { resumePayment } from './resume.ts';
 import type { PaymentSettings } from './settings.ts';
 
@@ -41,10 +42,14 @@ export interface VerifyOptions {
   log: FastifyBaseLogger;
   /** The records' database health: while it is degraded, no payment is verified (it could not be recorded). */
   database: { readonly degraded: boolean };
+  /** Resolves once the ledger is open (an opening in progress is waited for, up to DB_OPEN_WAIT_MS); rejects with a 503. */
+  ledgerOpened?: () => Promise<void>;
   /** The longest a paid call without an EIP-3009 authorization can take: how long a retry with its identifier waits for it. */
   paidCallMs: number;
   chain?: AuthorizationChain;
   signal?: AbortSignal;
+  /** One request at a time per `exact` authorization, on every instance (authorization-claim.ts). */
+  authorizations?: AuthorizationLocks;
 }
 
 /** The attempt of a request: made before anything is looked at, so whatever ends the request can give it up. */
@@ -57,7 +62,7 @@ export function beginAttempt(req: FastifyRequest, entry: CatalogEntry): PaymentA
 export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOptions): Promise<Verdict> {
   const { request: req, entry } = attempt;
   const plain = new RequestAdapter(attempt, opts.publicBaseUrl);
-  const given = plain.getHeader('payment-signature') ?? plain.getHeader('x-payment');
+  const given = plain.getHeader('payment-signature');
   // A header that cannot be decoded: the SDK would print a stack trace for it; it gets a 402 with the reason.
   const malformed = given !== undefined && attempt.payloadHash === undefined;
   // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
@@ -71,8 +76,13 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
     return { answer: { status: 402, headers, body: paymentRequiredBody(headers, opts.terms, reason) } };
   };
 
+  // x402 v1's X-PAYMENT alone: refused as such (never verified, never replayed), with the challenge to pay in v2.
+  if (given === undefined && req.headers['x-payment'] !== undefined) return challenge(V1_PAYMENT_HEADER);
+
   if (given !== undefined && !hidden) {
-    // No payment is taken that cannot be recorded: with the records' database down, refuse before anything is verified.
+    // No payment is taken that cannot be recorded: a ledger still opening (a fresh instance) is waited for; with it
+    // down, the call is refused before anything is verified.
+    await opts.ledgerOpened?.();
     if (opts.database.degraded) throw new DatabaseUnavailableError('the payments ledger is unavailable; no payment is taken that cannot be recorded: try again shortly');
     // Its outcome is waited for until validBefore: an authorization valid for longer than offered is refused.
     const tooLong = attempt.authorization && checkValidityWindow(attempt.authorization, opts.x402.maxTimeoutS);
@@ -83,9 +93,11 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
       const { status, headers, body } = decision.response;
       return { answer: { status, headers, body } };
     }
+    // Only one request of an authorization reaches the facilitator; the others wait for it, and once it is answered are refused.
+    if ((await opts.authorizations?.acquire(attempt)) === 'used') return challenge(AUTHORIZATION_USED);
   }
 
-  const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') ?? adapter.getHeader('x-payment') };
+  const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') };
   let result: HTTPProcessResult;
   try {
     const http = await opts.server.ready();
@@ -124,13 +136,13 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
   return { granted: { ...result, context } };
 }
 
-/** The payment header of a request (v2 PAYMENT-SIGNATURE, or v1 X-PAYMENT). */
+/** The payment header of a request: x402 v2's PAYMENT-SIGNATURE (v1's X-PAYMENT is refused, never read). */
 function paymentHeader(req: FastifyRequest): string | undefined {
   const read = (name: string) => {
     const v = req.headers[name];
     return Array.isArray(v) ? v[0] : v;
   };
-  return read('payment-signature') ?? read('x-payment');
+  return read('payment-signature');
 }
 
 /** The payment payload of a header, or undefined when it cannot be decoded. */

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PaymentGate } from '../access/access-control.ts';
 import type { BatchEventRecorder } from './batch/batch-events.ts';
 import type { BatchSettlement } from './batch/batch-settlement.ts';
+import { AuthorizationClaims } from '../db/authorization-claims.ts';
 import { AuthorizationChain } from './chain.ts';
 import { createFacilitatorClient } from './facilitator.ts';
 import { facilitatorName } from './facilitator-name.ts';
@@ -51,7 +52,9 @@ export async function installX402(app: FastifyInstance, opts: PaymentsOptions, s
     log: app.log,
     records: stores.records,
     paymentIds: stores.paymentIds,
+    authorizationClaims: new AuthorizationClaims(opts.db),
     database: opts.databaseHealth,
+    ledgerOpened: () => opts.db.opened(),
     metrics: opts.metrics,
     // A payment without an authorization deadline: verify and settle within their timeouts, the handler within two upstream deadlines.
     paidCallMs: x402.facilitatorTimeoutMs + x402.settleTimeoutMs + 2 * opts.upstreamDeadlineMs,

@@ -31,8 +31,8 @@ export const PAYMENT_IDENTIFIER_TEXT =
   'Every 402 declares the x402 payment-identifier extension, as optional. A client may put an id (16-128 characters: letters, digits, - and _) ' +
   'in its payment payload (extensions["payment-identifier"].info.id). Resending the same PAYMENT-SIGNATURE (same id, same payment) returns the first ' +
   'answer again without a second settlement: that is how to recover an answer lost to a dropped connection, without paying twice. ' +
-  'The same id with a different payment, or on another request (another route or query), is refused with 409. A paid call answered 504 ' +
-  'may have been paid: resend the same PAYMENT-SIGNATURE to get its answer, never a new payment.';
+  'The same id with a different payment, or on another request (another route or query), is refused with 409. A paid call answered 503 whose body ' +
+  'says to resend the same payment may have been paid: resend the same PAYMENT-SIGNATURE after Retry-After to get its answer (never charged twice), never a new payment.';
 
 /** The x402 Bazaar extension, as llms.txt and the agent card describe it. */
 export const BAZAAR_TEXT =

@@ -126,6 +126,8 @@ describe.each([
     });
     const env: Record<string, string> = x402 ? { X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: facilitator.url } : {};
     t = await makeApp({ ...env, ...TEST_KEY_ENV, PAID_IP_RATE_LIMIT: '1000000' }, undefined, [probeRoute]);
+    // A payment's authorization is claimed in the ledger before it is verified: the ledger open before the first.
+    if (x402) await t.app.services.db.ready();
     port = await listen(t);
   });
   afterAll(async () => {

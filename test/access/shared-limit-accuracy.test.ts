@@ -117,6 +117,36 @@ describe('one client over three instances on one Redis', () => {
   }, 60_000);
 });
 
+describe('one client over three instances while Redis is killed and restarted empty mid-burst', () => {
+  it('is admitted at most N × the limit in the window (each instance counts on from what Redis had counted, and carries its counts into the restarted Redis)', async () => {
+    const ip = '10.9.3.1';
+    const connected = () => apps.every((a) => a.services.backends.redis!.connections.client.status === 'ready');
+    await until(async () => connected());
+    // Half the limit counted in Redis, shared.
+    const before = admitted(await hammer(ip, LIMIT / 2));
+    expect(before).toBe(LIMIT / 2);
+    await redis.kill();
+    let outage: number[][];
+    try {
+      // Each instance counts on its own: from the total Redis last gave it, not from zero.
+      outage = await hammer(ip, INSTANCES * LIMIT + 300);
+      for (const s of outage) expect(s.at(-1)).toBe(429);
+    } finally {
+      await redis.restart(); // empty: Redis keeps nothing on disk here
+    }
+    await until(async () => connected());
+    // Back to one shared count, in the same window: what the instances counted meanwhile was carried into it.
+    const after = await hammer(ip, LIMIT);
+    const total = before + admitted(outage) + admitted(after);
+    expect([...outage, ...after].flat().every((s) => s === 200 || s === 429)).toBe(true);
+    expect(total).toBeGreaterThanOrEqual(LIMIT);
+    expect(total).toBeLessThanOrEqual(INSTANCES * LIMIT);
+    // Each instance's outage began from the shared count it last learned (at most one exchange old), not from
+    // zero: together they admitted about N × (limit - what Redis had), far from N × the limit.
+    expect(admitted(outage)).toBeLessThan(INSTANCES * LIMIT - before);
+  }, 90_000);
+});
+
 async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {

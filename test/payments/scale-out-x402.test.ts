@@ -2,9 +2,12 @@
 // ledger. One payment identifier sent to both at once settles once, and both answer with it; identifiers and
 // their stored answers live in the shared ledger database (Redis in front of the answers), so x402 keeps
 // serving with Redis stopped, and a finished payment is still answered after Redis restarted empty.
+import { decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
 import type { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AUTHORIZATION_USED } from '../../src/payments/authorization-claim.ts';
 import { recorded } from '../fixtures.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
 import { startRedis, type TestRedis } from '../servers/redis.ts';
@@ -118,5 +121,26 @@ describe('one payment identifier across two instances (Redis)', () => {
     }
     expect(fac.state.calls.settle).toBe(settles);
     expect(await payerBalance()).toBe(before);
+  });
+
+  it('one authorization under 8 payment identifiers, each sent twice, to both instances at once: one payment answered (its id\'s two requests get the one answer), the 7 others 402 "already used", one settlement', async () => {
+    const signed = decodePaymentSignatureHeader(await signedPayment(''));
+    const ids = Array.from({ length: 8 }, (_, i) => `pay_one_auth_many_ids_${i}0000`);
+    const payments = ids.map((id) => encodePaymentSignatureHeader({ ...signed, extensions: appendPaymentIdentifierToExtensions(structuredClone(signed.extensions ?? {}), id) }));
+    const before = await payerBalance();
+    const { verify, settle } = fac.state.calls;
+    const sends = payments.flatMap((p, i) => [pay(bases[i % 2]!, p).then((r) => ({ i, r })), pay(bases[(i + 1) % 2]!, p).then((r) => ({ i, r }))]);
+    const answers = await Promise.all(sends.map(async (s) => { const { i, r } = await s; return { i, status: r.status, body: await r.text() }; }));
+    const ok = answers.filter((a) => a.status === 200);
+    // One payment answered, once: both of its requests carry the same answer.
+    expect(new Set(ok.map((a) => a.i)).size).toBe(1);
+    expect(ok).toHaveLength(2);
+    expect(ok[0]!.body).toBe(ok[1]!.body);
+    const refused = answers.filter((a) => a.i !== ok[0]!.i);
+    expect(refused.map((a) => a.status)).toEqual(Array<number>(14).fill(402));
+    for (const a of refused) expect((JSON.parse(a.body) as { reason: string }).reason).toBe(AUTHORIZATION_USED);
+    expect(fac.state.calls.settle - settle).toBe(1);
+    expect(fac.state.calls.verify - verify).toBe(1);
+    expect(before - (await payerBalance())).toBe(1000n);
   });
 });

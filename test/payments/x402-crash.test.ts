@@ -31,7 +31,9 @@ beforeAll(async () => {
   [world, postgres] = await Promise.all([startPaidWorld({ payerIndex: 11, payToIndex: 12, chain: { allowBlocksWithSameTimestamp: true } }), startPostgres()]);
   ({ chain, fac } = world);
   const url = await postgres.createDatabase('crash');
-  env = { ...OFFLINE_BASE_URLS, ...paidWorldEnv(world, { rpc: true }), DATA_DIR: tempDir(), DATABASE_URL: url, X402_MAX_TIMEOUT_S: '30', X402_RECONCILE_INTERVAL_S: '1' };
+  // Authorizations valid for 60 s: a retry after a restart (seconds on a loaded machine) also waits for the dead
+  // process's claims to lapse (their 5 s leases), and must still come before its authorization expires.
+  env = { ...OFFLINE_BASE_URLS, ...paidWorldEnv(world, { rpc: true }), DATA_DIR: tempDir(), DATABASE_URL: url, X402_MAX_TIMEOUT_S: '60', X402_RECONCILE_INTERVAL_S: '1' };
   const { openPostgres } = await import('../../src/db/postgres.ts');
   ledger = await openPostgres({ url, timeoutMs: 5000 });
   client = payingClient(world.payer, world.setting(), { identifier: () => nextId });
@@ -131,7 +133,7 @@ describe('kill -9 while a settle is with the facilitator, then a restart', () =>
     expect(await payerBalance()).toBe(before);
     await start();
     const retried = await pay(same);
-    expect(retried.status).toBe(200);
+    expect(retried.status, await retried.clone().text()).toBe(200);
     const renamed = await pay(underNewIdentifier(lost, 'pay_crash_new_identifier1'));
     expect(renamed.status).toBe(200);
     expect(await payerBalance()).toBe(before - 2000n);

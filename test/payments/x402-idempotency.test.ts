@@ -7,6 +7,7 @@ import { wrapFetchWithPayment, type x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identifierOf } from '../../src/payments/idempotency.ts';
+import { V1_PAYMENT_HEADER } from '../../src/payments/responses.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
 import { recorded } from '../fixtures.ts';
 import { listeningApp, paidWorldEnv, PRICE, recordingFetch, signPayment, startPaidWorld, TICKER, type PaidWorld } from './world.ts';
@@ -206,5 +207,25 @@ describe('x402 payment-identifier: idempotent paid retries', () => {
     const other = await fetch(`${base}/v1/price?asset_class=crypto&symbol=ETH`, { headers: { 'PAYMENT-SIGNATURE': signature } });
     expect(other.status).toBe(409);
     expect(((await other.json()) as { error: string }).error).toMatch(/was used for GET \/v1\/price\?asset_class=crypto&symbol=BTC; this request is GET \/v1\/price\?asset_class=crypto&symbol=ETH/);
+  });
+
+  it("x402 v1's X-PAYMENT is refused everywhere: a new payment and the replay of an answered one both get 402 naming PAYMENT-SIGNATURE, nothing verified, replayed or taken", async () => {
+    const fresh = await signedPayment('pay_sent_in_x_payment_0001');
+    const answered = await signedPayment('pay_answered_then_x_pay_01');
+    expect((await withSignature(answered)).status).toBe(200);
+    const before = await balances();
+    const calls = facilitatorCalls();
+    for (const header of [fresh, answered]) {
+      const res = await fetch(`${base}${PRICE}`, { headers: { 'X-PAYMENT': header } });
+      expect(res.status).toBe(402);
+      const body = (await res.json()) as { reason: string; accepts: unknown[] };
+      expect(body.reason).toBe(V1_PAYMENT_HEADER);
+      expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts).toEqual(body.accepts);
+      expect(res.headers.get('payment-response')).toBeNull();
+    }
+    expect(facilitatorCalls()).toEqual(calls);
+    expect(await balances()).toEqual(before);
+    // The same payment in PAYMENT-SIGNATURE is still the payment it was: its stored answer.
+    expect((await withSignature(answered)).status).toBe(200);
   });
 });

@@ -7,6 +7,7 @@ import type { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
+import { AUTHORIZATION_USED } from '../../src/payments/authorization-claim.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
 import { recorded } from '../fixtures.ts';
 import { listeningApp, paidWorldEnv, PRICE, signPayment, startPaidWorld, TICKER, type Account, type PaidWorld, type SignOptions } from './world.ts';
@@ -125,13 +126,28 @@ describe('once a settle has been sent, its outcome is waited for and found out',
     expect(before.payer - (await balances()).payer).toBe(1000n);
   }, 60_000);
 
-  it('one authorization sent twice at once (no identifier): one answer, one 402, charged once', async () => {
+  it('one authorization sent 20 times at once (no identifier): one 200, 19 × 402 "already used", one verify and one settle at the facilitator, charged once, never a 5xx', async () => {
     exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json'), delayMs: 200 });
     try {
       const signature = await signed();
       const before = await balances();
-      const statuses = (await Promise.all([pay(signature), pay(signature)])).map((r) => r.status).sort();
-      expect(statuses).toEqual([200, 402]);
+      const { verify, settle } = fac.state.calls;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => pay(signature)));
+      const statuses = answers.map((r) => r.status).sort();
+      expect(statuses).toEqual([200, ...Array<number>(19).fill(402)]);
+      for (const res of answers.filter((r) => r.status === 402)) {
+        expect(((await res.json()) as { reason: string }).reason).toBe(AUTHORIZATION_USED);
+        expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts).toHaveLength(1);
+      }
+      // Only the holder of the authorization reached the facilitator.
+      expect(fac.state.calls.settle - settle).toBe(1);
+      expect(fac.state.calls.verify - verify).toBe(1);
+      expect(before.payer - (await balances()).payer).toBe(1000n);
+      // Sent again later: refused at once, nothing more taken.
+      const later = await pay(signature);
+      expect(later.status).toBe(402);
+      expect(((await later.json()) as { reason: string }).reason).toBe(AUTHORIZATION_USED);
+      expect(fac.state.calls.verify - verify).toBe(1);
       expect(before.payer - (await balances()).payer).toBe(1000n);
     } finally {
       exchange.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr_BTCUSDT.json') });

@@ -8,9 +8,12 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
+import { startStorage } from '../../src/app.ts';
+import { AUTHORIZATION_USED } from '../../src/payments/authorization-claim.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
 import { recorded } from '../fixtures.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
+import { makeApp } from '../helpers.ts';
 import { listeningApp, paidWorldEnv, PRICE, recordingFetch, startPaidWorld, TICKER, type Account, type PaidWorld } from './world.ts';
 import { payingClient } from './x402/paying.ts';
 
@@ -117,22 +120,23 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(row!.authorization_nonce).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
-  it('replaying the same payment → 402 with a reason, no balance change, no data (the answer prefetched during verify is dropped)', async () => {
+  it('replaying the same payment → 402 "authorization already used", no balance change, no data, nothing asked of the facilitator or the upstream', async () => {
     const used = signatures.at(-1)!;
     const before = await balances();
     const calls = exchange.calls(TICKER).length;
-    const settles = fac.state.calls.settle;
+    const { settle: settles, verify: verifies } = fac.state.calls;
     const res = await fetch(`${base}${PRICE}`, { headers: { 'PAYMENT-SIGNATURE': used } });
     expect(res.status).toBe(402);
     const body = (await res.json()) as any;
-    expect(body.error).toMatch(/^payment rejected: .*nonce/);
+    expect(body.reason).toBe(AUTHORIZATION_USED);
     expect(body.price).toBe('$0.001');
     expect(body.data).toBeUndefined();
     expect(res.headers.get('payment-response')).toBeNull();
     expect(await balances()).toEqual(before);
     expect(fac.state.calls.settle).toBe(settles);
-    // The payment decoded and matched the route, so it went to verify, and the route's work ran meanwhile (X402_PREFETCH): one upstream call, never delivered.
-    expect(exchange.calls(TICKER)).toHaveLength(calls + 1);
+    // Its authorization is known used (it was settled and answered): refused before verify, so no prefetch either.
+    expect(fac.state.calls.verify).toBe(verifies);
+    expect(exchange.calls(TICKER)).toHaveLength(calls);
     // A payment the facilitator refused to verify is not a ledger row: still the one settled attempt.
     expect((await rows()).map((r) => r.status)).toEqual(['settled']);
   });
@@ -182,8 +186,8 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(body).not.toHaveProperty('data');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(fac.state.calls.settle).toBe(settles);
-    // The first call's work was prefetched while the facilitator verified (then refused: no data); the second never reached verify, so never ran.
-    expect(exchange.calls(TICKER)).toHaveLength(handlerRuns + 1);
+    // Neither reached verify: the first could not claim its authorization in the ledger, the second found it down; so neither ran the route.
+    expect(exchange.calls(TICKER)).toHaveLength(handlerRuns);
     expect(await balances()).toEqual(before);
   }, 30_000);
 
@@ -226,22 +230,23 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(app.services.paymentRecords.stats()).toMatchObject({ final_writes_pending: 0, final_writes_lost: 0 });
   }, 30_000);
 
-  it('a settlement the facilitator never answers, with no chain to ask (no X402_RPC_URL) → 504 "resend this same payment", never "try again later", and an `unknown` row', async () => {
+  it('a settlement the facilitator never answers, with no chain to ask (no X402_RPC_URL) → 503 + Retry-After "resend this same payment, not charged twice", never 504 nor "pay again", and an `unknown` row', async () => {
     fac.state.mode = 'drop-settle';
     try {
       const res = await payFetch(`${base}${PRICE}`);
-      expect(res.status).toBe(504);
+      expect(res.status).toBe(503);
       expect(await res.json()).toEqual({
         error:
-          "the payment's settlement could not be confirmed (neither the facilitator nor the chain answered in time) and it may have been taken: resend this same PAYMENT-SIGNATURE to get this call's answer (it is never charged twice); do not sign a new payment",
+          "the payment's outcome cannot be told yet (neither the facilitator nor the chain answered in time): resend this same PAYMENT-SIGNATURE (with the same payment identifier, if it has one) after Retry-After to get this call's answer; it will not be charged twice; do not sign a new payment",
         source: 'facilitator',
       });
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     } finally {
       fac.state.mode = 'ok';
     }
+    // The outcome is written beside the answer, not before it: waited for, not read at once.
+    await expect.poll(async () => (await rows()).filter((r) => r.status === 'unknown').length, { timeout: 10_000 }).toBe(1);
     const unknown = (await rows()).filter((r) => r.status === 'unknown');
-    expect(unknown).toHaveLength(1);
     expect(unknown[0]).toMatchObject({ route: '/v1/price', payer: payer.address, tx_hash: null });
     expect(unknown[0]!.error_reason).toBeTruthy();
   });
@@ -268,6 +273,27 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(await balances()).toEqual(before);
   });
 
+});
+
+describe('x402 right after start-up', () => {
+  it('a paid call while the embedded database is still opening waits for it (DB_OPEN_WAIT_MS) and gets 200, not 503 at DB_TIMEOUT_MS', async () => {
+    // As the server starts: listen, the database opens in the background (PGlite: about a second, far longer than
+    // this DB_TIMEOUT_MS), and the paying client comes at once.
+    // DB_TIMEOUT_MS 1.5 s: far shorter than a first opening (initdb: seconds), long enough for a statement under load.
+    const fresh = await makeApp({ API_KEYS: 'test-key', ...paidWorldEnv(world), DATA_DIR: await pgliteDataDir(), DB_TIMEOUT_MS: '1500' });
+    try {
+      const base = await fresh.app.listen({ host: '127.0.0.1', port: 0 });
+      await startStorage(fresh.app);
+      expect(fresh.app.services.db.state).toBe('opening');
+      const before = await balances();
+      const res = await payFetch(`${base}${PRICE}`);
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(before.payer - (await balances()).payer).toBe(1000n);
+      await expect.poll(async () => (await fresh.app.services.paymentRecords.list({})).map((r) => r.status), { timeout: 10_000 }).toEqual(['settled']);
+    } finally {
+      await fresh.app.close();
+    }
+  }, 120_000);
 });
 
 describe('x402 when the facilitator is gone', () => {

@@ -197,7 +197,7 @@ describe('/llms.txt', () => {
     expect(text).toContain('Every 402 declares the x402 payment-identifier extension, as optional.');
     expect(text).toContain('extensions["payment-identifier"].info.id');
     expect(text).toMatch(/Resending the same PAYMENT-SIGNATURE \(same id, same payment\) returns the first answer again without a second settlement/);
-    expect(text).toContain('The same id with a different payment, or on another request (another route or query), is refused with 409. A paid call answered 504 may have been paid: resend the same PAYMENT-SIGNATURE to get its answer, never a new payment.');
+    expect(text).toContain('The same id with a different payment, or on another request (another route or query), is refused with 409. A paid call answered 503 whose body says to resend the same payment may have been paid: resend the same PAYMENT-SIGNATURE after Retry-After to get its answer (never charged twice), never a new payment.');
     expect(text).toContain('extensions.bazaar');
   });
 });

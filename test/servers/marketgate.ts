@@ -22,7 +22,7 @@ export interface ServerProcessOptions {
 }
 
 /** `node --import tsx src/server.ts` on a free port with only `env`, under `options.umask` when given. */
-function spawnServer(env: Record<string, string>, options: ServerProcessOptions) {
+export function spawnServer(env: Record<string, string>, options: ServerProcessOptions) {
   const node = 'exec node --import tsx src/server.ts';
   return spawn('sh', ['-c', options.umask === undefined ? node : `umask ${options.umask.toString(8).padStart(3, '0')} && ${node}`], {
     cwd: ROOT,

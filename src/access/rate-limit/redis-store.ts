@@ -13,7 +13,9 @@
 // When Redis fails (down, or hung past REDIS_TIMEOUT_MS), requests are counted in this instance's own
 // WindowStore instead, and so are the counts an exchange could not deliver: limits stay on (never
 // switched off), counted per instance until Redis is back, and nothing waits longer than the command
-// timeout. The failure goes to the Redis BackendHealth (logged once, metrics, /v1/status). While Redis is
+// timeout. A bucket's own window starts from the total Redis last gave (shared-bucket.ts, toLocal), and what
+// was counted here meanwhile is sent to Redis once it answers again (carryBack): N instances admit at most N ×
+// the limit in a window through an outage, even when Redis comes back empty. The failure goes to the Redis BackendHealth (logged once, metrics, /v1/status). While Redis is
 // known degraded, requests count locally without asking it: once its connection is back the health turns
 // ok (the client's 'ready') and counting is shared again; while the connection stays up but commands fail
 // (a hung server), one request a second tries Redis, so a hung Redis delays one request a second, not every one.
@@ -142,7 +144,7 @@ export class LimitExchange {
       bucket.pending = 0;
     }
     if (sent.length === 0) return;
-    const undelivered = (s: { bucket: SharedBucket; add: number }) => s.bucket.local.add(s.bucket.name, s.add, s.bucket.windowMs);
+    const undelivered = (s: { bucket: SharedBucket; add: number }) => s.bucket.toLocal(s.add);
     if (!this.gate.shouldTry()) {
       for (const s of sent) (s.bucket.sending -= s.add), undelivered(s);
       return;
@@ -187,6 +189,8 @@ export class LimitExchange {
 class SharedLimitStore implements LimitStore {
   private readonly buckets = new Map<string, SharedBucket>();
   private readonly local = new WindowStore();
+  /** Buckets counted in `local` since Redis failed: their counts are carried back to Redis once it answers. */
+  private readonly countingHere = new Set<SharedBucket>();
   private readonly prefix: string;
   private nextSweep = 0;
   /** What incrNow answers (read before the next call, as WindowStore's). */
@@ -202,7 +206,8 @@ class SharedLimitStore implements LimitStore {
   /** Counted and answered here (see the top of this file), or undefined: ask incr, which counts in Redis first. */
   incrNow(name: string, windowMs: number, max: number): Readonly<LimitCount> | undefined {
     const gate = this.exchange.gate;
-    if (gate.health.degraded) return gate.wouldTry() ? undefined : this.local.incrNow(name, windowMs);
+    if (gate.health.degraded) return gate.wouldTry() ? undefined : this.counting(name, windowMs).incrNow(name, windowMs);
+    if (this.countingHere.size > 0) this.carryBack();
     const bucket = this.buckets.get(name);
     if (bucket === undefined) return undefined;
     const now = Date.now();
@@ -216,7 +221,8 @@ class SharedLimitStore implements LimitStore {
 
   /** Counts one more in Redis (with what this instance has counted and not sent), and answers with the total. */
   incr(name: string, cb: CountCallback, windowMs: number, _max: number): void {
-    if (!this.exchange.gate.shouldTry()) return this.local.incr(name, cb, windowMs);
+    if (!this.exchange.gate.shouldTry()) return this.counting(name, windowMs).incr(name, cb, windowMs);
+    if (this.countingHere.size > 0) this.carryBack();
     const bucket = this.bucketOf(name, windowMs);
     if (Date.now() >= bucket.windowEnd) bucket.pending = 0; // counts of an ended window
     const add = bucket.pending + 1;
@@ -225,7 +231,7 @@ class SharedLimitStore implements LimitStore {
       (got) => cb(null, { current: got.count, ttl: got.ttlMs }),
       (err: unknown) => {
         this.exchange.gate.failed(err);
-        this.local.add(name, add - 1, windowMs);
+        bucket.toLocal(add - 1);
         this.local.incr(name, cb, windowMs);
       },
     );
@@ -233,7 +239,8 @@ class SharedLimitStore implements LimitStore {
 
   /** The count without counting this request: GET /v1/usage's current minute (this instance's unsent counts sent with it). */
   read(name: string, cb: CountCallback, windowMs: number, _max: number): void {
-    if (!this.exchange.gate.shouldTry()) return this.local.read(name, cb, windowMs);
+    if (!this.exchange.gate.shouldTry()) return this.counting(name, windowMs).read(name, cb, windowMs);
+    if (this.countingHere.size > 0) this.carryBack();
     const bucket = this.bucketOf(name, windowMs);
     if (Date.now() >= bucket.windowEnd) bucket.pending = 0;
     const add = bucket.pending;
@@ -242,7 +249,7 @@ class SharedLimitStore implements LimitStore {
       (got) => cb(null, { current: got.count, ttl: got.ttlMs }),
       (err: unknown) => {
         this.exchange.gate.failed(err);
-        this.local.add(name, add, windowMs);
+        bucket.toLocal(add);
         this.local.read(name, cb, windowMs);
       },
     );
@@ -254,15 +261,27 @@ class SharedLimitStore implements LimitStore {
       const now = Date.now();
       if (now >= this.nextSweep) this.sweep(now, windowMs);
       if (this.buckets.size >= MAX_BUCKETS) this.buckets.delete(this.buckets.keys().next().value as string);
-      this.buckets.set(name, (bucket = new SharedBucket(name, this.prefix + name, windowMs, this.local)));
+      this.buckets.set(name, (bucket = new SharedBucket(name, this.prefix + name, windowMs, this.local, this.countingHere)));
     }
     return bucket;
+  }
+
+  /** The instance's own windows, for a request counted while Redis fails (its bucket's window seeded from Redis's last count). */
+  private counting(name: string, windowMs: number): WindowStore {
+    this.bucketOf(name, windowMs).toLocal(0);
+    return this.local;
+  }
+
+  /** Redis answers again: the counts made here meanwhile go to it with the next exchange. */
+  private carryBack(): void {
+    for (const bucket of this.countingHere) if (bucket.backToShared() && !bucket.queued) this.exchange.enqueue(bucket);
+    this.countingHere.clear();
   }
 
   /** Forgets the buckets whose window has ended and that have nothing to send, once per window. */
   private sweep(now: number, windowMs: number): void {
     this.nextSweep = now + windowMs;
-    for (const [name, b] of this.buckets) if (now >= b.windowEnd && b.pending === 0 && b.sending === 0 && !b.queued) this.buckets.delete(name);
+    for (const [name, b] of this.buckets) if (now >= b.windowEnd && b.pending === 0 && b.sending === 0 && !b.queued && !b.countsHere) this.buckets.delete(name);
   }
 }
 

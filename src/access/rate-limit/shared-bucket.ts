@@ -39,6 +39,11 @@ export class SharedBucket {
   rate = 0;
   /** In the exchange's queue. */
   queued = false;
+  /**
+   * While Redis fails: the count Redis had given for the window this instance's own one started from, and when that
+   * window began; undefined while the bucket counts in Redis.
+   */
+  private seed: { count: number; start: number } | undefined;
 
   constructor(
     /** The bucket's name in its limiter (`key:<id>`, `free:<ip>`). */
@@ -48,7 +53,45 @@ export class SharedBucket {
     readonly windowMs: number,
     /** Where its counts go when Redis does not take them: the instance's own windows. */
     readonly local: WindowStore,
+    /** The buckets that count in `local` now (Redis failed): their counts go to Redis once it answers again. */
+    private readonly countingHere?: Set<SharedBucket>,
   ) {}
+
+  /** Whether it counts in the instance's own window (Redis failed) and has counts to carry back. */
+  get countsHere(): boolean {
+    return this.seed !== undefined;
+  }
+
+  /**
+   * Counts `n` in the instance's own window (Redis did not take them). The first time, that window starts from the
+   * total Redis last gave and ends with Redis's window, so through an outage the instances together admit at most
+   * N × the limit in a window, not N × the limit on top of what Redis had counted.
+   */
+  toLocal(n: number, now = Date.now()): void {
+    if (this.seed === undefined) {
+      const count = now < this.windowEnd ? this.shared : 0;
+      this.seed = { count, start: count > 0 ? this.local.seed(this.name, count, this.windowMs, this.windowEnd) : 0 };
+      this.countingHere?.add(this);
+    }
+    this.local.add(this.name, n, this.windowMs);
+  }
+
+  /**
+   * Redis answers again: what this instance counted on its own meanwhile (not the seed) is sent with the next
+   * exchange, so a Redis that restarted empty learns it (and one that kept its counts, the requests it missed).
+   * Returns whether there is anything to send.
+   */
+  backToShared(): boolean {
+    const seed = this.seed;
+    this.seed = undefined;
+    const { current, start } = this.local.take(this.name, this.windowMs);
+    const carried = current - (seed && seed.start !== 0 && start === seed.start ? seed.count : 0);
+    if (carried <= 0) return false;
+    this.pending += carried;
+    // Its own window's end: the counts are not dropped as those of an ended window before they are sent.
+    if (start + this.windowMs > this.windowEnd) this.windowEnd = start + this.windowMs;
+    return true;
+  }
 
   /** Everything counted in this window that this instance knows of. */
   get known(): number {

@@ -50,6 +50,27 @@ export class WindowStore implements LimitStore {
     this.windows.get(key)!.current += n - 1;
   }
 
+  /**
+   * Opens `key`'s window with `n` already counted, ending at `endsAt` (epoch ms), unless one is open: the count
+   * another store had made in that window (Redis's, when it fails). Returns when the window began (0: none opened).
+   */
+  seed(key: string, n: number, windowMs: number, endsAt: number): number {
+    const now = this.clock();
+    const w = this.windows.get(key);
+    if ((w !== undefined && w.start + windowMs > now) || endsAt <= now || n <= 0) return 0;
+    const start = endsAt - windowMs;
+    this.windows.set(key, { current: n, start });
+    return start;
+  }
+
+  /** Forgets `key`'s window, returning what it counted and when it began (0 and 0 when none is open). */
+  take(key: string, windowMs: number): { current: number; start: number } {
+    const w = this.windows.get(key);
+    this.windows.delete(key);
+    if (w === undefined || w.start + windowMs <= this.clock()) return { current: 0, start: 0 };
+    return { current: w.current, start: w.start };
+  }
+
   read(key: string, cb: (err: Error | null, count?: LimitCount) => void, windowMs: number, _max?: number): void {
     const now = this.clock();
     const w = this.windows.get(key);
