@@ -33,10 +33,10 @@ import { lazyLogger, requestLogController } from './edge/lazy-logger.ts';
 import { serverLogger } from './edge/logger.ts';
 import { pipeliningServer } from './edge/pipelining.ts';
 import { PressureGauge } from './edge/pressure.ts';
-import { validatorCompiler } from './edge/validator.ts';
+import { NO_QUERY, validatorCompiler } from './edge/validator.ts';
 import { BackendHealth, type BackendName } from './lib/backend-health.ts';
 import { VERSION } from './lib/version.ts';
-import { MARKET_ROUTES } from './market/index.ts';
+import { MARKET_ROUTES, marketIndex } from './market/index.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { METRICS_PATH, registerMetrics } from './metrics/plugin.ts';
 import type { BatchEventRecorder } from './payments/batch/batch-events.ts';
@@ -208,6 +208,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
     mountRoutes(market, ctx, 'market', marketRoutes);
   });
+  // GET /v1: interface B's index, as GET /risk is interface A's (no parameters, as no route takes one it does not declare).
+  app.get('/v1', { schema: { hide: true, querystring: NO_QUERY } }, async () => marketIndex());
 
   return app;
 }

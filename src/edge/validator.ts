@@ -53,14 +53,20 @@ function unknownMessage(unknown: string[], accepted: readonly string[]): string 
 
 /** " (did you mean 'timeframe'?)" for a name that is an accepted one in another case or with a typo or two. */
 function hint(name: string, accepted: readonly string[]): string {
+  const best = nearestName(name, accepted, 2);
+  return best === undefined ? '' : ` (did you mean '${best}'?)`;
+}
+
+/** The accepted name `name` is in another case or with a few typos (at most `most`, and a third of its length); undefined when none is. */
+export function nearestName(name: string, accepted: readonly string[], most: number): string | undefined {
   const lower = name.toLowerCase();
   let best: string | undefined;
-  let bestDistance = Math.min(2, Math.floor(name.length / 3));
+  let bestDistance = Math.min(most, Math.floor(name.length / 3));
   for (const candidate of accepted) {
     const d = candidate.toLowerCase() === lower ? 0 : editDistance(lower, candidate.toLowerCase(), bestDistance);
     if (d <= bestDistance && (best === undefined || d < bestDistance)) [best, bestDistance] = [candidate, d];
   }
-  return best === undefined ? '' : ` (did you mean '${best}'?)`;
+  return best;
 }
 
 /** Levenshtein distance of two short names, or more than `max` as soon as it is known to exceed it. */
