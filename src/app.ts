@@ -10,6 +10,7 @@ import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { DestinationStream } from 'pino';
 import { configuredUrls, publicBaseUrlWarning, type Config } from './config.ts';
 import { installAccessControl } from './access/access-control.ts';
+import { runningOutWarning } from './analytics/macro-calendar.ts';
 import { KEY_CHANGES_CHANNEL } from './access/keys/key-changes.ts';
 import { KeyStore } from './access/keys/keys.ts';
 import { localLimitStore, RateLimiter } from './access/rate-limit/rate-limit.ts';
@@ -105,6 +106,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const unreachable = publicBaseUrlWarning(config);
   if (unreachable) app.log.warn(unreachable);
+  // Once listening: the shipped calendar is validated on first use, not on the way to listen (~20 ms).
+  app.addHook('onListen', (done) => {
+    const calendarShort = runningOutWarning(config.macroCalendar.calendar, config.macroCalendar.file, Date.now());
+    if (calendarShort) app.log.warn(calendarShort);
+    done();
+  });
 
   // Set once per request by matchedEntry (grant.ts).
   app.decorateRequest('catalogEntry', undefined);

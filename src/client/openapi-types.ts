@@ -937,10 +937,10 @@ export interface operations {
     getTokenRisk: {
         parameters: {
             query: {
-                /** @description Token to check: an EVM contract address (0x + 40 hex characters) or a Solana mint (base58, 32-44 characters). EVM addresses: all lower-case, all upper-case, or EIP-55 mixed case (a mixed-case address with a wrong checksum is a 400: usually a typo). */
+                /** @description Token to check: an EVM contract address (0x + 40 hex characters) or a Solana mint (base58, 32-44 characters). EVM addresses: all lower-case, all upper-case, or EIP-55 mixed case (a mixed-case address with a wrong checksum is a 400: usually a typo). The form follows the chain: an EVM address on an EVM chain, a Solana mint on chain solana. */
                 address: string;
-                /** @description Chain: one of ethereum, bsc, base, polygon, arbitrum, optimism, avalanche, fantom, zksync, linea, scroll, solana (case-insensitive) or an EVM chain id (1, 56, 8453, 137, 42161, 10, 43114, 250, 324, 59144, 534352) */
-                chain: string;
+                /** @description Chain: one of ethereum, bsc, base, polygon, arbitrum, optimism, avalanche, fantom, zksync, linea, scroll, solana (case-insensitive) or an EVM chain id (1, 56, 8453, 137, 42161, 10, 43114, 250, 324, 59144, 534352). An EVM chain takes an EVM address, and a Solana mint on chain solana. */
+                chain: "ethereum" | "bsc" | "base" | "polygon" | "arbitrum" | "optimism" | "avalanche" | "fantom" | "zksync" | "linea" | "scroll" | "solana" | "1" | "56" | "8453" | "137" | "42161" | "10" | "43114" | "250" | "324" | "59144" | "534352";
             };
             header?: never;
             path?: never;
@@ -1417,6 +1417,14 @@ export interface operations {
                                     cpi: string | null;
                                     jobs: string | null;
                                 };
+                                /** @description The kinds of event with fewer than 60 days of dates left (empty when none): the operator adds the next dates (MACRO_CALENDAR_FILE) */
+                                running_out: {
+                                    /** @enum {string} */
+                                    type: "fomc" | "cpi" | "jobs";
+                                    known_through: string | null;
+                                    /** @description Days from today's New York date to known_through; 0: none left */
+                                    days_left: number;
+                                }[];
                             };
                             /** @description The backends this instance can serve without for a while: degraded since when, and why */
                             backends: {
@@ -2758,7 +2766,7 @@ export interface operations {
                 /** @description Account: a 0x address (0x or 0X and 40 hex digits; mixed case must be its EIP-55 checksum) or an ENS name (vitalik.eth). A name is resolved on Ethereum mainnet (its ETH address record, coin type 60). */
                 address: string;
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
             };
             header?: never;
             path?: never;
@@ -2888,7 +2896,7 @@ export interface operations {
                 /** @description ERC-20 token contract: a 0x address (0x or 0X and 40 hex digits; mixed case must be its EIP-55 checksum). */
                 token: string;
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
             };
             header?: never;
             path?: never;
@@ -3018,7 +3026,7 @@ export interface operations {
                 /** @description Account: a 0x address (0x or 0X and 40 hex digits; mixed case must be its EIP-55 checksum) or an ENS name (vitalik.eth). A name is resolved on Ethereum mainnet (its ETH address record, coin type 60). */
                 address: string;
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
             };
             header?: never;
             path?: never;
@@ -3140,7 +3148,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
                 /** @description Block: latest, safe, finalized, or a block number (plain decimal, 0 to 9007199254740991). latest = the head; safe and finalized = the newest block the consensus layer marked so. Default latest. */
                 block?: string;
             };
@@ -3276,7 +3284,7 @@ export interface operations {
                 /** @description Transaction: a transaction hash (0x and 64 hex digits), any case. */
                 hash: string;
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
             };
             header?: never;
             path?: never;
@@ -3540,7 +3548,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description A Kalshi category, case-insensitive: Climate and Weather, Commodities, Companies, Crypto, Economics, Elections, Entertainment, Financials, Mentions, Politics, Science and Technology, Social, Sports, Transportation. Answers its most active open markets by 24 h volume. */
-                category?: string;
+                category?: "Climate and Weather" | "Commodities" | "Companies" | "Crypto" | "Economics" | "Elections" | "Entertainment" | "Financials" | "Mentions" | "Politics" | "Science and Technology" | "Social" | "Sports" | "Transportation";
                 /** @description A Kalshi market ticker (KXFEDDECISION-26OCT-H0), case-insensitive. */
                 ticker?: string;
                 /** @description A Kalshi event ticker (KXFEDDECISION-26OCT), case-insensitive. */
@@ -5047,7 +5055,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description Crypto only: one of the supported assets BTC, ETH, SOL, BNB, XRP, DOGE, ADA, AVAX, LINK, DOT, alone or as a pair quoted in USDT or USD (BTCUSDT, BTC-USD), case-insensitive. Alone or with USDT: Binance's USDT pair, Coinbase Exchange's USD product on the fallback; with USD: Coinbase Exchange's USD product. */
-                symbol: string;
+                symbol: "BTC" | "ETH" | "SOL" | "BNB" | "XRP" | "DOGE" | "ADA" | "AVAX" | "LINK" | "DOT";
                 /** @description Candle length: 1h, 4h, 1d. Default 1h (the same on every candle route); any case. */
                 timeframe?: "1h" | "4h" | "1d";
             };
@@ -5247,7 +5255,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Underlying: BTC or ETH (the currencies Deribit publishes DVOL for), alone or as a USD pair (BTCUSDT, ETH-USD), case-insensitive. Default BTC. */
-                symbol?: string;
+                symbol?: "BTC" | "ETH";
                 /** @description The older name of `symbol` (BTC or ETH, any case), still accepted; give one of the two. */
                 currency?: "BTC" | "ETH";
             };

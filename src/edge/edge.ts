@@ -8,7 +8,8 @@ import { STATUS_CODES } from 'node:http';
 import helmet from 'helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { INTERFACE_VERSION, VERSION } from '../lib/version.ts';
-import { NO_QUERY, nearestName } from './validator.ts';
+import { nearestName } from '../lib/nearest-name.ts';
+import { NO_QUERY } from './validator.ts';
 import type { PressureGauge } from './pressure.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;

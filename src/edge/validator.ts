@@ -12,6 +12,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler as zodValidatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { BadRequestError } from '../lib/errors.ts';
+import { nearestName } from '../lib/nearest-name.ts';
 
 /** The query of a route that takes no parameters: any parameter is then refused. */
 export const NO_QUERY = z.object({});
@@ -55,31 +56,4 @@ function unknownMessage(unknown: string[], accepted: readonly string[]): string 
 function hint(name: string, accepted: readonly string[]): string {
   const best = nearestName(name, accepted, 2);
   return best === undefined ? '' : ` (did you mean '${best}'?)`;
-}
-
-/** The accepted name `name` is in another case or with a few typos (at most `most`, and a third of its length); undefined when none is. */
-export function nearestName(name: string, accepted: readonly string[], most: number): string | undefined {
-  const lower = name.toLowerCase();
-  let best: string | undefined;
-  let bestDistance = Math.min(most, Math.floor(name.length / 3));
-  for (const candidate of accepted) {
-    const d = candidate.toLowerCase() === lower ? 0 : editDistance(lower, candidate.toLowerCase(), bestDistance);
-    if (d <= bestDistance && (best === undefined || d < bestDistance)) [best, bestDistance] = [candidate, d];
-  }
-  return best;
-}
-
-/** Levenshtein distance of two short names, or more than `max` as soon as it is known to exceed it. */
-function editDistance(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max || a.length > 64 || b.length > 64) return max + 1;
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    if (Math.min(...current) > max) return max + 1;
-    previous = current;
-  }
-  return previous[b.length]!;
 }

@@ -32,7 +32,9 @@ const query = z.object({
     .regex(/^[A-Za-z0-9\-/]{1,24}$/, `must be ${ACCEPTED_MOMENTUM_SYMBOL}`)
     .describe(
     `Crypto only: ${ACCEPTED_MOMENTUM_SYMBOL}, case-insensitive. Alone or with USDT: Binance's USDT pair, Coinbase Exchange's USD product on the fallback; with USD: Coinbase Exchange's USD product.`,
-  ),
+  )
+    // OpenAPI lists the assets; their pairs and other cases are accepted too, as the description says.
+    .meta({ enum: [...MOMENTUM_ASSETS], pattern: undefined }),
   timeframe: timeframeQuery(MOMENTUM_TIMEFRAMES, `Candle length: ${MOMENTUM_TIMEFRAMES.join(', ')}.`),
 });
 
