@@ -103,7 +103,7 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     );
     const { hedgedPrimaryWon, hedgedFailed, ...counted } = d;
     expect(hedgedFailed).toBe(0);
-    expect({ ...counted, misses: counted.misses - hedgedPrimaryWon }).toEqual({ requests: 2, timed: 2, l1: 1, misses: 1, ok: 1, upstreamTimed: 1 });
+    expect({ ...counted, misses: counted.misses! - hedgedPrimaryWon! }).toEqual({ requests: 2, timed: 2, l1: 1, misses: 1, ok: 1, upstreamTimed: 1 });
     expect(t.fakes.binance.calls(TICKER)).toHaveLength(1);
   });
 

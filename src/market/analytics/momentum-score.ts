@@ -64,6 +64,8 @@ const data = z.object({
   confidence: z
     .number()
     .int()
+    .min(0)
+    .max(100)
     .describe('0-100: 100 × |score| for a directional bias, 100 × (1 − |score| / 0.3) for neutral, × the ATR regime factor (low, normal 1; high 0.85; extreme 0.7), rounded'),
   score: z.number().describe('Σ weight × (+1 bullish, −1 bearish, 0 neutral) / Σ weight over the signals, from −1 to 1'),
   thesis: z.string().describe('One or two plain sentences built from the readings'),
