@@ -5,9 +5,18 @@
 // In your own project: import { createClient, MarketgateError, parseAssets } from 'marketgate/client';
 import { createClient, MarketgateError, parseAssets } from '../src/client/index.ts';
 
+// The wallet key is checked here, so a mistyped one is a sentence naming the variable rather than a stack trace
+// (never printing it: it is a private key, or meant to be one).
+const walletKey = process.env.MARKETGATE_WALLET_KEY ?? '';
+if (!/^0x[0-9a-fA-F]{64}$/.test(walletKey)) {
+  const what = walletKey === '' ? 'it is not set' : `what is set is not: ${walletKey.length} characters${walletKey.startsWith('0x') ? '' : ', without 0x'}`;
+  console.error(`MARKETGATE_WALLET_KEY must be the paying wallet's private key, 0x and 64 hex digits (${what})`);
+  process.exit(1);
+}
+
 const client = createClient({
   baseUrl: process.env.MARKETGATE_URL ?? 'http://127.0.0.1:3000',
-  wallet: process.env.MARKETGATE_WALLET_KEY as `0x${string}`,
+  wallet: walletKey as `0x${string}`,
   maxSpendUsd: 0.01, // ten calls at $0.001; the eleventh fails before anything is signed
   assets: parseAssets(process.env.MARKETGATE_ASSETS ?? ''),
 });

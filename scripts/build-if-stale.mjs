@@ -2,7 +2,7 @@
 // as they are now (a content hash of src/ and the build settings, kept in dist/.source-hash). A restart
 // of an unchanged checkout starts the compiled server at once instead of recompiling (~15 s) every time;
 // a fresh clone, or any edit, still builds. Plain JavaScript, so it runs before anything is compiled.
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -31,6 +31,22 @@ const fresh = built === current && existsSync(join(root, 'dist', 'server.js'));
 if (process.argv.includes('--check')) process.exit(fresh ? 0 : 1);
 if (fresh) process.exit(0);
 
-console.error(built ? 'src/ changed since the last build: compiling to dist/ …' : 'compiling src/ to dist/ (first start) …');
-execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+// The first compile takes minutes on a slow machine: say what is happening, that it is still alive (the elapsed
+// time every few seconds, MARKETGATE_BUILD_PROGRESS_MS), and what comes after it.
+const started = Date.now();
+const elapsed = () => `${Math.round((Date.now() - started) / 1000)} s`;
+console.error(
+  `${built ? 'src/ changed since the last build: compiling to dist/' : 'compiling src/ to dist/ (first start)'}; ` +
+    'this takes from 15 s to a few minutes on a slow machine, then the server starts and logs "Server listening at …"',
+);
+const every = Number(process.env.MARKETGATE_BUILD_PROGRESS_MS) || 5000;
+const progress = setInterval(() => console.error(`still compiling (${elapsed()}) …`), every);
+const tsc = spawn(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+const [code, signal] = await new Promise((resolve) => tsc.on('exit', (c, s) => resolve([c, s])));
+clearInterval(progress);
+if (code !== 0) {
+  console.error(`compiling failed after ${elapsed()} (${signal ?? `exit ${code}`}): the server was not started`);
+  process.exit(code ?? 1);
+}
 writeFileSync(stampFile, `${current}\n`);
+console.error(`compiled in ${elapsed()}; starting the server`);

@@ -10,6 +10,7 @@ import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { DestinationStream } from 'pino';
 import { configuredUrls, publicBaseUrlWarning, type Config } from './config.ts';
 import { installAccessControl } from './access/access-control.ts';
+import { runningOutWarning } from './analytics/macro-calendar.ts';
 import { KEY_CHANGES_CHANNEL } from './access/keys/key-changes.ts';
 import { KeyStore } from './access/keys/keys.ts';
 import { localLimitStore, RateLimiter } from './access/rate-limit/rate-limit.ts';
@@ -33,10 +34,10 @@ import { lazyLogger, requestLogController } from './edge/lazy-logger.ts';
 import { serverLogger } from './edge/logger.ts';
 import { pipeliningServer } from './edge/pipelining.ts';
 import { PressureGauge } from './edge/pressure.ts';
-import { validatorCompiler } from './edge/validator.ts';
+import { NO_QUERY, validatorCompiler } from './edge/validator.ts';
 import { BackendHealth, type BackendName } from './lib/backend-health.ts';
 import { VERSION } from './lib/version.ts';
-import { MARKET_ROUTES } from './market/index.ts';
+import { MARKET_ROUTES, marketIndex } from './market/index.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { METRICS_PATH, registerMetrics } from './metrics/plugin.ts';
 import type { BatchEventRecorder } from './payments/batch/batch-events.ts';
@@ -105,6 +106,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const unreachable = publicBaseUrlWarning(config);
   if (unreachable) app.log.warn(unreachable);
+  // Once listening: the shipped calendar is validated on first use, not on the way to listen (~20 ms).
+  app.addHook('onListen', (done) => {
+    const calendarShort = runningOutWarning(config.macroCalendar.calendar, config.macroCalendar.file, Date.now());
+    if (calendarShort) app.log.warn(calendarShort);
+    done();
+  });
 
   // Set once per request by matchedEntry (grant.ts).
   app.decorateRequest('catalogEntry', undefined);
@@ -208,6 +215,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
     mountRoutes(market, ctx, 'market', marketRoutes);
   });
+  // GET /v1: interface B's index, as GET /risk is interface A's (no parameters, as no route takes one it does not declare).
+  app.get('/v1', { schema: { hide: true, querystring: NO_QUERY } }, async () => marketIndex());
 
   return app;
 }

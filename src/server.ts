@@ -4,9 +4,9 @@ import { format } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, startStorage } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, ENV_SPEC, loadConfig } from './config.ts';
 import { keepFilesOwnerOnly } from './db/data-dir.ts';
-import { explainConfigError, loadEnvFile, type EnvFile } from './lib/env.ts';
+import { explainConfigError, loadEnvFile, unknownEnvFileNames, type EnvFile } from './lib/env.ts';
 import { loadHttpLibrary } from './upstream/http-client.ts';
 
 /**
@@ -39,6 +39,8 @@ async function main(): Promise<void> {
   routeConsoleToLogger(app.log);
   // The names only: a value may be a secret.
   if (envFile) app.log.info({ file: envFile.path, variables: envFile.names }, `read ${envFile.names.length} settings from .env (the environment's own take precedence)`);
+  const unknownInFile = envFile && unknownEnvFileNames(envFile, ENV_SPEC);
+  if (unknownInFile) app.log.warn(unknownInFile);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

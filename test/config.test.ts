@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, ENV_SPEC, loadConfig } from '../src/config.ts';
-import { explainConfigError, loadEnvFile } from '../src/lib/env.ts';
+import { explainConfigError, loadEnvFile, unknownEnvFileNames } from '../src/lib/env.ts';
 import { VERSION } from '../src/lib/version.ts';
 
 describe('config', () => {
@@ -97,11 +97,23 @@ describe('.env (loadEnvFile)', () => {
     const file = join(dir, 'c.env');
     writeFileSync(file, 'LOG_LEVEL=warn\n');
     const target: NodeJS.ProcessEnv = { ENV_FILE: file };
-    expect(loadEnvFile(undefined, target)).toEqual({ path: file, names: ['LOG_LEVEL'] });
+    expect(loadEnvFile(undefined, target)).toEqual({ path: file, names: ['LOG_LEVEL'], given: ['LOG_LEVEL'] });
     expect(target.LOG_LEVEL).toBe('warn');
     const none: NodeJS.ProcessEnv = { ENV_FILE: '' };
     expect(loadEnvFile(undefined, none)).toBeUndefined();
     expect(none).toEqual({ ENV_FILE: '' });
+  });
+
+  it('a name no setting declares is a warning naming it and the nearest setting; known names and Node\'s own are not', () => {
+    const file = join(dir, 'typo.env');
+    writeFileSync(file, 'PROT=3999\nLOG_LEVEL=warn\nNODE_ENV=production\nFREE_RATE_LIMT=5\nSOMETHING_ELSE=1\n');
+    const loaded = loadEnvFile(file, { LOG_LEVEL: 'info' })!;
+    expect(loaded.given).toEqual(['FREE_RATE_LIMT', 'LOG_LEVEL', 'NODE_ENV', 'PROT', 'SOMETHING_ELSE']);
+    expect(unknownEnvFileNames(loaded, ENV_SPEC)).toBe(
+      `${file} sets FREE_RATE_LIMT (did you mean FREE_RATE_LIMIT?), PROT (did you mean PORT?), SOMETHING_ELSE, which no setting of this server declares: ignored. Every setting: docs/operating/configuration.md`,
+    );
+    writeFileSync(file, 'PORT=3999\nNODE_ENV=production\n');
+    expect(unknownEnvFileNames(loadEnvFile(file, {})!, ENV_SPEC)).toBeUndefined();
   });
 
   it('no file: nothing read; a path that cannot be read: a ConfigError saying so', () => {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '..');
 const README_MAX_BYTES = 15_000;
 /** npm's own commands the pages may name besides package.json's scripts. */
-const NPM_COMMANDS = new Set(['ci', 'install', 'i', 'exec', 'view']);
+const NPM_COMMANDS = new Set(['ci', 'install', 'i', 'exec', 'view', 'pack']);
 /** Top-level folders whose paths the pages name (dist/ is built: its files are checked against src/). */
 const REPO_DIRS = ['src', 'test', 'docs', 'bench', 'scripts', 'openapi', '.ci', 'dist'];
 const REPO_PATH = new RegExp(String.raw`(?<![\w@.\/-])(?:\.\/)?(?:${REPO_DIRS.map((d) => d.replace('.', '\\.')).join('|')})\/[\w.\/{},-]*`, 'g');

@@ -201,14 +201,17 @@ describe('the server process', () => {
   it('.env fills in what the environment does not set; the environment takes precedence', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mg-dotenv-'));
     // PORT=1 and FREE_RATE_LIMIT=abc would stop it: the environment's PORT and FREE_RATE_LIMIT win.
-    writeFileSync(join(dir, '.env'), `# settings\nRISK_RATE_LIMIT=7\nPORT=1\nFREE_RATE_LIMIT=abc\nDATA_DIR=${join(dir, 'data')}\n`);
+    writeFileSync(join(dir, '.env'), `# settings\nRISK_RATE_LIMIT=7\nPORT=1\nFREE_RATE_LIMIT=abc\nDATA_DIR=${join(dir, 'data')}\nPROT=3999\n`);
     const s = start(devAnywhere, { ENV_FILE: '.env', PORT: '0', FREE_RATE_LIMIT: '50' }, dir);
     const url = await listeningUrl(s);
     expect(url, s.output()).not.toBe('');
     const status = (await (await fetch(`${url}/risk/v1/status`)).json()) as { data: { rate_limit: { max: number } } };
     expect(status.data.rate_limit.max).toBe(7);
     const said = s.output().split('\n').filter((l) => l.includes('settings from .env')).map((l) => JSON.parse(l));
-    expect(said).toEqual([expect.objectContaining({ file: join(dir, '.env'), variables: ['DATA_DIR', 'RISK_RATE_LIMIT'] })]);
+    expect(said).toEqual([expect.objectContaining({ file: join(dir, '.env'), variables: ['DATA_DIR', 'PROT', 'RISK_RATE_LIMIT'] })]);
+    // A misspelt name is ignored, but not without a word.
+    const warned = s.output().split('\n').filter((l) => l.includes('no setting of this server declares')).map((l) => JSON.parse(l));
+    expect(warned).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining('sets PROT (did you mean PORT?)') })]);
     s.proc.kill('SIGTERM');
     expect(await s.exited).toBe(0);
     rmSync(dir, { recursive: true, force: true });

@@ -19,6 +19,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../lib/errors.ts';
+import { unauthorized } from './challenge.ts';
 import { clientBucketName } from './rate-limit/client-bucket.ts';
 import { howToGetKey } from './keys/key-contact.ts';
 import { catalogEntryOf, grantRequired, matchedEntry, paidEntryOf } from './grant.ts';
@@ -103,7 +104,7 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   // in front of its handler: without a grant for the matched route, the handler never runs.
   const getAKey = howToGetKey(opts.operatorContact);
   const keyRequired = `${KEY_REQUIRED}. ${getAKey}`;
-  const refusal = () => (opts.payments ? new AppError(402, PAYMENT_REQUIRED) : new AppError(401, keyRequired));
+  const refusal = () => (opts.payments ? new AppError(402, PAYMENT_REQUIRED) : unauthorized(keyRequired, false));
   app.addHook('onRoute', (route) => {
     const entry = paidEntryOf(route);
     if (entry) route.handler = grantRequired(entry, route.handler, refusal);
@@ -169,10 +170,10 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
   const check = (req: FastifyRequest, reply: FastifyReply): Promise<unknown> | undefined => {
     const credential = req.credential;
     if (credential?.kind === 'unverified-key') return lookedUp(req, opts.keys).then((known) => ((req.credential = known), check(req, reply)));
-    if (credential?.kind === 'invalid-key') throw new AppError(401, INVALID_KEY);
+    if (credential?.kind === 'invalid-key') throw unauthorized(INVALID_KEY, payments !== undefined && matchedEntry(req)?.access === 'paid');
     const keyOnly = keyOnlyRefusal(req, getAKey);
     if (keyOnly) throw keyOnly;
-    if (credential?.kind === 'none') throw new AppError(401, keyRequired);
+    if (credential?.kind === 'none') throw unauthorized(keyRequired, false);
     if (credential?.kind === 'key') {
       req.grant = { entry: matchedEntry(req)!, via: 'key' };
       countKeyedCall(req, opts.usage);

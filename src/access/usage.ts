@@ -5,7 +5,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Access } from '../catalog/route.ts';
 import type { UsageCounter } from '../db/usage.ts';
-import { AppError } from '../lib/errors.ts';
+import type { AppError } from '../lib/errors.ts';
+import { unauthorized } from './challenge.ts';
 import { matchedEntry } from './grant.ts';
 
 export const KEY_ONLY = 'an API key is required (x-api-key header)';
@@ -16,7 +17,7 @@ export const needsCredential = (access: Access | undefined) => access === 'paid'
 /** 401 for a key-only route called without a key (an invalid key has its own 401 before this), saying how to get one. */
 export function keyOnlyRefusal(req: FastifyRequest, howToGetKey: string): AppError | undefined {
   if (matchedEntry(req)?.access !== 'key' || req.credential?.kind === 'key') return undefined;
-  return new AppError(401, `${KEY_ONLY}. ${howToGetKey}`);
+  return unauthorized(`${KEY_ONLY}. ${howToGetKey}`, false);
 }
 
 /** Counts the call against its key's usage when it is a keyed call on a paid route. */

@@ -56,3 +56,33 @@ export function coverageWarnings(up: Upcoming): string[] {
         : `${c.type} dates are known only through ${c.known_through}; the horizon reaches ${up.to}, so later ${c.type} releases are not listed (not yet published or not yet added to the calendar file).`,
     );
 }
+
+/** Days of dates a kind of event must have left before the calendar says it is running out (/v1/status, the start-up warning). */
+export const CALENDAR_RUNNING_OUT_DAYS = 60;
+
+export interface RunningOut {
+  type: MacroEventType;
+  known_through: string | null;
+  /** Days from today's New York date to known_through; 0 when it is today or past (nothing left). */
+  days_left: number;
+}
+
+/** The kinds of event whose last date is fewer than CALENDAR_RUNNING_OUT_DAYS days away (or past), at `nowMs`. */
+export function runningOut(calendar: MacroCalendar, nowMs: number): RunningOut[] {
+  const today = newYorkDate(nowMs);
+  const known = knownThrough(calendar);
+  return (Object.keys(known) as MacroEventType[])
+    .map((type) => ({ type, known_through: known[type], days_left: known[type] === null ? 0 : Math.max(0, daysBetween(today, known[type]!)) }))
+    .filter((r) => r.days_left < CALENDAR_RUNNING_OUT_DAYS);
+}
+
+/** The start-up warning when some kind of event is running out; undefined when none is. */
+export function runningOutWarning(calendar: MacroCalendar, file: string | null, nowMs: number): string | undefined {
+  const short = runningOut(calendar, nowMs);
+  if (short.length === 0) return undefined;
+  const which = short.map((r) => (r.known_through === null ? `${r.type}: no dates` : `${r.type} through ${r.known_through} (${r.days_left === 0 ? 'none left' : `${r.days_left} days left`})`));
+  return (
+    `the macro calendar (${file ?? 'built-in'}) has fewer than ${CALENDAR_RUNNING_OUT_DAYS} days of dates left for ${which.join(', ')}: ` +
+    '/v1/macro-calendar will list nothing of that kind after them. Add the next dates to a copy of src/data/macro-calendar.json and set MACRO_CALENDAR_FILE to it (docs/operating/macro-calendar.md)'
+  );
+}

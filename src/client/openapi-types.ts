@@ -765,6 +765,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "status": "ok",
+                     *         "service": "marketgate token risk",
+                     *         "version": "1.0.0",
+                     *         "uptime_s": 5
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:33.957Z",
+                     *         "sources": []
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @enum {string} */
@@ -822,6 +836,137 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "marketgate token risk",
+                     *         "version": "1.0.0",
+                     *         "description": "Free token risk check: one score from a security provider's signals and the chain's own evidence, with the raw data beside it.",
+                     *         "endpoints": [
+                     *           {
+                     *             "method": "GET",
+                     *             "path": "/risk/health",
+                     *             "summary": "Liveness of marketgate token risk",
+                     *             "description": "Answers 200 while the process serves requests. Never rate-limited (a liveness probe).",
+                     *             "access": "free",
+                     *             "price": null,
+                     *             "max_stale_s": null,
+                     *             "parameters": [],
+                     *             "example": "/risk/health"
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "path": "/risk/v1/status",
+                     *             "summary": "Token risk service catalog",
+                     *             "description": "Endpoints with their parameters, supported chains, the upstream provider, the rate limit and the disclaimer.",
+                     *             "access": "free",
+                     *             "price": null,
+                     *             "max_stale_s": null,
+                     *             "parameters": [],
+                     *             "example": "/risk/v1/status"
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "path": "/risk/v1/token-risk",
+                     *             "summary": "Token risk score",
+                     *             "description": "Risk score 0-100 (higher = riskier) for a token contract on 11 EVM chains or a Solana mint, computed only from the signals GoPlus gave and the evidence read from the token's chain (EVM: code, proxy, owner and a simulated buy, transfer and sell; Solana: the mint's authorities and Token-2022 extensions), with the weighted breakdown, coverage, grouped flags (null = no data), the chain's evidence, where the two disagree, and the provider's raw object.",
+                     *             "access": "free",
+                     *             "price": null,
+                     *             "max_stale_s": null,
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "address",
+                     *                 "in": "query",
+                     *                 "required": true,
+                     *                 "type": "string",
+                     *                 "description": "Token to check: an EVM contract address (0x + 40 hex characters) or a Solana mint (base58, 32-44 characters). EVM addresses: all lower-case, all upper-case, or EIP-55 mixed case (a mixed-case address with a wrong checksum is a 400: usually a typo). The form follows the chain: an EVM address on an EVM chain, a Solana mint on chain solana."
+                     *               },
+                     *               {
+                     *                 "name": "chain",
+                     *                 "in": "query",
+                     *                 "required": true,
+                     *                 "type": "string",
+                     *                 "description": "Chain: one of ethereum, bsc, base, polygon, arbitrum, optimism, avalanche, fantom, zksync, linea, scroll, solana (case-insensitive) or an EVM chain id (1, 56, 8453, 137, 42161, 10, 43114, 250, 324, 59144, 534352). An EVM chain takes an EVM address, and a Solana mint on chain solana.",
+                     *                 "enum": [
+                     *                   "ethereum",
+                     *                   "bsc",
+                     *                   "base"
+                     *                 ]
+                     *               }
+                     *             ],
+                     *             "example": "/risk/v1/token-risk?chain=base&address=0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"
+                     *           }
+                     *         ],
+                     *         "chains": [
+                     *           {
+                     *             "name": "ethereum",
+                     *             "id": 1,
+                     *             "family": "evm"
+                     *           },
+                     *           {
+                     *             "name": "bsc",
+                     *             "id": 56,
+                     *             "family": "evm"
+                     *           },
+                     *           {
+                     *             "name": "base",
+                     *             "id": 8453,
+                     *             "family": "evm"
+                     *           }
+                     *         ],
+                     *         "provider": {
+                     *           "name": "GoPlus Security",
+                     *           "id": "goplus",
+                     *           "base_url": "https://api.gopluslabs.io"
+                     *         },
+                     *         "signals": [
+                     *           {
+                     *             "name": "is_honeypot",
+                     *             "source": "provider",
+                     *             "group": "honeypot",
+                     *             "weight": 10,
+                     *             "critical": true,
+                     *             "families": [
+                     *               "evm"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "name": "cannot_sell_all",
+                     *             "source": "provider",
+                     *             "group": "honeypot",
+                     *             "weight": 5,
+                     *             "critical": false,
+                     *             "families": [
+                     *               "evm"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "name": "cannot_buy",
+                     *             "source": "provider",
+                     *             "group": "honeypot",
+                     *             "weight": 3,
+                     *             "critical": false,
+                     *             "families": [
+                     *               "evm"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "rate_limit": {
+                     *           "max": 60,
+                     *           "window_s": 60,
+                     *           "scope": "client IP",
+                     *           "on_exceed": "429 with Retry-After"
+                     *         },
+                     *         "cache_ttl_note": "Provider answers and the chain's evidence are cached per token; meta.sources tells their age.",
+                     *         "disclaimer": "Automated risk signals from a third-party provider (GoPlus Security) and from the token's chain, combined by a published formula. Not financial advice and not an audit: a low score does not mean a token is legitimate, and a high score does not prove fraud. Signals can be missing, stale or wrong; check the raw data and do your own research."
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:33.963Z",
+                     *         "sources": [],
+                     *         "request_id": "e5104a45-2"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             name: string;
@@ -937,10 +1082,10 @@ export interface operations {
     getTokenRisk: {
         parameters: {
             query: {
-                /** @description Token to check: an EVM contract address (0x + 40 hex characters) or a Solana mint (base58, 32-44 characters). EVM addresses: all lower-case, all upper-case, or EIP-55 mixed case (a mixed-case address with a wrong checksum is a 400: usually a typo). */
+                /** @description Token to check: an EVM contract address (0x + 40 hex characters) or a Solana mint (base58, 32-44 characters). EVM addresses: all lower-case, all upper-case, or EIP-55 mixed case (a mixed-case address with a wrong checksum is a 400: usually a typo). The form follows the chain: an EVM address on an EVM chain, a Solana mint on chain solana. */
                 address: string;
-                /** @description Chain: one of ethereum, bsc, base, polygon, arbitrum, optimism, avalanche, fantom, zksync, linea, scroll, solana (case-insensitive) or an EVM chain id (1, 56, 8453, 137, 42161, 10, 43114, 250, 324, 59144, 534352) */
-                chain: string;
+                /** @description Chain: one of ethereum, bsc, base, polygon, arbitrum, optimism, avalanche, fantom, zksync, linea, scroll, solana (case-insensitive) or an EVM chain id (1, 56, 8453, 137, 42161, 10, 43114, 250, 324, 59144, 534352). An EVM chain takes an EVM address, and a Solana mint on chain solana. */
+                chain: "ethereum" | "bsc" | "base" | "polygon" | "arbitrum" | "optimism" | "avalanche" | "fantom" | "zksync" | "linea" | "scroll" | "solana" | "1" | "56" | "8453" | "137" | "42161" | "10" | "43114" | "250" | "324" | "59144" | "534352";
             };
             header?: never;
             path?: never;
@@ -955,6 +1100,254 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "chain": {
+                     *           "name": "base",
+                     *           "id": 8453
+                     *         },
+                     *         "address": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+                     *         "score": 80,
+                     *         "score_breakdown": {
+                     *           "signals": [
+                     *             {
+                     *               "signal": "is_honeypot",
+                     *               "source": "provider",
+                     *               "group": "honeypot",
+                     *               "value": true,
+                     *               "weight": 10,
+                     *               "risk": 1,
+                     *               "contribution": 10.2
+                     *             },
+                     *             {
+                     *               "signal": "cannot_sell_all",
+                     *               "source": "provider",
+                     *               "group": "honeypot",
+                     *               "value": false,
+                     *               "weight": 5,
+                     *               "risk": 0,
+                     *               "contribution": 0
+                     *             },
+                     *             {
+                     *               "signal": "cannot_buy",
+                     *               "source": "provider",
+                     *               "group": "honeypot",
+                     *               "value": false,
+                     *               "weight": 3,
+                     *               "risk": 0,
+                     *               "contribution": 0
+                     *             }
+                     *           ],
+                     *           "not_scored": [],
+                     *           "weight_total": 98,
+                     *           "critical_floor_applied": true,
+                     *           "closed_source_floor_applied": false
+                     *         },
+                     *         "coverage": {
+                     *           "present": 28,
+                     *           "total": 29,
+                     *           "ratio": 0.9655
+                     *         },
+                     *         "flags": {
+                     *           "honeypot": {
+                     *             "is_honeypot": true,
+                     *             "cannot_sell_all": false,
+                     *             "cannot_buy": false,
+                     *             "honeypot_with_same_creator": true,
+                     *             "honeypot_with_same_creator_count": 1,
+                     *             "transfer_pausable": false,
+                     *             "trading_cooldown": false
+                     *           },
+                     *           "authority": {
+                     *             "mintable": true,
+                     *             "owner_can_change_balance": true,
+                     *             "hidden_owner": true,
+                     *             "can_take_back_ownership": false,
+                     *             "selfdestruct": false,
+                     *             "closed_source": false,
+                     *             "proxy": false,
+                     *             "external_call": false,
+                     *             "blacklist": false,
+                     *             "whitelist": false,
+                     *             "anti_whale_modifiable": false
+                     *           },
+                     *           "holder_concentration": {
+                     *             "holder_count": 40,
+                     *             "top10_holders_share": 0.566376,
+                     *             "creator_share": 0,
+                     *             "owner_share": 0
+                     *           },
+                     *           "lp_concentration": {
+                     *             "in_dex": true,
+                     *             "lp_holder_count": 2,
+                     *             "lp_unlocked_share": 0
+                     *           },
+                     *           "tax": {
+                     *             "buy_tax": 0,
+                     *             "sell_tax": 0,
+                     *             "tax_modifiable": false,
+                     *             "personal_tax_modifiable": false
+                     *           },
+                     *           "trust_list": {
+                     *             "trusted": null
+                     *           }
+                     *         },
+                     *         "checks_not_made": [],
+                     *         "malicious_addresses": null,
+                     *         "onchain": {
+                     *           "has_code": true,
+                     *           "proxy": null,
+                     *           "owner": {
+                     *             "address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
+                     *             "renounced": false
+                     *           },
+                     *           "owner_unavailable": null,
+                     *           "simulation": {
+                     *             "router": "0x4752ba5dbc23f44d87826276bf6fd6b1c372ad24",
+                     *             "pair": "0xdedc0d7fcdfe17a09d69a34112ee8a1621bd83e0",
+                     *             "buy_amount": "10000000000000000",
+                     *             "buy_tax_pct": 0,
+                     *             "transfer_tax_pct": 0,
+                     *             "sell_tax_pct": 0,
+                     *             "transfer_ok": true,
+                     *             "sell_ok": true,
+                     *             "failed_step": null,
+                     *             "revert_reason": null
+                     *           },
+                     *           "simulation_unavailable": null
+                     *         },
+                     *         "onchain_unavailable": null,
+                     *         "disagreements": [
+                     *           {
+                     *             "signal": "is_honeypot",
+                     *             "provider": true,
+                     *             "chain": false
+                     *           },
+                     *           {
+                     *             "signal": "owner_address",
+                     *             "provider": "0x0000000000000000000000000000000000000000",
+                     *             "chain": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"
+                     *           }
+                     *         ],
+                     *         "token": {
+                     *           "name": "KOKODI",
+                     *           "symbol": "KOKO"
+                     *         },
+                     *         "raw": {
+                     *           "anti_whale_modifiable": "0",
+                     *           "buy_tax": "0",
+                     *           "can_take_back_ownership": "0",
+                     *           "cannot_buy": "0",
+                     *           "cannot_sell_all": "0",
+                     *           "creator_address": "0x57bb4723e1c9f2a79b7e6462955bceee6be1ce3c",
+                     *           "creator_balance": "0",
+                     *           "creator_percent": "0.000000",
+                     *           "dex": [
+                     *             {
+                     *               "liquidity_type": "UniV2",
+                     *               "name": "UniswapV2",
+                     *               "liquidity": "0.00152942",
+                     *               "pair": "0x020bbfdedb16d290dfbc1b6f1cbe08e27a152a6e"
+                     *             }
+                     *           ],
+                     *           "external_call": "0",
+                     *           "hidden_owner": "1",
+                     *           "holder_count": "40",
+                     *           "holders": [
+                     *             {
+                     *               "address": "0x020bbfdedb16d290dfbc1b6f1cbe08e27a152a6e",
+                     *               "tag": "UniswapV2",
+                     *               "is_contract": 1,
+                     *               "balance": "1769801017821791.9629249",
+                     *               "percent": "1769801.017821791962924900",
+                     *               "is_locked": 0
+                     *             },
+                     *             {
+                     *               "address": "0x45034043bb16659e6e354914c31d4cbb59a4e026",
+                     *               "tag": "",
+                     *               "is_contract": 0,
+                     *               "balance": "324697464.290920998",
+                     *               "percent": "0.324697464290920998",
+                     *               "is_locked": 0
+                     *             },
+                     *             {
+                     *               "address": "0x41c447198813ab44a4e408abfc991975bc15e758",
+                     *               "tag": "",
+                     *               "is_contract": 0,
+                     *               "balance": "105578472.668006244",
+                     *               "percent": "0.105578472668006244",
+                     *               "is_locked": 0
+                     *             }
+                     *           ],
+                     *           "honeypot_with_same_creator": "1",
+                     *           "is_anti_whale": "0",
+                     *           "is_blacklisted": "0",
+                     *           "is_honeypot": "1",
+                     *           "is_in_dex": "1",
+                     *           "is_mintable": "1",
+                     *           "is_open_source": "1",
+                     *           "is_proxy": "0",
+                     *           "is_whitelisted": "0",
+                     *           "lp_holder_count": "2",
+                     *           "lp_holders": [
+                     *             {
+                     *               "address": "0x000000000000000000000000000000000000dead",
+                     *               "tag": "",
+                     *               "value": null,
+                     *               "is_contract": 0,
+                     *               "balance": "0.921954445729287731",
+                     *               "percent": "0.999999999999998915",
+                     *               "NFT_list": null,
+                     *               "is_locked": 1
+                     *             },
+                     *             {
+                     *               "address": "0x0000000000000000000000000000000000000000",
+                     *               "tag": "Null Address",
+                     *               "value": null,
+                     *               "is_contract": 0,
+                     *               "balance": "0.000000000000001",
+                     *               "percent": "0.000000000000001084",
+                     *               "NFT_list": null,
+                     *               "is_locked": 1
+                     *             }
+                     *           ],
+                     *           "lp_total_supply": "0.921954445729288731",
+                     *           "owner_address": "0x0000000000000000000000000000000000000000",
+                     *           "owner_balance": "0",
+                     *           "owner_change_balance": "1",
+                     *           "owner_percent": "0",
+                     *           "personal_slippage_modifiable": "0",
+                     *           "selfdestruct": "0",
+                     *           "sell_tax": "0",
+                     *           "slippage_modifiable": "0",
+                     *           "token_name": "KOKODI",
+                     *           "token_symbol": "KOKO",
+                     *           "total_supply": "1000000000",
+                     *           "trading_cooldown": "0",
+                     *           "transfer_pausable": "0"
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.121Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "goplus",
+                     *             "fetched_at": "2026-12-07T06:50:34.069Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           },
+                     *           {
+                     *             "provider": "rpc:base",
+                     *             "fetched_at": "2026-12-07T06:50:34.120Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ],
+                     *         "disclaimer": "Automated risk signals from a third-party provider (GoPlus Security) and from the token's chain, combined by a published formula. Not financial advice and not an audit: a low score does not mean a token is legitimate, and a high score does not prove fraud. Signals can be missing, stale or wrong; check the raw data and do your own research."
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             chain: {
@@ -1208,6 +1601,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "status": "ok",
+                     *         "service": "marketgate market data",
+                     *         "version": "1.0.0-mvp",
+                     *         "uptime_s": 5
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.123Z",
+                     *         "sources": []
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @enum {string} */
@@ -1285,6 +1692,192 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "marketgate market data",
+                     *         "version": "1.0.0-mvp",
+                     *         "endpoints": [
+                     *           {
+                     *             "method": "GET",
+                     *             "path": "/health",
+                     *             "summary": "Liveness of marketgate market data",
+                     *             "description": "Answers 200 while the process serves requests. Never rate-limited (a liveness probe).",
+                     *             "access": "free",
+                     *             "price": null,
+                     *             "max_stale_s": null,
+                     *             "parameters": [],
+                     *             "example": "/health"
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "path": "/v1/status",
+                     *             "summary": "Catalog and upstream health",
+                     *             "description": "Every market-data endpoint with its parameters, free or paid and price, how to authenticate and pay, and per-upstream health measured by the server: last success, last error, recent latency, and the circuit breaker (state, failures, retry-after).",
+                     *             "access": "free",
+                     *             "price": null,
+                     *             "max_stale_s": null,
+                     *             "parameters": [],
+                     *             "example": "/v1/status"
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "path": "/v1/usage",
+                     *             "summary": "Your API key's limits and use",
+                     *             "description": "The calling API key's limits and its use this minute (the rate limiter's window), today and this month (UTC), with today's calls per route. Needs a valid x-api-key; free, never charged and never counted against the key. Counts from other instances arrive within USAGE_FLUSH_MS.",
+                     *             "access": "key",
+                     *             "price": null,
+                     *             "max_stale_s": null,
+                     *             "parameters": [],
+                     *             "example": "/v1/usage"
+                     *           }
+                     *         ],
+                     *         "access": {
+                     *           "price": "$0.001",
+                     *           "api_key": {
+                     *             "header": "x-api-key",
+                     *             "how_to_get": "API keys are free: ask this server's operator for one.",
+                     *             "contact": null
+                     *           },
+                     *           "x402": {
+                     *             "enabled": false,
+                     *             "version": 2,
+                     *             "scheme": "exact",
+                     *             "network": "eip155:8453",
+                     *             "price": "$0.001",
+                     *             "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                     *             "payTo": null,
+                     *             "facilitator": null,
+                     *             "batch_settlement": false,
+                     *             "receipts": null
+                     *           }
+                     *         },
+                     *         "upstreams": [
+                     *           {
+                     *             "provider": "goplus",
+                     *             "title": "GoPlus Security",
+                     *             "base_url": "https://api.gopluslabs.io",
+                     *             "docs": "https://docs.gopluslabs.io/reference/api-overview",
+                     *             "notes": "Keyless works with a low limit (about 30 calls/min); errors arrive as HTTP 200 with code != 1 (4029 = rate limited, 2 = data pending).",
+                     *             "status": "ok",
+                     *             "last_success_at": "2026-12-07T06:50:34.069Z",
+                     *             "last_error": null,
+                     *             "recent": {
+                     *               "calls": 1,
+                     *               "failures": 0,
+                     *               "latency_ms_p50": 99.6,
+                     *               "latency_ms_max": 99.6
+                     *             },
+                     *             "breaker": {
+                     *               "state": "closed",
+                     *               "consecutive_failures": 0,
+                     *               "opens_after": 5,
+                     *               "cooldown_s": 30,
+                     *               "opened_at": null,
+                     *               "retry_after_s": null
+                     *             }
+                     *           },
+                     *           {
+                     *             "provider": "binance",
+                     *             "title": "Binance (spot)",
+                     *             "base_url": "https://api.binance.com",
+                     *             "docs": "https://developers.binance.com/docs/binance-spot-api-docs/rest-api",
+                     *             "notes": "No key. Weight limit 6000/min per IP (X-MBX-USED-WEIGHT-1M); 429 then 418 bans. HTTP 451 from the US and other restricted locations. exchangeInfo (weight 20, a few MB) is read once per CACHE_TTL_LISTINGS_S for the crypto listings.",
+                     *             "status": "unknown",
+                     *             "last_success_at": null,
+                     *             "last_error": null,
+                     *             "recent": {
+                     *               "calls": 0,
+                     *               "failures": 0,
+                     *               "latency_ms_p50": null,
+                     *               "latency_ms_max": null
+                     *             },
+                     *             "breaker": {
+                     *               "state": "closed",
+                     *               "consecutive_failures": 0,
+                     *               "opens_after": 5,
+                     *               "cooldown_s": 30,
+                     *               "opened_at": null,
+                     *               "retry_after_s": null
+                     *             }
+                     *           },
+                     *           {
+                     *             "provider": "coinbase",
+                     *             "title": "Coinbase Exchange",
+                     *             "base_url": "https://api.exchange.coinbase.com",
+                     *             "docs": "https://docs.cdp.coinbase.com/exchange/reference/exchangerestapi_getproductticker",
+                     *             "notes": "No key. Public endpoints allow 10 requests/s per IP (bursts of 15); USD markets (BTC-USD). Candles: 300 per request, newest first, granularity 1m/5m/15m/1h/6h/1d only; no candle for a bucket without trades.",
+                     *             "status": "unknown",
+                     *             "last_success_at": null,
+                     *             "last_error": null,
+                     *             "recent": {
+                     *               "calls": 0,
+                     *               "failures": 0,
+                     *               "latency_ms_p50": null,
+                     *               "latency_ms_max": null
+                     *             },
+                     *             "breaker": {
+                     *               "state": "closed",
+                     *               "consecutive_failures": 0,
+                     *               "opens_after": 5,
+                     *               "cooldown_s": 30,
+                     *               "opened_at": null,
+                     *               "retry_after_s": null
+                     *             }
+                     *           }
+                     *         ],
+                     *         "calendar": {
+                     *           "file": "built-in",
+                     *           "known_through": {
+                     *             "fomc": "2028-01-26",
+                     *             "cpi": "2026-12-10",
+                     *             "jobs": "2026-12-04"
+                     *           },
+                     *           "running_out": [
+                     *             {
+                     *               "type": "cpi",
+                     *               "known_through": "2026-12-10",
+                     *               "days_left": 3
+                     *             },
+                     *             {
+                     *               "type": "jobs",
+                     *               "known_through": "2026-12-04",
+                     *               "days_left": 0
+                     *             }
+                     *           ]
+                     *         },
+                     *         "backends": {
+                     *           "database": {
+                     *             "kind": "pglite",
+                     *             "status": "ok",
+                     *             "since": null,
+                     *             "reason": null
+                     *           },
+                     *           "redis": null
+                     *         },
+                     *         "cache": {
+                     *           "upstream": {
+                     *             "entries": 2,
+                     *             "bytes": 9210,
+                     *             "max_bytes": 50331648,
+                     *             "evicted": 0,
+                     *             "expired": 0
+                     *           },
+                     *           "answers": {
+                     *             "entries": 1,
+                     *             "bytes": 25812,
+                     *             "max_bytes": 16777216,
+                     *             "evicted": 0,
+                     *             "expired": 0
+                     *           }
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.148Z",
+                     *         "sources": []
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             name: string;
@@ -1417,6 +2010,14 @@ export interface operations {
                                     cpi: string | null;
                                     jobs: string | null;
                                 };
+                                /** @description The kinds of event with fewer than 60 days of dates left (empty when none): the operator adds the next dates (MACRO_CALENDAR_FILE) */
+                                running_out: {
+                                    /** @enum {string} */
+                                    type: "fomc" | "cpi" | "jobs";
+                                    known_through: string | null;
+                                    /** @description Days from today's New York date to known_through; 0: none left */
+                                    days_left: number;
+                                }[];
                             };
                             /** @description The backends this instance can serve without for a while: degraded since when, and why */
                             backends: {
@@ -1560,6 +2161,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "key_id": "env-1",
+                     *         "limits": {
+                     *           "requests_per_minute": 100000,
+                     *           "requests_per_day": null,
+                     *           "requests_per_month": null
+                     *         },
+                     *         "usage": {
+                     *           "current_minute": {
+                     *             "requests_made": 0,
+                     *             "requests_left": 100000,
+                     *             "resets_at": null
+                     *           },
+                     *           "current_day": {
+                     *             "date": "2026-12-07",
+                     *             "requests_made": 0,
+                     *             "requests_left": null,
+                     *             "resets_at": "2026-12-08T00:00:00.000Z",
+                     *             "by_route": {}
+                     *           },
+                     *           "current_month": {
+                     *             "month": "2026-12",
+                     *             "requests_made": 0,
+                     *             "requests_left": null,
+                     *             "resets_at": "2027-01-01T00:00:00.000Z"
+                     *           }
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.157Z",
+                     *         "sources": []
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description The id of the key (never the key itself) */
@@ -1687,6 +2324,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC/USDT",
+                     *         "venue_symbol": "BTCUSDT",
+                     *         "asset_class": "crypto",
+                     *         "price": 4.000002,
+                     *         "currency": "USDT",
+                     *         "as_of": "2017-07-12T14:31:39.040Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.168Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "binance",
+                     *             "fetched_at": "2026-12-07T06:50:34.168Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description What was priced: BASE/QUOTE for crypto (BTC/USDT), the ticker for equities (AAPL) */
@@ -1817,6 +2477,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "ETH/USDT",
+                     *         "venue_symbol": "ETHUSDT",
+                     *         "asset_class": "crypto",
+                     *         "timeframe": "1h",
+                     *         "currency": "USDT",
+                     *         "candles": [
+                     *           {
+                     *             "time": "2026-12-06T07:00:00.000Z",
+                     *             "open": 34139.06,
+                     *             "high": 34240.42,
+                     *             "low": 33967.19,
+                     *             "close": 34103.05,
+                     *             "volume": 811.11699
+                     *           },
+                     *           {
+                     *             "time": "2026-12-06T08:00:00.000Z",
+                     *             "open": 34103.05,
+                     *             "high": 34205.18,
+                     *             "low": 33851.32,
+                     *             "close": 33972.92,
+                     *             "volume": 861.26533
+                     *           },
+                     *           {
+                     *             "time": "2026-12-06T09:00:00.000Z",
+                     *             "open": 33972.92,
+                     *             "high": 34052.01,
+                     *             "low": 33619.01,
+                     *             "close": 33758.39,
+                     *             "volume": 811.46542
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.186Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "binance",
+                     *             "fetched_at": "2026-12-07T06:50:34.185Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description BASE/QUOTE for crypto, the ticker for equities */
@@ -1954,6 +2662,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC/USD",
+                     *         "exchange": "kraken",
+                     *         "venue_symbol": "XXBTZUSD",
+                     *         "currency": "USD",
+                     *         "quote_currency": "USD",
+                     *         "bids": [
+                     *           [
+                     *             29727,
+                     *             3.127
+                     *           ],
+                     *           [
+                     *             29725.1,
+                     *             0.085
+                     *           ],
+                     *           [
+                     *             29725,
+                     *             0.586
+                     *           ]
+                     *         ],
+                     *         "asks": [
+                     *           [
+                     *             29727.1,
+                     *             0.42
+                     *           ],
+                     *           [
+                     *             29728.3,
+                     *             5.047
+                     *           ],
+                     *           [
+                     *             29728.7,
+                     *             0.474
+                     *           ]
+                     *         ],
+                     *         "best_bid": 29727,
+                     *         "best_ask": 29727.1,
+                     *         "mid": 29727.05,
+                     *         "spread": 0.1,
+                     *         "spread_bps": 0.0336,
+                     *         "bid_depth_quote": 112901.8125,
+                     *         "ask_depth_quote": 176615.5159,
+                     *         "imbalance": -0.220069,
+                     *         "bid_depth_usd": 112901.8125,
+                     *         "ask_depth_usd": 176615.5159,
+                     *         "as_of": "2022-06-04T00:30:25.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.197Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "kraken",
+                     *             "fetched_at": "2026-12-07T06:50:34.197Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description BASE/QUOTE of the book */
@@ -2100,6 +2869,83 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC/USDT",
+                     *         "venue_symbol": "BTCUSDT",
+                     *         "currency": "USDT",
+                     *         "venues": [
+                     *           {
+                     *             "venue": "binance-futures",
+                     *             "symbol": "BTCUSDT",
+                     *             "funding_rate": 0.00009007,
+                     *             "funding_interval_hours": 8,
+                     *             "next_funding_time": "2026-07-06T08:00:00.000Z",
+                     *             "mark_price": 63392.81973913,
+                     *             "open_interest": 104935.279,
+                     *             "open_interest_usd": 6652143225.92,
+                     *             "funding_rate_avg_7d": 0.0000989047619048,
+                     *             "funding_rate_avg_7d_samples": 21,
+                     *             "open_interest_change_24h_pct": 4.882705
+                     *           },
+                     *           {
+                     *             "venue": "bybit",
+                     *             "symbol": "BTCUSDT",
+                     *             "funding_rate": 0.0001,
+                     *             "funding_interval_hours": 8,
+                     *             "next_funding_time": "2023-02-28T00:00:00.000Z",
+                     *             "mark_price": 23332.21,
+                     *             "open_interest": 51737.719,
+                     *             "open_interest_usd": 1207155324.63,
+                     *             "funding_rate_avg_7d": 0.0001,
+                     *             "funding_rate_avg_7d_samples": 21,
+                     *             "open_interest_change_24h_pct": 3.475438
+                     *           }
+                     *         ],
+                     *         "venues_unavailable": [],
+                     *         "aggregate": {
+                     *           "funding_rate": 0.0000915952063904,
+                     *           "funding_rate_avg_7d": 0.0000990729858869,
+                     *           "funding_interval_hours": 8,
+                     *           "open_interest_usd": 7859298550.55,
+                     *           "open_interest_change_24h_pct": 4.413616,
+                     *           "open_interest_change_24h_venues": [
+                     *             "binance-futures",
+                     *             "bybit"
+                     *           ]
+                     *         },
+                     *         "bias": {
+                     *           "signal": "neutral",
+                     *           "reason": "OI-weighted funding +0.0092% per 8h is inside the neutral band -0.0100% to +0.0300% (7-day average +0.0099% per 8h, open interest +4.41% in 24h)"
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.300Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "binance-futures",
+                     *             "fetched_at": "2026-12-07T06:50:34.235Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           },
+                     *           {
+                     *             "provider": "bybit",
+                     *             "fetched_at": "2026-12-07T06:50:34.245Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ],
+                     *         "bybit_open_interest_fields": {
+                     *           "open_interest": "openInterest",
+                     *           "open_interest_usd": "openInterestValue",
+                     *           "history": [
+                     *             "openInterest"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description BASE/QUOTE of the perpetual (BTC/USDT) */
@@ -2275,6 +3121,86 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC/USDT",
+                     *         "venue_symbol": "BTCUSDT",
+                     *         "venue": "binance-futures",
+                     *         "timeframe": "1h",
+                     *         "period": "1h",
+                     *         "global_accounts": {
+                     *           "long_pct": 66.22,
+                     *           "short_pct": 33.78,
+                     *           "ratio": 0.196,
+                     *           "time": "2020-06-04T08:57:22.378Z"
+                     *         },
+                     *         "top_trader_accounts": {
+                     *           "long_pct": 64.42,
+                     *           "short_pct": 35.58,
+                     *           "ratio": 1.8105,
+                     *           "time": "2020-06-04T08:57:22.378Z"
+                     *         },
+                     *         "top_trader_positions": {
+                     *           "long_pct": 53.44,
+                     *           "short_pct": 42.38,
+                     *           "ratio": 1.4342,
+                     *           "time": "2020-06-04T08:57:22.378Z"
+                     *         },
+                     *         "taker": {
+                     *           "buy_volume": 387.33,
+                     *           "sell_volume": 248.503,
+                     *           "ratio": 1.5586,
+                     *           "time": "2020-06-04T08:57:22.378Z"
+                     *         },
+                     *         "history": {
+                     *           "global_accounts": [
+                     *             {
+                     *               "long_pct": 66.22,
+                     *               "short_pct": 33.78,
+                     *               "ratio": 0.196,
+                     *               "time": "2020-06-04T08:57:22.378Z"
+                     *             }
+                     *           ],
+                     *           "top_trader_accounts": [
+                     *             {
+                     *               "long_pct": 64.42,
+                     *               "short_pct": 35.58,
+                     *               "ratio": 1.8105,
+                     *               "time": "2020-06-04T08:57:22.378Z"
+                     *             }
+                     *           ],
+                     *           "top_trader_positions": [
+                     *             {
+                     *               "long_pct": 53.44,
+                     *               "short_pct": 42.38,
+                     *               "ratio": 1.4342,
+                     *               "time": "2020-06-04T08:57:22.378Z"
+                     *             }
+                     *           ],
+                     *           "taker": [
+                     *             {
+                     *               "buy_volume": 387.33,
+                     *               "sell_volume": 248.503,
+                     *               "ratio": 1.5586,
+                     *               "time": "2020-06-04T08:57:22.378Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.322Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "binance-futures",
+                     *             "fetched_at": "2026-12-07T06:50:34.321Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description BASE/QUOTE of the perpetual (BTC/USDT) */
@@ -2490,6 +3416,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC/USDT",
+                     *         "venue_symbol": "BTCUSDT",
+                     *         "currency": "USDT",
+                     *         "spot_price": 4.000002,
+                     *         "perp_mark_price": 63392.81973913,
+                     *         "index_price": 63415.27130435,
+                     *         "basis": 63388.8197371,
+                     *         "basis_pct": 1584719.70107,
+                     *         "funding_rate": 0.00009007,
+                     *         "funding_interval_hours": 8,
+                     *         "annualized_carry_pct": 9.862665,
+                     *         "spot_as_of": "2017-07-12T14:31:39.040Z",
+                     *         "perp_as_of": "2026-07-06T03:16:28.007Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.332Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "binance",
+                     *             "fetched_at": "2026-12-07T06:50:34.168Z",
+                     *             "cached": true,
+                     *             "age_s": 0.2
+                     *           },
+                     *           {
+                     *             "provider": "binance-futures",
+                     *             "fetched_at": "2026-12-07T06:50:34.235Z",
+                     *             "cached": true,
+                     *             "age_s": 0.1
+                     *           }
+                     *         ],
+                     *         "legs": {
+                     *           "spot": {
+                     *             "provider": "binance",
+                     *             "fetched_at": "2026-12-07T06:50:34.168Z",
+                     *             "as_of": "2017-07-12T14:31:39.040Z"
+                     *           },
+                     *           "perp": {
+                     *             "provider": "binance-futures",
+                     *             "fetched_at": "2026-12-07T06:50:34.235Z",
+                     *             "as_of": "2026-07-06T03:16:28.007Z"
+                     *           },
+                     *           "fetched_apart_s": 0.067
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description BASE/QUOTE (BTC/USDT) */
@@ -2628,6 +3603,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC",
+                     *         "venue_symbol": "BTC",
+                     *         "venue": "hyperliquid",
+                     *         "currency": "USD",
+                     *         "funding_rate_hourly": 0.0000052764,
+                     *         "funding_annualized_pct": 4.6221264,
+                     *         "open_interest": 36295.80812,
+                     *         "open_interest_usd": 2926857670.99,
+                     *         "mark_price": 80639,
+                     *         "oracle_price": 80684.7,
+                     *         "mid_price": 80639.5,
+                     *         "premium": -0.0005540084,
+                     *         "volume_24h_usd": 4490636711.43,
+                     *         "prev_day_price": 77759,
+                     *         "change_24h_pct": 3.70375133425
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:34.335Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "hyperliquid",
+                     *             "fetched_at": "2026-12-07T06:50:34.335Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description Hyperliquid coin name as the venue spells it (kept as it was; see venue_symbol) */
@@ -2758,7 +3765,7 @@ export interface operations {
                 /** @description Account: a 0x address (0x or 0X and 40 hex digits; mixed case must be its EIP-55 checksum) or an ENS name (vitalik.eth). A name is resolved on Ethereum mainnet (its ETH address record, coin type 60). */
                 address: string;
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
             };
             header?: never;
             path?: never;
@@ -2775,6 +3782,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "chain": "ethereum",
+                     *         "address": "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
+                     *         "ens_name": null,
+                     *         "balance_wei": "1500000000000000000",
+                     *         "balance": "1.5",
+                     *         "symbol": "ETH",
+                     *         "block_number": 32
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:35.088Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "rpc:ethereum",
+                     *             "fetched_at": "2026-12-07T06:50:35.088Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description Chain name: ethereum, base, arbitrum, optimism or polygon */
@@ -2888,7 +3919,7 @@ export interface operations {
                 /** @description ERC-20 token contract: a 0x address (0x or 0X and 40 hex digits; mixed case must be its EIP-55 checksum). */
                 token: string;
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
             };
             header?: never;
             path?: never;
@@ -2905,6 +3936,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "chain": "ethereum",
+                     *         "address": "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
+                     *         "ens_name": null,
+                     *         "token": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+                     *         "symbol": "USDC",
+                     *         "decimals": 6,
+                     *         "balance_raw": "1500000",
+                     *         "balance": "1.5"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:35.151Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "rpc:ethereum",
+                     *             "fetched_at": "2026-12-07T06:50:35.151Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description Chain name: ethereum, base, arbitrum, optimism or polygon */
@@ -3018,7 +4074,7 @@ export interface operations {
                 /** @description Account: a 0x address (0x or 0X and 40 hex digits; mixed case must be its EIP-55 checksum) or an ENS name (vitalik.eth). A name is resolved on Ethereum mainnet (its ETH address record, coin type 60). */
                 address: string;
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
             };
             header?: never;
             path?: never;
@@ -3035,6 +4091,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "chain": "base",
+                     *         "address": "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
+                     *         "ens_name": null,
+                     *         "confirmed": 0,
+                     *         "pending": 0
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:35.182Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "rpc:base",
+                     *             "fetched_at": "2026-12-07T06:50:35.182Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description Chain name: ethereum, base, arbitrum, optimism or polygon */
@@ -3140,7 +4218,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
                 /** @description Block: latest, safe, finalized, or a block number (plain decimal, 0 to 9007199254740991). latest = the head; safe and finalized = the newest block the consensus layer marked so. Default latest. */
                 block?: string;
             };
@@ -3159,6 +4237,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "chain": "ethereum",
+                     *         "number": 28,
+                     *         "hash": "0x30ea41f3f83412bdd0e52a662b193e9ad7ac3460d38d451ef4253b86d85e38a5",
+                     *         "timestamp": "2030-03-17T17:46:40.000Z",
+                     *         "miner": "0x1111111111111111111111111111111111111111",
+                     *         "transaction_count": 1,
+                     *         "gas_used": 21000,
+                     *         "gas_limit": 30000000,
+                     *         "base_fee_per_gas_wei": "24777172",
+                     *         "base_fee_per_gas_gwei": "0.024777172"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:35.197Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "rpc:ethereum",
+                     *             "fetched_at": "2026-12-07T06:50:35.197Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description Chain name: ethereum, base, arbitrum, optimism or polygon */
@@ -3276,7 +4381,7 @@ export interface operations {
                 /** @description Transaction: a transaction hash (0x and 64 hex digits), any case. */
                 hash: string;
                 /** @description Chain: one of ethereum, base, arbitrum, optimism, polygon (case-insensitive) or a chain id (1, 8453, 42161, 10, 137). Default ethereum. */
-                chain?: string;
+                chain?: "ethereum" | "base" | "arbitrum" | "optimism" | "polygon" | "1" | "8453" | "42161" | "10" | "137";
             };
             header?: never;
             path?: never;
@@ -3293,6 +4398,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "chain": "ethereum",
+                     *         "hash": "0x8783c89761a3cc12712c0f90f7959e705e1809024dc5e509c815dbba2b9d6914",
+                     *         "status": "success",
+                     *         "block_number": 28,
+                     *         "from": "0x14dC79964da2C08b23698B3D3cc7Ca32193d9955",
+                     *         "to": "0x60AE81f75f8c397e09d6881da13e0954DbeB8c61",
+                     *         "value_wei": "1500000000000000000",
+                     *         "value": "1.5",
+                     *         "nonce": 0,
+                     *         "gas_used": 21000,
+                     *         "effective_gas_price_wei": "3000000000",
+                     *         "effective_gas_price_gwei": "3",
+                     *         "log_count": 0
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:35.275Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "rpc:ethereum",
+                     *             "fetched_at": "2026-12-07T06:50:35.203Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description Chain name: ethereum, base, arbitrum, optimism or polygon */
@@ -3436,6 +4571,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "lookup": "name_to_address",
+                     *         "name": "vitalik.eth",
+                     *         "address": "0x60AE81f75f8c397e09d6881da13e0954DbeB8c61"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:36.450Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "rpc:ethereum",
+                     *             "fetched_at": "2026-12-07T06:50:36.450Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /**
@@ -3540,7 +4695,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description A Kalshi category, case-insensitive: Climate and Weather, Commodities, Companies, Crypto, Economics, Elections, Entertainment, Financials, Mentions, Politics, Science and Technology, Social, Sports, Transportation. Answers its most active open markets by 24 h volume. */
-                category?: string;
+                category?: "Climate and Weather" | "Commodities" | "Companies" | "Crypto" | "Economics" | "Elections" | "Entertainment" | "Financials" | "Mentions" | "Politics" | "Science and Technology" | "Social" | "Sports" | "Transportation";
                 /** @description A Kalshi market ticker (KXFEDDECISION-26OCT-H0), case-insensitive. */
                 ticker?: string;
                 /** @description A Kalshi event ticker (KXFEDDECISION-26OCT), case-insensitive. */
@@ -3561,6 +4716,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "query": {
+                     *           "category": "Economics",
+                     *           "ticker": null,
+                     *           "event": null
+                     *         },
+                     *         "markets": [
+                     *           {
+                     *             "ticker": "KXFEDDECISION-26OCT-H0",
+                     *             "event_ticker": "KXFEDDECISION-26OCT",
+                     *             "title": "Will the Federal Reserve Hike rates by 0bps at their October 2026 meeting?",
+                     *             "outcome": "Fed maintains rate",
+                     *             "probability": 0.795,
+                     *             "probability_basis": "mid",
+                     *             "yes_bid": 0.79,
+                     *             "yes_ask": 0.8,
+                     *             "last_price": 0.8,
+                     *             "volume_24h": 109308.28,
+                     *             "open_interest": 1284115.51,
+                     *             "close_time": "2026-10-28T17:59:00Z",
+                     *             "status": "active"
+                     *           },
+                     *           {
+                     *             "ticker": "KXFEDDECISION-26OCT-H25",
+                     *             "event_ticker": "KXFEDDECISION-26OCT",
+                     *             "title": "Will the Federal Reserve Hike rates by 25bps at their October 2026 meeting?",
+                     *             "outcome": "Hike 25bps",
+                     *             "probability": 0.205,
+                     *             "probability_basis": "mid",
+                     *             "yes_bid": 0.2,
+                     *             "yes_ask": 0.21,
+                     *             "last_price": 0.21,
+                     *             "volume_24h": 67937.62,
+                     *             "open_interest": 1038161.13,
+                     *             "close_time": "2026-10-28T17:59:00Z",
+                     *             "status": "active"
+                     *           },
+                     *           {
+                     *             "ticker": "KXFEDDECISION-26OCT-H26",
+                     *             "event_ticker": "KXFEDDECISION-26OCT",
+                     *             "title": "Will the Federal Reserve Hike rates by >25bps at their October 2026 meeting?",
+                     *             "outcome": "Hike >25bps",
+                     *             "probability": 0.01,
+                     *             "probability_basis": "last_price",
+                     *             "yes_bid": null,
+                     *             "yes_ask": 0.01,
+                     *             "last_price": 0.01,
+                     *             "volume_24h": 25169.93,
+                     *             "open_interest": 839291.53,
+                     *             "close_time": "2026-10-28T17:59:00Z",
+                     *             "status": "active"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:36.547Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "kalshi",
+                     *             "fetched_at": "2026-12-07T06:50:36.526Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ],
+                     *         "scan": {
+                     *           "pages": 10,
+                     *           "events_scanned": 10,
+                     *           "category_events": 1,
+                     *           "complete": false,
+                     *           "note": "Kalshi lists more open events than the 10 walked (KALSHI_CATEGORY_SCAN_PAGES); the ranking covers those only."
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description What was asked (category as Kalshi spells it) */
@@ -3692,6 +4923,79 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "ticker": "KXELONMARS-99",
+                     *         "title": "Will Elon Musk visit Mars before Aug 1, 2099?",
+                     *         "yes_bids": [
+                     *           [
+                     *             0.08,
+                     *             444.32
+                     *           ],
+                     *           [
+                     *             0.07,
+                     *             3195.84
+                     *           ],
+                     *           [
+                     *             0.06,
+                     *             2201.86
+                     *           ]
+                     *         ],
+                     *         "no_bids": [
+                     *           [
+                     *             0.88,
+                     *             1967.33
+                     *           ],
+                     *           [
+                     *             0.87,
+                     *             118.85
+                     *           ],
+                     *           [
+                     *             0.74,
+                     *             250
+                     *           ]
+                     *         ],
+                     *         "best_yes_bid": 0.08,
+                     *         "best_yes_ask": 0.12,
+                     *         "best_no_ask": 0.92,
+                     *         "spread": 0.04,
+                     *         "depth_yes": 33025.52,
+                     *         "depth_no": 27805.76,
+                     *         "trades": [
+                     *           {
+                     *             "time": "2026-06-12T17:11:11.927591Z",
+                     *             "side": "yes",
+                     *             "price": 0.1,
+                     *             "size": 9.4
+                     *           },
+                     *           {
+                     *             "time": "2026-06-12T15:45:05.842468Z",
+                     *             "side": "yes",
+                     *             "price": 0.1,
+                     *             "size": 0.94
+                     *           },
+                     *           {
+                     *             "time": "2026-06-12T14:45:56.123182Z",
+                     *             "side": "no",
+                     *             "price": 0.08,
+                     *             "size": 9.4
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:36.578Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "kalshi",
+                     *             "fetched_at": "2026-12-07T06:50:36.577Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             ticker: string;
@@ -3834,6 +5138,95 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "from": "2026-12-07",
+                     *         "to": "2027-03-07",
+                     *         "count": 3,
+                     *         "events": [
+                     *           {
+                     *             "type": "fomc",
+                     *             "name": "FOMC rate decision",
+                     *             "date": "2026-12-09",
+                     *             "time_et": "14:00",
+                     *             "reference_period": null,
+                     *             "sep": true,
+                     *             "source_url": "https://www.federalreserve.gov/monetarypolicy/fomccalendars.htm",
+                     *             "verified": true,
+                     *             "note": "Two-day meeting 2026-12-08 to 2026-12-09; statement 14:00 ET, press conference 14:30 ET. SEP flag from copies of the Fed calendar's asterisks, not read from federalreserve.gov itself.",
+                     *             "datetime_utc": "2026-12-09T19:00:00.000Z",
+                     *             "days_until": 2,
+                     *             "odds": null,
+                     *             "odds_unavailable": "Kalshi lists no open KXFEDDECISION-26DEC event"
+                     *           },
+                     *           {
+                     *             "type": "cpi",
+                     *             "name": "CPI release, November 2026",
+                     *             "date": "2026-12-10",
+                     *             "time_et": "08:30",
+                     *             "reference_period": "2026-11",
+                     *             "sep": null,
+                     *             "source_url": "https://www.bls.gov/schedule/news_release/cpi.htm",
+                     *             "verified": false,
+                     *             "note": "Date known from secondary sources only (two or more independent third-party copies of the BLS schedule agree); confirm at https://www.bls.gov/schedule/news_release/cpi.htm.",
+                     *             "datetime_utc": "2026-12-10T13:30:00.000Z",
+                     *             "days_until": 3,
+                     *             "odds": null,
+                     *             "odds_unavailable": null
+                     *           },
+                     *           {
+                     *             "type": "fomc",
+                     *             "name": "FOMC rate decision",
+                     *             "date": "2027-01-27",
+                     *             "time_et": "14:00",
+                     *             "reference_period": null,
+                     *             "sep": null,
+                     *             "source_url": "https://www.federalreserve.gov/monetarypolicy/fomccalendars.htm",
+                     *             "verified": true,
+                     *             "note": "Two-day meeting 2027-01-26 to 2027-01-27; statement 14:00 ET, press conference 14:30 ET. Announced as tentative (Fed release of 2025-09-05). SEP unknown: only the March/June/September/December convention suggests none; not confirmed.",
+                     *             "datetime_utc": "2027-01-27T19:00:00.000Z",
+                     *             "days_until": 51,
+                     *             "odds": null,
+                     *             "odds_unavailable": "Kalshi lists no open KXFEDDECISION-27JAN event"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:36.606Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "kalshi",
+                     *             "fetched_at": "2026-12-07T06:50:36.606Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ],
+                     *         "calendar_file": "built-in",
+                     *         "coverage": [
+                     *           {
+                     *             "type": "fomc",
+                     *             "known_through": "2028-01-26",
+                     *             "complete": true
+                     *           },
+                     *           {
+                     *             "type": "cpi",
+                     *             "known_through": "2026-12-10",
+                     *             "complete": false
+                     *           },
+                     *           {
+                     *             "type": "jobs",
+                     *             "known_through": "2026-12-04",
+                     *             "complete": false
+                     *           }
+                     *         ],
+                     *         "warnings": [
+                     *           "cpi dates are known only through 2026-12-10; the horizon reaches 2027-03-07, so later cpi releases are not listed (not yet published or not yet added to the calendar file).",
+                     *           "jobs dates are known only through 2026-12-04; the horizon reaches 2027-03-07, so later jobs releases are not listed (not yet published or not yet added to the calendar file)."
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description Today's New York date */
@@ -3992,6 +5385,57 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "now": "2026-11-27T12:59:00-05:00",
+                     *         "is_open": true,
+                     *         "session": "open",
+                     *         "reason": "early close day: closes at 13:00 (Day after Thanksgiving)",
+                     *         "next_open": "2026-11-30T09:30:00-05:00",
+                     *         "next_close": "2026-11-27T13:00:00-05:00",
+                     *         "timezone": "America/New_York",
+                     *         "upcoming_sessions": [
+                     *           {
+                     *             "date": "2026-11-27",
+                     *             "open": "2026-11-27T09:30:00-05:00",
+                     *             "close": "2026-11-27T13:00:00-05:00",
+                     *             "early_close": true
+                     *           },
+                     *           {
+                     *             "date": "2026-11-30",
+                     *             "open": "2026-11-30T09:30:00-05:00",
+                     *             "close": "2026-11-30T16:00:00-05:00",
+                     *             "early_close": false
+                     *           },
+                     *           {
+                     *             "date": "2026-12-01",
+                     *             "open": "2026-12-01T09:30:00-05:00",
+                     *             "close": "2026-12-01T16:00:00-05:00",
+                     *             "early_close": false
+                     *           }
+                     *         ],
+                     *         "holidays_ahead": [
+                     *           {
+                     *             "date": "2026-12-25",
+                     *             "name": "Christmas Day"
+                     *           },
+                     *           {
+                     *             "date": "2027-01-01",
+                     *             "name": "New Year's Day"
+                     *           },
+                     *           {
+                     *             "date": "2027-01-18",
+                     *             "name": "Martin Luther King, Jr. Day"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:36.610Z",
+                     *         "sources": []
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description The moment asked about (`at`, or the server time), to the second, ISO-8601 with New York's UTC offset of that moment (−05:00 EST, −04:00 EDT) */
@@ -4132,6 +5576,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "date": "2026-10-05",
+                     *         "curve": {
+                     *           "1M": 4.05,
+                     *           "1.5M": 4.1,
+                     *           "2M": 4.13,
+                     *           "3M": 4.22,
+                     *           "4M": 4.27,
+                     *           "6M": 4.3,
+                     *           "1Y": 4.47,
+                     *           "2Y": 4.84,
+                     *           "3Y": 4.97,
+                     *           "5Y": 5.06,
+                     *           "7Y": 5.19,
+                     *           "10Y": 5.31,
+                     *           "20Y": 5.7,
+                     *           "30Y": 5.66
+                     *         },
+                     *         "spreads": {
+                     *           "10y_2y": 0.47,
+                     *           "10y_3m": 1.09
+                     *         },
+                     *         "inverted": {
+                     *           "10y_2y": false,
+                     *           "10y_3m": false
+                     *         },
+                     *         "previous": {
+                     *           "date": "2026-10-02",
+                     *           "curve": {
+                     *             "1M": 4.04,
+                     *             "1.5M": 4.09,
+                     *             "2M": 4.11,
+                     *             "3M": 4.19,
+                     *             "4M": 4.26,
+                     *             "6M": 4.27,
+                     *             "1Y": 4.46,
+                     *             "2Y": 4.83,
+                     *             "3Y": 4.96,
+                     *             "5Y": 5.06,
+                     *             "7Y": 5.17,
+                     *             "10Y": 5.28,
+                     *             "20Y": 5.67,
+                     *             "30Y": 5.63
+                     *           }
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:36.631Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "treasury",
+                     *             "fetched_at": "2026-12-07T06:50:36.631Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description Business day of the newest curve, YYYY-MM-DD */
@@ -4325,6 +5830,71 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "from": "2024-07-03",
+                     *         "to": "2024-07-03",
+                     *         "count": 22,
+                     *         "days": [
+                     *           {
+                     *             "date": "2024-07-03",
+                     *             "count": 22,
+                     *             "error": null
+                     *           }
+                     *         ],
+                     *         "earnings": [
+                     *           {
+                     *             "date": "2024-07-03",
+                     *             "symbol": "STZ",
+                     *             "company": "Constellation Brands Inc",
+                     *             "timing": "before_open",
+                     *             "eps_estimate": 3.46,
+                     *             "estimate_count": 10,
+                     *             "market_cap_usd": 47076153012,
+                     *             "fiscal_quarter_ending": "2024-05",
+                     *             "prior_year_eps": 2.91,
+                     *             "prior_year_report_date": "2023-06-30"
+                     *           },
+                     *           {
+                     *             "date": "2024-07-03",
+                     *             "symbol": "HCM",
+                     *             "company": "HUTCHMED (China) Limited",
+                     *             "timing": "not_supplied",
+                     *             "eps_estimate": null,
+                     *             "estimate_count": null,
+                     *             "market_cap_usd": 2983181468,
+                     *             "fiscal_quarter_ending": "2024-03",
+                     *             "prior_year_eps": null,
+                     *             "prior_year_report_date": null
+                     *           },
+                     *           {
+                     *             "date": "2024-07-03",
+                     *             "symbol": "SPWR",
+                     *             "company": "SunPower Corporation",
+                     *             "timing": "not_supplied",
+                     *             "eps_estimate": -0.29,
+                     *             "estimate_count": 11,
+                     *             "market_cap_usd": 519068820,
+                     *             "fiscal_quarter_ending": "2024-03",
+                     *             "prior_year_eps": -0.11,
+                     *             "prior_year_report_date": "2023-05-03"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:36.675Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "nasdaq",
+                     *             "fetched_at": "2026-12-07T06:50:36.674Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description First day, YYYY-MM-DD */
@@ -4481,6 +6051,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC/USDT",
+                     *         "venue_symbol": "BTCUSDT",
+                     *         "asset_class": "crypto",
+                     *         "timeframe": "1d",
+                     *         "period": 14,
+                     *         "currency": "USDT",
+                     *         "atr": 527.772109624,
+                     *         "atr_pct": 1.6386707921,
+                     *         "last_close": 32207.33,
+                     *         "percentile": 92.9292929293,
+                     *         "regime": "high",
+                     *         "lookback": {
+                     *           "bars": 100,
+                     *           "from": "2026-08-29T00:00:00.000Z",
+                     *           "to": "2026-12-06T00:00:00.000Z"
+                     *         },
+                     *         "as_of": "2026-12-07T00:00:00.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:36.862Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "binance",
+                     *             "fetched_at": "2026-12-07T06:50:36.767Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description BASE/QUOTE of the market used for crypto (BTC/USDT; BTC/USD after a Coinbase fallback), the ticker for equities */
@@ -4634,6 +6238,86 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "ETH/USDT",
+                     *         "venue_symbol": "ETHUSDT",
+                     *         "asset_class": "crypto",
+                     *         "timeframe": "4h",
+                     *         "currency": "USDT",
+                     *         "price": 32207.33,
+                     *         "candles_analysed": 200,
+                     *         "gaps": [
+                     *           {
+                     *             "direction": "bullish",
+                     *             "top": 38194.59,
+                     *             "bottom": 37737.69,
+                     *             "ce": 37966.14,
+                     *             "size": 456.9,
+                     *             "size_pct": 1.2034407501,
+                     *             "formed_at": "2026-11-04T00:00:00.000Z",
+                     *             "age_candles": 197,
+                     *             "status": "filled",
+                     *             "fill_pct": 100,
+                     *             "distance_pct": 17.1711222259
+                     *           },
+                     *           {
+                     *             "direction": "bearish",
+                     *             "top": 38217.48,
+                     *             "bottom": 38139.97,
+                     *             "ce": 38178.725,
+                     *             "size": 77.51,
+                     *             "size_pct": 0.203018827894,
+                     *             "formed_at": "2026-11-04T20:00:00.000Z",
+                     *             "age_candles": 192,
+                     *             "status": "unfilled",
+                     *             "fill_pct": 0,
+                     *             "distance_pct": 18.4201546667
+                     *           },
+                     *           {
+                     *             "direction": "bearish",
+                     *             "top": 38031.41,
+                     *             "bottom": 37957.28,
+                     *             "ce": 37994.345,
+                     *             "size": 74.13,
+                     *             "size_pct": 0.195107982517,
+                     *             "formed_at": "2026-11-05T00:00:00.000Z",
+                     *             "age_candles": 191,
+                     *             "status": "unfilled",
+                     *             "fill_pct": 0,
+                     *             "distance_pct": 17.8529235426
+                     *           }
+                     *         ],
+                     *         "nearest_unfilled_above": {
+                     *           "direction": "bearish",
+                     *           "top": 32682.96,
+                     *           "bottom": 32505.05,
+                     *           "ce": 32594.005,
+                     *           "size": 177.91,
+                     *           "size_pct": 0.545836573321,
+                     *           "formed_at": "2026-12-06T20:00:00.000Z",
+                     *           "age_candles": 0,
+                     *           "status": "unfilled",
+                     *           "fill_pct": 0,
+                     *           "distance_pct": 0.924385846328
+                     *         },
+                     *         "nearest_unfilled_below": null,
+                     *         "as_of": "2026-12-07T04:00:00.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:37.053Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "binance",
+                     *             "fetched_at": "2026-12-07T06:50:37.052Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description BASE/QUOTE of the market used for crypto, the ticker for equities */
@@ -4863,6 +6547,84 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC/USDT",
+                     *         "venue_symbol": "BTCUSDT",
+                     *         "asset_class": "crypto",
+                     *         "timeframe": "1h",
+                     *         "currency": "USDT",
+                     *         "swing_bars": 3,
+                     *         "price": 32207.33,
+                     *         "candles_analysed": 200,
+                     *         "atr": 527.772149341,
+                     *         "pool_tolerance": 52.7772149341,
+                     *         "buy_side": [
+                     *           {
+                     *             "price": 38631.54,
+                     *             "formed_at": "2026-11-29T03:00:00.000Z",
+                     *             "status": "untaken"
+                     *           },
+                     *           {
+                     *             "price": 36767.43,
+                     *             "formed_at": "2026-11-29T14:00:00.000Z",
+                     *             "status": "untaken"
+                     *           },
+                     *           {
+                     *             "price": 36124.64,
+                     *             "formed_at": "2026-11-30T05:00:00.000Z",
+                     *             "status": "taken"
+                     *           }
+                     *         ],
+                     *         "sell_side": [
+                     *           {
+                     *             "price": 35628.43,
+                     *             "formed_at": "2026-11-29T10:00:00.000Z",
+                     *             "status": "taken"
+                     *           },
+                     *           {
+                     *             "price": 35180.7,
+                     *             "formed_at": "2026-11-29T17:00:00.000Z",
+                     *             "status": "taken"
+                     *           },
+                     *           {
+                     *             "price": 34836.05,
+                     *             "formed_at": "2026-11-29T22:00:00.000Z",
+                     *             "status": "taken"
+                     *           }
+                     *         ],
+                     *         "pools": {
+                     *           "buy_side": [],
+                     *           "sell_side": []
+                     *         },
+                     *         "nearest_untaken_above": {
+                     *           "side": "buy_side",
+                     *           "price": 33481.23,
+                     *           "formed_at": "2026-12-07T01:00:00.000Z",
+                     *           "distance_pct": 3.95531079416
+                     *         },
+                     *         "nearest_untaken_below": {
+                     *           "side": "sell_side",
+                     *           "price": 31766.46,
+                     *           "formed_at": "2026-12-03T16:00:00.000Z",
+                     *           "distance_pct": -1.36884988604
+                     *         },
+                     *         "as_of": "2026-12-07T06:00:00.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:37.086Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "binance",
+                     *             "fetched_at": "2026-12-07T06:50:37.082Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description BASE/QUOTE of the market used for crypto, the ticker for equities */
@@ -5047,7 +6809,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description Crypto only: one of the supported assets BTC, ETH, SOL, BNB, XRP, DOGE, ADA, AVAX, LINK, DOT, alone or as a pair quoted in USDT or USD (BTCUSDT, BTC-USD), case-insensitive. Alone or with USDT: Binance's USDT pair, Coinbase Exchange's USD product on the fallback; with USD: Coinbase Exchange's USD product. */
-                symbol: string;
+                symbol: "BTC" | "ETH" | "SOL" | "BNB" | "XRP" | "DOGE" | "ADA" | "AVAX" | "LINK" | "DOT";
                 /** @description Candle length: 1h, 4h, 1d. Default 1h (the same on every candle route); any case. */
                 timeframe?: "1h" | "4h" | "1d";
             };
@@ -5066,6 +6828,87 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC/USDT",
+                     *         "venue_symbol": "BTCUSDT",
+                     *         "currency": "USDT",
+                     *         "timeframe": "4h",
+                     *         "bias": "bearish",
+                     *         "confidence": 47,
+                     *         "score": -0.555555555556,
+                     *         "thesis": "Bearish on BTC/USDT 4h with confidence 47: the EMAs are stacked downward (close 32207.3 < EMA20 33018.4 < EMA50 33537.7 < EMA200 34637.9), RSI(14) is 38.6 and the MACD histogram is positive and falling. Volatility is high (ATR 1.64% of price, percentile 93 of the last 100 candles); the nearest untaken liquidity is 33481.2 above and 31766.5 below.",
+                     *         "price": 32207.33,
+                     *         "entry": {
+                     *           "low": 32207.33,
+                     *           "high": 32471.2160548
+                     *         },
+                     *         "invalidation": 33534.007211,
+                     *         "invalidation_basis": "swing",
+                     *         "targets": [
+                     *           {
+                     *             "price": 31766.46,
+                     *             "basis": "liquidity"
+                     *           }
+                     *         ],
+                     *         "signals": [
+                     *           {
+                     *             "name": "ema_trend",
+                     *             "value": -3,
+                     *             "reading": "bearish",
+                     *             "weight": 3
+                     *           },
+                     *           {
+                     *             "name": "rsi_14",
+                     *             "value": 38.6368772117,
+                     *             "reading": "bearish",
+                     *             "weight": 2
+                     *           },
+                     *           {
+                     *             "name": "macd_histogram",
+                     *             "value": 15.7108400043,
+                     *             "reading": "bullish",
+                     *             "weight": 2
+                     *           }
+                     *         ],
+                     *         "indicators": {
+                     *           "ema20": 33018.375009,
+                     *           "ema50": 33537.7391561,
+                     *           "ema200": 34637.8920017,
+                     *           "rsi14": 38.6368772117,
+                     *           "macd": {
+                     *             "line": -333.150647433,
+                     *             "signal": -348.861487437,
+                     *             "histogram": 15.7108400043,
+                     *             "histogram_prev": 55.9940658929
+                     *           },
+                     *           "atr14": 527.772109624,
+                     *           "atr_pct": 1.6386707921,
+                     *           "atr_percentile": 92.9292929293,
+                     *           "atr_regime": "high"
+                     *         },
+                     *         "liquidity": {
+                     *           "nearest_untaken_above": 33481.23,
+                     *           "nearest_untaken_below": 31766.46
+                     *         },
+                     *         "candles_analysed": 500,
+                     *         "as_of": "2026-12-07T04:00:00.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:37.148Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "binance",
+                     *             "fetched_at": "2026-12-07T06:50:37.117Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ],
+                     *         "disclaimer": "Not financial advice: a mechanical reading of past candles by fixed rules, with no view of news, flows or fundamentals. Markets can move against any reading."
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description BASE/QUOTE of the market used (BTC/USDT; BTC/USD after a Coinbase fallback) */
@@ -5247,7 +7090,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Underlying: BTC or ETH (the currencies Deribit publishes DVOL for), alone or as a USD pair (BTCUSDT, ETH-USD), case-insensitive. Default BTC. */
-                symbol?: string;
+                symbol?: "BTC" | "ETH";
                 /** @description The older name of `symbol` (BTC or ETH, any case), still accepted; give one of the two. */
                 currency?: "BTC" | "ETH";
             };
@@ -5266,6 +7109,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "symbol": "BTC",
+                     *         "currency": "BTC",
+                     *         "implied_volatility_30d": 47.55,
+                     *         "implied_volatility_change_24h": null,
+                     *         "realized_volatility": 46.371891307340015,
+                     *         "iv_rv_spread": 1.17810869266,
+                     *         "as_of": "2026-10-06T10:26:00.000Z",
+                     *         "realized_volatility_as_of": "2019-02-15T11:00:00.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:37.175Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "deribit",
+                     *             "fetched_at": "2026-12-07T06:50:37.173Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /**
@@ -5406,6 +7274,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "view": "chains",
+                     *         "total_tvl_usd": 65998652431.4,
+                     *         "chains_total": 1,
+                     *         "chains": [
+                     *           {
+                     *             "name": "Ethereum",
+                     *             "tvl_usd": 65998652431.40251,
+                     *             "token_symbol": "ETH",
+                     *             "chain_id": 1
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:37.198Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "defillama",
+                     *             "fetched_at": "2026-12-07T06:50:37.198Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @enum {string} */
@@ -5588,6 +7484,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "current": {
+                     *           "value": 71,
+                     *           "classification": "Greed",
+                     *           "time": "2026-09-25T00:00:00.000Z",
+                     *           "next_update_in_s": 33432
+                     *         },
+                     *         "history": [
+                     *           {
+                     *             "value": 71,
+                     *             "classification": "Greed",
+                     *             "date": "2026-09-24"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:37.222Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "alternative.me",
+                     *             "fetched_at": "2026-12-07T06:50:37.222Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             current: {
@@ -5698,6 +7624,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "view": "global",
+                     *         "total_market_cap_usd": 2721226850772.63,
+                     *         "total_volume_24h_usd": 69327091133.5489,
+                     *         "btc_dominance_pct": 50.4465263233584,
+                     *         "eth_dominance_pct": 14.9228066918211,
+                     *         "market_cap_change_24h_pct": 1.72179506060272,
+                     *         "active_cryptocurrencies": 13690,
+                     *         "as_of": "2024-04-07T18:00:55.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:37.242Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "coingecko",
+                     *             "fetched_at": "2026-12-07T06:50:37.241Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @enum {string} */
@@ -5821,6 +7772,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "safe_gwei": 0.9692527195,
+                     *         "propose_gwei": 1.649646899,
+                     *         "fast_gwei": 2.048440667,
+                     *         "base_fee_gwei": 0.899646899,
+                     *         "block": 22367941,
+                     *         "method": "eth_feeHistory"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-12-07T06:50:37.297Z",
+                     *         "sources": [
+                     *           {
+                     *             "provider": "rpc:ethereum",
+                     *             "fetched_at": "2026-12-07T06:50:37.295Z",
+                     *             "cached": false,
+                     *             "age_s": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description Gas price (base fee + priority fee) for a slower inclusion: Etherscan SafeGasPrice, or next base fee + median 25th-percentile priority fee, gwei */

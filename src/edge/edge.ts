@@ -8,6 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import helmet from 'helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { INTERFACE_VERSION, VERSION } from '../lib/version.ts';
+import { nearestName } from '../lib/nearest-name.ts';
 import { NO_QUERY } from './validator.ts';
 import type { PressureGauge } from './pressure.ts';
 
@@ -29,6 +30,7 @@ export const CORS_EXPOSED_HEADERS = [
   'payment-required',
   'payment-response',
   'retry-after',
+  'www-authenticate',
   'x-ratelimit-limit',
   'x-ratelimit-remaining',
   'x-ratelimit-reset',
@@ -197,15 +199,31 @@ async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> 
     void reply.code(204).headers(preflight).send();
   });
 
-  // Another method on a known path is a 405 that says which ones it takes; an unknown path a 404.
-  app.setNotFoundHandler((req, reply) => {
+  // Another method on a known path is a 405 that says which ones it takes; an unknown path a 404 naming the
+  // nearest route and /docs. Answered in onRequest for any method but GET, HEAD and OPTIONS (QUERY, PROPFIND,
+  // anything Node accepts), before Fastify looks for a body: QUERY would otherwise be a 400 for its missing
+  // Content-Type, and a body no route takes is never read.
+  const getPaths: string[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = ([] as string[]).concat(route.method);
+    if (methods.includes('GET') && !/[*:]/.test(route.url) && !getPaths.includes(route.url)) getPaths.push(route.url);
+  });
+  const notFound = (req: FastifyRequest, reply: FastifyReply): void => {
     const path = pathOf(req.url);
     const known = opts.knownPath(path) || hasGetRoute(app, path);
     if (known && req.method !== 'GET' && req.method !== 'HEAD') {
       return void reply.code(405).header('allow', 'GET, HEAD').send({ error: `method ${req.method} not allowed on ${path}; use GET` });
     }
-    void reply.code(404).send({ error: `no route for ${req.method} ${req.url.split('?')[0]}` });
+    if (known) return void reply.code(404).send({ error: `no route for ${req.method} ${path}` });
+    const nearest = nearestPath(path, getPaths);
+    const hint = nearest === undefined ? '.' : `; did you mean ${nearest}?`;
+    void reply.code(404).send({ error: `no route for ${req.method} ${req.url.split('?')[0]}${hint} Every route is listed at /docs.` });
+  };
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return done();
+    notFound(req, reply);
   });
+  app.setNotFoundHandler(notFound);
 
   // A small index instead of a 404 at the root (it takes no parameters, as no route takes one it does not declare).
   app.get('/', { schema: { hide: true, querystring: NO_QUERY } }, async () => ({
@@ -239,6 +257,17 @@ export function originForm(url: string): string {
   if (!path.startsWith('/')) return url;
   const query = url.indexOf('?');
   return query < 0 ? path : `${path}${url.slice(query)}`;
+}
+
+/**
+ * The route a mistyped path most likely meant: the same path without a trailing slash or in another case,
+ * else the nearest by edit distance (a typo or two). Undefined when nothing is near.
+ */
+export function nearestPath(path: string, paths: readonly string[]): string | undefined {
+  const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  const same = paths.find((p) => p.toLowerCase() === trimmed.toLowerCase());
+  if (same !== undefined && same !== path) return same;
+  return nearestName(trimmed, paths, 3);
 }
 
 /** Whether a GET route serves `path`; false for a path the router cannot even look up. */

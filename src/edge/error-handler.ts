@@ -34,11 +34,13 @@ export function createErrorHandler(options: ErrorHandlerOptions = {}) {
         return name ? `${context} '${name}' ${v.message}` : `invalid ${context}s: ${v.message}`;
       });
       status = 400;
-      body = { error: messages.join('; ') };
+      // One value can break several rules with the same message (an empty symbol is too short and off its pattern): said once.
+      body = { error: [...new Set(messages)].join('; ') };
     } else if (err instanceof AppError) {
       status = err instanceof UpstreamError && err.statusCode === 503 ? unavailableStatus : err.statusCode;
       body = err.source ? { error: err.message, source: err.source } : { error: err.message };
       retryAfterS = err.retryAfterS;
+      if (err.headers) void reply.headers(err.headers);
       if (err instanceof UpstreamError) {
         req.log.warn({ source: err.source, failure: err.failure, cause: describeCause(err.cause) }, err.message);
         // A paused or limiting provider is still "try later" on interface A, where its status is 502.

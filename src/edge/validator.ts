@@ -12,6 +12,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler as zodValidatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { BadRequestError } from '../lib/errors.ts';
+import { nearestName } from '../lib/nearest-name.ts';
 
 /** The query of a route that takes no parameters: any parameter is then refused. */
 export const NO_QUERY = z.object({});
@@ -53,27 +54,6 @@ function unknownMessage(unknown: string[], accepted: readonly string[]): string 
 
 /** " (did you mean 'timeframe'?)" for a name that is an accepted one in another case or with a typo or two. */
 function hint(name: string, accepted: readonly string[]): string {
-  const lower = name.toLowerCase();
-  let best: string | undefined;
-  let bestDistance = Math.min(2, Math.floor(name.length / 3));
-  for (const candidate of accepted) {
-    const d = candidate.toLowerCase() === lower ? 0 : editDistance(lower, candidate.toLowerCase(), bestDistance);
-    if (d <= bestDistance && (best === undefined || d < bestDistance)) [best, bestDistance] = [candidate, d];
-  }
+  const best = nearestName(name, accepted, 2);
   return best === undefined ? '' : ` (did you mean '${best}'?)`;
-}
-
-/** Levenshtein distance of two short names, or more than `max` as soon as it is known to exceed it. */
-function editDistance(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max || a.length > 64 || b.length > 64) return max + 1;
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    if (Math.min(...current) > max) return max + 1;
-    previous = current;
-  }
-  return previous[b.length]!;
 }

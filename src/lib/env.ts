@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv as parseDotenv } from 'node:util';
 import { z } from 'zod';
+import { nearestName } from './nearest-name.ts';
 
 export interface EnvVar<T = unknown> {
   /** Parses the trimmed raw value; its error message says what is accepted. */
@@ -121,7 +122,10 @@ export function mergeEnvSpecs(specs: EnvSpec[]): EnvSpec {
 /** What a `.env` file gave: its absolute path and the variables it set (not those the environment already had). */
 export interface EnvFile {
   path: string;
+  /** The variables taken from the file (not those the environment already set). */
   names: string[];
+  /** Every name the file sets, taken or not. */
+  given: string[];
 }
 
 /**
@@ -145,12 +149,31 @@ export function loadEnvFile(path?: string, target: NodeJS.ProcessEnv = process.e
     throw new ConfigError(`invalid configuration:\n  ${absolute} cannot be read (${code ?? (err as Error).message})`);
   }
   const names: string[] = [];
-  for (const [name, value] of Object.entries(parseDotenv(text))) {
+  const parsed = parseDotenv(text);
+  for (const [name, value] of Object.entries(parsed)) {
     if (target[name] !== undefined || value === undefined) continue;
     target[name] = value;
     names.push(name);
   }
-  return { path: absolute, names: names.sort() };
+  return { path: absolute, names: names.sort(), given: Object.keys(parsed).sort() };
+}
+
+/** Names a `.env` may hold that are no setting of the server's: Node's and the process's own. */
+const NOT_SETTINGS = new Set(['ENV_FILE', 'NODE_ENV', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'TZ', 'UV_THREADPOOL_SIZE', 'DEBUG', 'HOME', 'PATH']);
+
+/**
+ * The start-up warning for names in `.env` that no setting declares (a misspelt `PROT=3999` would otherwise be
+ * ignored without a word), each with the nearest setting when one is near; undefined when every name is known.
+ */
+export function unknownEnvFileNames(file: EnvFile, spec: EnvSpec): string | undefined {
+  const settings = Object.keys(spec);
+  const unknown = file.given.filter((name) => !(name in spec) && !NOT_SETTINGS.has(name));
+  if (unknown.length === 0) return undefined;
+  const named = unknown.map((name) => {
+    const nearest = nearestName(name, settings, 3);
+    return nearest === undefined ? name : `${name} (did you mean ${nearest}?)`;
+  });
+  return `${file.path} sets ${named.join(', ')}, which no setting of this server declares: ignored. Every setting: docs/operating/configuration.md`;
 }
 
 /** A ConfigError's message, saying which of the variables it names came from the `.env` file. */

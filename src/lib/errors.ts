@@ -6,16 +6,19 @@ export class AppError extends Error {
   override name = 'AppError';
   /** Seconds after which a retry may succeed (sent as Retry-After), when known. */
   readonly retryAfterS: number | undefined;
+  /** Headers the answer carries (a 401's WWW-Authenticate), when there are any. */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
   constructor(
     readonly statusCode: number,
     message: string,
     /** The upstream provider (or service: facilitator, database) this error is about, when there is one. */
     readonly source?: string,
-    options?: { cause?: unknown; retryAfterS?: number },
+    options?: { cause?: unknown; retryAfterS?: number; headers?: Record<string, string> },
   ) {
     super(message, options);
     this.retryAfterS = options?.retryAfterS;
+    this.headers = options?.headers;
   }
 }
 

@@ -66,3 +66,26 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
   marketOverview,
   gas,
 ];
+
+/**
+ * GET /v1: interface B's small index (what GET /risk is for interface A): what it is and the links to use it,
+ * with one working example per family's first route rather than the whole list (/v1/status has that).
+ */
+export function marketIndex() {
+  const example = (def: RouteDef) => (def.example ? `${def.path}?${new URLSearchParams(def.example)}` : def.path);
+  return {
+    name: 'marketgate market data',
+    version: INTERFACE_VERSION.market,
+    description: 'Market data for crypto and US equities: prices, candles, order books, derivatives, on-chain reads, macro calendars and analytics. Free routes need no credentials; the others take an API key or an x402 payment (/v1/status says which).',
+    links: {
+      status: marketStatus.path,
+      health: '/health',
+      usage: keyUsage.path,
+      docs: '/docs',
+      openapi: '/openapi.json',
+      llms_txt: '/llms.txt',
+      token_risk: '/risk',
+      examples: [price, ohlcv, macroCalendar, gas].map(example),
+    },
+  };
+}

@@ -1,7 +1,8 @@
 // Interface B's /v1/status: its endpoints as the catalog lists them, how to authenticate and pay, and the health
 // this instance measures (upstreams, backends, caches). Interface A's is in risk/routes.ts.
 import { z } from 'zod';
-import { knownThrough } from '../data/macro-calendar.ts';
+import { knownThrough, MACRO_EVENT_TYPES } from '../data/macro-calendar.ts';
+import { CALENDAR_RUNNING_OUT_DAYS, runningOut } from '../analytics/macro-calendar.ts';
 import { envelope } from '../upstream/envelope.ts';
 import { INTERFACE_VERSION } from '../lib/version.ts';
 import type { CacheHoldings } from '../metrics/metrics.ts';
@@ -77,6 +78,15 @@ export const marketStatus = defineRoute({
         known_through: z
           .object({ fomc: z.string().nullable(), cpi: z.string().nullable(), jobs: z.string().nullable() })
           .describe("Date of the calendar's last event of each type (YYYY-MM-DD): /v1/macro-calendar knows nothing later"),
+        running_out: z
+          .array(
+            z.object({
+              type: z.enum(MACRO_EVENT_TYPES),
+              known_through: z.string().nullable(),
+              days_left: z.number().int().min(0).max(CALENDAR_RUNNING_OUT_DAYS).describe("Days from today's New York date to known_through; 0: none left"),
+            }),
+          )
+          .describe(`The kinds of event with fewer than ${CALENDAR_RUNNING_OUT_DAYS} days of dates left (empty when none): the operator adds the next dates (MACRO_CALENDAR_FILE)`),
       })
       .describe('The dates behind /v1/macro-calendar'),
     backends: z
@@ -108,7 +118,11 @@ export const marketStatus = defineRoute({
           notes: p.notes,
           ...(health[p.name] ?? unmeasured(ctx.config.upstream)),
         })),
-        calendar: { file: ctx.config.macroCalendar.file ?? 'built-in', known_through: knownThrough(ctx.config.macroCalendar.calendar) },
+        calendar: {
+          file: ctx.config.macroCalendar.file ?? 'built-in',
+          known_through: knownThrough(ctx.config.macroCalendar.calendar),
+          running_out: runningOut(ctx.config.macroCalendar.calendar, Date.now()),
+        },
         backends: {
           database: { kind: ctx.config.db.url ? ('postgres' as const) : ('pglite' as const), ...ctx.backends.database.report() },
           redis: ctx.backends.redis?.report() ?? null,

@@ -48,7 +48,8 @@ export function dateParam(description: string, range: DateRange = DEFAULT_DATE_R
       if (problem) ctx.addIssue({ code: 'custom', message: `must be ${accepted}; '${v}' is ${problem}` });
     })
     .optional()
-    .describe(`${description} ${sentence(accepted)}`);
+    .describe(`${description} ${sentence(accepted)}`)
+    .meta({ pattern: datePattern(range) });
 }
 
 /** Why `s` is not an RFC 3339 date-time with a real date, a real time of day and a sane offset; undefined when it is one. */
@@ -86,7 +87,51 @@ export function dateTimeParam(description: string, example: string, range: DateR
     })
     .transform((v) => v.toUpperCase())
     .optional()
-    .describe(`${description} ${sentence(accepted)}`);
+    .describe(`${description} ${sentence(accepted)}`)
+    .meta({ pattern: dateTimePattern(range) });
+}
+
+// ---- the patterns OpenAPI declares ---------------------------------------------------------------
+// A pattern cannot know which years are leap years, nor where an offset moves an instant across the range's
+// ends: it lists the forms that are always accepted (every day but 29 February; for a date-time, the years
+// strictly inside the range), and the description states the whole rule. A fuzzer drawing from the pattern
+// so never sends a value the server refuses.
+
+/** Month and day of every day of the calendar but 29 February. */
+const MONTH_DAY = '(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)';
+
+/** The years from `from` to `to` (four digits, within one century) as a regular expression. */
+export function yearsPattern(from: number, to: number): string {
+  const century = Math.floor(from / 100);
+  if (Math.floor(to / 100) !== century || to < from) throw new Error(`years ${from} to ${to}: one century, in order`);
+  const [a, b] = [from % 100, to % 100];
+  const [ta, tb] = [Math.floor(a / 10), Math.floor(b / 10)];
+  const digits = (lo: number, hi: number) => (lo === hi ? `${lo}` : `[${lo}-${hi}]`);
+  const parts =
+    ta === tb
+      ? [`${ta}${digits(a % 10, b % 10)}`]
+      : [`${ta}${digits(a % 10, 9)}`, ...(tb - ta > 1 ? [`${digits(ta + 1, tb - 1)}[0-9]`] : []), `${tb}${digits(0, b % 10)}`];
+  return `${century}(?:${parts.join('|')})`;
+}
+
+/** Whole years of a range: its first and last, when it starts on 1 January and ends on 31 December. */
+function wholeYears(range: DateRange): [number, number] {
+  const [from, to] = [Number(range.from.slice(0, 4)), Number(range.to.slice(0, 4))];
+  return [range.from.endsWith('-01-01') ? from : from + 1, range.to.endsWith('-12-31') ? to : to - 1];
+}
+
+/** OpenAPI's pattern of a date parameter over `range`. */
+export function datePattern(range: DateRange): string {
+  const [from, to] = wholeYears(range);
+  return `^${yearsPattern(from, to)}-${MONTH_DAY}$`;
+}
+
+/** OpenAPI's pattern of a date-time parameter over `range`: the years strictly inside it, so no offset moves an instant out. */
+export function dateTimePattern(range: DateRange): string {
+  const [from, to] = wholeYears(range);
+  const time = '(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\\.[0-9]{1,9})?)?';
+  const offset = '(?:Z|[+-](?:0[0-9]|1[0-3]):[0-5][0-9]|[+-]14:00)';
+  return `^${yearsPattern(from + 1, to - 1)}-${MONTH_DAY}T${time}${offset}$`;
 }
 
 /** An example for the messages: a date inside the range. */

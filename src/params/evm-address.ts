@@ -14,6 +14,14 @@ export const ACCEPTED_EVM_ADDRESS = 'an EVM address (0x + 40 hex characters; all
 
 const SHAPE = /^0[xX][0-9a-fA-F]{40}$/;
 
+/**
+ * The addresses OpenAPI's pattern lists (without ^ and $): 40 hex digits all lower-case or all upper-case,
+ * the forms with no checksum to get right. EIP-55 mixed case is accepted too, when its checksum matches,
+ * which no pattern can say: the parameters' descriptions say it, so a fuzzer drawing from the pattern never
+ * sends a mixed-case address with a wrong checksum (a 400).
+ */
+export const EVM_ADDRESS_FORMS = '0[xX](?:[0-9a-f]{40}|[0-9A-F]{40})';
+
 /** True when `input` has the shape of an EVM address (checksum not considered). */
 export function looksLikeEvmAddress(input: string): boolean {
   return SHAPE.test(input);

@@ -62,13 +62,22 @@ const TICKER = /^[A-Z]{1,5}([.-][A-Z]{1,2})?$/;
 export const ACCEPTED_SYMBOL =
   'a crypto base asset (BTC) or pair (BTCUSDT, BTC-USD, BTC/USDT), or a US equity/ETF ticker (AAPL, SPY, BRK.B)';
 
+// The symbols OpenAPI's patterns list: the forms read the same whatever the venues list. A ticker's shape
+// (letters, an optional class: BRK.B), a pair with a separator, a base of two or more and a quote of four or
+// five letters run together (BTCUSDT), upper case for the run-together quote. Lower case and the pairs with
+// a three-letter quote run together (AAVEUSD: a pair only when the base is listed as crypto) are accepted
+// too; the descriptions say so. A fuzzer drawing from the pattern so never sends a symbol that is a 400.
+const PAIR_FORMS = '[A-Za-z0-9]{1,15}[-/][A-Za-z0-9]{2,6}';
+const RUN_TOGETHER_FORMS = `[A-Za-z0-9]{2,15}(?:${QUOTES.filter((q) => q.length >= 4).join('|')})`;
+
 export const symbolParam = z
   .string({ error: (iss) => (iss.input === undefined ? `is required: ${ACCEPTED_SYMBOL}` : `must be ${ACCEPTED_SYMBOL}`) })
   .trim()
   .min(1, `must be ${ACCEPTED_SYMBOL}`)
   .max(24, `must be ${ACCEPTED_SYMBOL}`)
   .regex(/^[A-Za-z0-9.\-/]+$/, `must be ${ACCEPTED_SYMBOL}`)
-  .describe(`Symbol: ${ACCEPTED_SYMBOL}. Case-insensitive.`);
+  .describe(`Symbol: ${ACCEPTED_SYMBOL}. Case-insensitive.`)
+  .meta({ pattern: `^(?:[A-Za-z]{1,5}(?:[.-][A-Za-z]{1,2})?|${PAIR_FORMS}|${RUN_TOGETHER_FORMS})$` });
 
 export const ASSET_CLASSES = ['crypto', 'equity'] as const;
 
@@ -82,9 +91,11 @@ export const assetClassParam = enumParam(ASSET_CLASSES)
 export const ACCEPTED_CRYPTO_SYMBOL = 'a crypto base asset (BTC, PEPE) or a pair (BTCUSDT, BTC-USDT, BTC/USDT)';
 
 /** Crypto-only endpoints take this parameter: a base asset or pair. */
-export const cryptoSymbolParam = symbolParam.describe(
-  `Crypto only: ${ACCEPTED_CRYPTO_SYMBOL}. Case-insensitive; the quote defaults to USDT. Any well-formed base asset is asked of the venue: one it does not list is a 404 from it.`,
-);
+export const cryptoSymbolParam = symbolParam
+  .describe(
+    `Crypto only: ${ACCEPTED_CRYPTO_SYMBOL}. Case-insensitive; the quote defaults to USDT. Any well-formed base asset is asked of the venue: one it does not list is a 404 from it.`,
+  )
+  .meta({ pattern: `^[A-Za-z0-9]{1,15}(?:[-/][A-Za-z0-9]{2,6})?$` });
 
 /**
  * Resolves a symbol. Throws a 400 naming `symbol` when it cannot be read as the requested class.

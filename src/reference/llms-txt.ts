@@ -23,7 +23,7 @@ export function llmsTxt(entries: CatalogEntry[], baseUrl: string, access: Access
     '',
     `OpenAPI 3.0.3: ${baseUrl}/openapi.json — interactive docs: ${baseUrl}/docs — agent card: ${baseUrl}/.well-known/agent.json`,
     '',
-    agentHosts(baseUrl),
+    agentHosts(baseUrl, access.x402.enabled),
     '',
     section('Token risk (interface A, free)', risk),
     '',
@@ -32,22 +32,24 @@ export function llmsTxt(entries: CatalogEntry[], baseUrl: string, access: Access
   ].join('\n');
 }
 
-/** How an agent host adds marketgate's MCP server (docs/using/mcp.md), and where the typed client is (docs/paying/client.md). */
-function agentHosts(baseUrl: string): string {
-  const entry = {
-    mcpServers: {
-      marketgate: {
-        command: 'npm',
-        args: ['run', '--silent', '--prefix', '/path/to/marketgate', 'mcp'],
-        env: { MARKETGATE_URL: baseUrl, MARKETGATE_WALLET_KEY: '0xYOUR_PRIVATE_KEY', MARKETGATE_MAX_SPEND_USD: '0.10' },
-      },
-    },
-  };
+/**
+ * How an agent host adds marketgate's MCP server (docs/using/mcp.md), and where the typed client is
+ * (docs/paying/client.md). The configuration follows this server's access: a wallet where it takes x402, a
+ * key where it takes keys only (a wallet there would end in "no way to pay").
+ */
+function agentHosts(baseUrl: string, x402: boolean): string {
+  const env = x402
+    ? { MARKETGATE_URL: baseUrl, MARKETGATE_WALLET_KEY: '0xYOUR_PRIVATE_KEY', MARKETGATE_MAX_SPEND_USD: '0.10' }
+    : { MARKETGATE_URL: baseUrl, MARKETGATE_API_KEY: 'YOUR_API_KEY' };
+  const entry = { mcpServers: { marketgate: { command: 'npm', args: ['run', '--silent', '--prefix', '/path/to/marketgate', 'mcp'], env } } };
+  const paidWith = x402
+    ? 'paid with an API key (MARKETGATE_API_KEY) or x402 (MARKETGATE_WALLET_KEY, within MARKETGATE_MAX_SPEND_USD)'
+    : 'paid with an API key (MARKETGATE_API_KEY): this server takes no x402 payment, so a wallet would not pay for anything here';
   return [
     '## Agent hosts (MCP) and a typed client',
     '',
     "marketgate's repository ships a Model Context Protocol server (stdio, its own process; this HTTP service has no JSON-RPC endpoint) whose tools are the data routes below, " +
-      'made from /openapi.json, paid with an API key (MARKETGATE_API_KEY) or x402 (MARKETGATE_WALLET_KEY, within MARKETGATE_MAX_SPEND_USD). In a checkout (npm ci), add to the host\'s configuration:',
+      `made from /openapi.json, ${paidWith}. In a checkout (npm ci), add to the host's configuration:`,
     '',
     JSON.stringify(entry, null, 2),
     '',

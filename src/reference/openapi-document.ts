@@ -5,9 +5,20 @@
 // - `nullable` only beside a `type`: OpenAPI 3.0 applies it to the `type` of the same schema object,
 //   so `{ nullable, anyOf: [...] }` would not accept null (zod writes that for a nullable union);
 // - no component schema that nothing references (zod's registry also emits input variants of the
-//   shared schemas, which only responses use).
+//   shared schemas, which only responses use);
+// - each operation's real example answer (example-answers.json, written by npm run docs:examples);
+// - integer bounds that say something: zod writes ±9007199254740991 (the safe integers) for every
+//   .int() without bounds of its own, which Swagger UI shows as the example value of a 0–100 index.
+//   Every integer an answer carries is a count, a size, an id, a block number or a time in seconds:
+//   none is ever negative, so an answer's integer without bounds of its own is declared from 0, with no
+//   maximum; one with real bounds (a 0–100 index) states them in its zod schema.
+
+import exampleAnswers from './example-answers.json' with { type: 'json' };
 
 type Json = Record<string, unknown>;
+
+/** Every route's real answer to its documented example (npm run docs:examples), shown as its 200's example. */
+const EXAMPLE_ANSWERS: Record<string, unknown> = exampleAnswers;
 
 /** Every response header the server documents, by component name. */
 export const RESPONSE_HEADERS = {
@@ -77,15 +88,51 @@ export function finishDocument<T extends Json>(doc: T): T {
     }
   }
   typeNullables(doc);
+  for (const [path, pathItem] of Object.entries((doc.paths ?? {}) as Record<string, Json>)) {
+    for (const operation of Object.values(pathItem) as Json[]) {
+      realIntegerBounds(operation.responses, false);
+      // Swagger UI shows a media type's example as it is, instead of values it makes up from the schema
+      // (9007199254740991 for an index, additionalProp1 in meta).
+      const json = ((operation.responses as Record<string, Json> | undefined)?.['200']?.content as Record<string, Json> | undefined)?.['application/json'];
+      if (json && EXAMPLE_ANSWERS[path] !== undefined) json.example = EXAMPLE_ANSWERS[path];
+    }
+  }
+  realIntegerBounds(components.schemas, false);
+  realIntegerBounds(doc.paths, true);
   dropUnusedSchemas(doc, components);
   return doc;
 }
 
-/** `{ nullable: true, anyOf: [A, B] }` → `{ anyOf: [A + nullable, B + nullable] }`, in place, everywhere. */
+const SAFE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Drops zod's ±MAX_SAFE_INTEGER bounds, in place, everywhere; in answers (`parameters` false) an integer left
+ * without a minimum is declared from 0 (see the top of this file).
+ */
+function realIntegerBounds(node: unknown, parameters: boolean): void {
+  if (Array.isArray(node)) return node.forEach((n) => realIntegerBounds(n, parameters));
+  if (node === null || typeof node !== 'object') return;
+  const schema = node as Json;
+  if (schema.type === 'integer') {
+    if (schema.maximum === SAFE) delete schema.maximum;
+    if (schema.minimum === -SAFE) {
+      if (parameters) delete schema.minimum;
+      else schema.minimum = 0;
+    }
+  }
+  Object.values(schema).forEach((n) => realIntegerBounds(n, parameters));
+}
+
+/**
+ * `{ nullable: true, anyOf: [A, B] }` → `{ anyOf: [A + nullable, B + nullable] }`, in place, everywhere; and a
+ * nullable enum lists null among its values (OpenAPI 3.0.3: `nullable` does not widen an `enum`), so a real
+ * answer's null validates (the example answers carry some).
+ */
 function typeNullables(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(typeNullables);
   if (node === null || typeof node !== 'object') return;
   const schema = node as Json;
+  if (schema.nullable === true && Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...schema.enum, null];
   const branches = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
   if (schema.nullable === true && schema.type === undefined && branches) {
     delete schema.nullable;

@@ -7,7 +7,7 @@ import { sendRemembered } from '../edge/answer-memo.ts';
 import { catalogEntryOf } from '../access/grant.ts';
 import { afterLimit, RateLimiter } from '../access/rate-limit/rate-limit.ts';
 import type { LimitStore } from '../access/rate-limit/store.ts';
-import { evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../params/evm-address.ts';
+import { EVM_ADDRESS_FORMS, evmAddressProblem, looksLikeEvmAddress, normalizeEvmAddress } from '../params/evm-address.ts';
 import { describeEndpoint, endpointSchema } from '../catalog/describe.ts';
 import { requiredString } from '../params/query.ts';
 import { mountRoutes } from '../catalog/mount.ts';
@@ -46,12 +46,14 @@ const tokenRiskQuery = z.object({
     })
     .describe(
       `Token to check: ${ACCEPTED_ADDRESS}. EVM addresses: all lower-case, all upper-case, or EIP-55 mixed case ` +
-        '(a mixed-case address with a wrong checksum is a 400: usually a typo).',
-    ),
+        '(a mixed-case address with a wrong checksum is a 400: usually a typo). The form follows the chain: an EVM address on an EVM chain, a Solana mint on chain solana.',
+    )
+    .meta({ pattern: `^(?:${EVM_ADDRESS_FORMS}|${SOLANA_MINT.source.slice(1, -1)})$` }),
   chain: requiredString(ACCEPTED_CHAINS)
     .trim()
     .refine((v) => findChain(v) !== undefined, `must be ${ACCEPTED_CHAINS}`)
-    .describe(`Chain: ${ACCEPTED_CHAINS}`),
+    .describe(`Chain: ${ACCEPTED_CHAINS}. An EVM chain takes an EVM address, and a Solana mint on chain solana.`)
+    .meta({ enum: [...CHAINS.map((c) => c.name), ...CHAINS.flatMap((c) => (c.id === null ? [] : [String(c.id)]))] }),
 });
 
 const riskStatus = defineRoute({

@@ -42,6 +42,18 @@ describe('examples', () => {
     expect(await w.fx.balanceOf(w.payer.address)).toBe(before - 1000n);
   });
 
+  it.each([
+    ['exact', '0x1234', 'what is set is not: 6 characters'],
+    ['batch', 'not-a-key', 'what is set is not: 9 characters, without 0x'],
+  ])('%s.ts with a malformed MARKETGATE_WALLET_KEY (%j): a sentence naming it, no stack trace', async (name, key, why) => {
+    const failed = await run(process.execPath, ['--import', 'tsx', `examples/${name}.ts`], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', MARKETGATE_URL: w.base, MARKETGATE_WALLET_KEY: key },
+    }).catch((e: { code: number; stderr: string; stdout: string }) => e);
+    expect(failed).toMatchObject({ code: 1, stdout: '' });
+    expect((failed as { stderr: string }).stderr).toBe(`MARKETGATE_WALLET_KEY must be the paying wallet's private key, 0x and 64 hex digits (${why})\n`);
+  });
+
   it('batch.ts: a deposit, vouchers, the rest refunded', async () => {
     const before = await w.fx.balanceOf(w.payer.address);
     const out = await example('batch', { ...wallet(), MARKETGATE_RPC_URL: w.chain.rpcUrl });

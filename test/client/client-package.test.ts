@@ -1,8 +1,9 @@
-// `marketgate/client` as a user gets it: `npm run build` (into a temporary copy of the package, so the
-// repository's dist/ is left to `npm start`), then a separate project that depends on the package imports it by
-// name — plain Node on the compiled JavaScript, calling a running marketgate, and tsc on its declarations.
+// `marketgate/client` as a user gets it (docs/paying/client.md, "Getting it"): `npm run build` (into a temporary
+// copy of the package, so the repository's dist/ is left to `npm start`), then a separate project installs it from
+// that path with `npm install <path>` and imports it by name — plain Node on the compiled JavaScript, calling a
+// running marketgate, and tsc on its declarations.
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,12 +26,13 @@ beforeAll(async () => {
   const pkg = join(dir, 'marketgate');
   consumer = join(dir, 'consumer');
   mkdirSync(pkg);
-  mkdirSync(join(consumer, 'node_modules'), { recursive: true });
+  mkdirSync(consumer);
   await run('npm', ['run', 'build', '--silent', '--', '--outDir', join(pkg, 'dist')], { cwd: ROOT });
   copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
   symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'));
-  symlinkSync(pkg, join(consumer, 'node_modules', 'marketgate'));
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { marketgate: '*' } }));
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  // As the docs say: the package is not on a registry (package.json says private), it is installed from its path.
+  await run('npm', ['install', pkg, '--no-audit', '--no-fund', '--offline', '--ignore-scripts'], { cwd: consumer });
 
   await upstream.start();
   upstream.route('GET /fng/', { body: recorded('alternativeme__fng.json') });
@@ -44,7 +46,11 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('marketgate/client, built and imported by name', () => {
+describe('marketgate/client, built, installed from its path and imported by name', () => {
+  it('npm install <path> recorded it as a file: dependency', () => {
+    expect(JSON.parse(readFileSync(join(consumer, 'package.json'), 'utf8')).dependencies).toEqual({ marketgate: `file:../marketgate` });
+  });
+
   it('runs in plain Node from dist/ (the package.json "exports" entry)', async () => {
     const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     writeFileSync(
@@ -82,5 +88,5 @@ export const isError = (e: unknown): boolean => e instanceof MarketgateError && 
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     const out = await run(process.execPath, [tsc, '-p', '.'], { cwd: consumer }).catch((e: { stdout: string }) => e);
     expect(out.stdout).toBe('');
-  }, 60_000);
+  }, 180_000); // tsc checks the x402 and viem declarations too (skipLibCheck off): over a minute on a loaded machine
 });

@@ -4,7 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { upcomingEvents } from '../../src/analytics/macro-calendar.ts';
+import { runningOut, upcomingEvents } from '../../src/analytics/macro-calendar.ts';
+import { addDays, newYorkDate } from '../../src/lib/new-york-time.ts';
 import { fedBucket, fedOdds } from '../../src/analytics/prediction-markets.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { BUILT_IN_MACRO_CALENDAR, knownThrough } from '../../src/data/macro-calendar.ts';
@@ -193,7 +194,7 @@ describe('GET /v1/macro-calendar', () => {
 
   it('/v1/status shows up to which date each type is known', async () => {
     const { data } = (await get('/v1/status')).json();
-    expect(data.calendar).toEqual({ file: 'built-in', known_through: { fomc: '2028-01-26', cpi: '2026-12-10', jobs: '2026-12-04' } });
+    expect(data.calendar).toMatchObject({ file: 'built-in', known_through: { fomc: '2028-01-26', cpi: '2026-12-10', jobs: '2026-12-04' } });
   });
 });
 
@@ -220,7 +221,7 @@ describe('MACRO_CALENDAR_FILE', () => {
       expect(cal.data.events).toEqual([expect.objectContaining({ date: '2027-01-13', days_until: 99, verified: true, datetime_utc: '2027-01-13T13:30:00.000Z' })]);
       expect(cal.meta.calendar_file).toBe(path);
       expect(cal.meta.warnings).toEqual(['The calendar has no fomc dates.', 'cpi dates are known only through 2027-01-13; the horizon reaches 2027-01-14, so later cpi releases are not listed (not yet published or not yet added to the calendar file).', 'The calendar has no jobs dates.']);
-      expect((await t.app.inject('/v1/status')).json().data.calendar).toEqual({ file: path, known_through: { fomc: null, cpi: '2027-01-13', jobs: null } });
+      expect((await t.app.inject('/v1/status')).json().data.calendar).toMatchObject({ file: path, known_through: { fomc: null, cpi: '2027-01-13', jobs: null } });
     } finally {
       await t.app.close();
     }
@@ -239,6 +240,42 @@ describe('MACRO_CALENDAR_FILE', () => {
     expect(() => loadConfig({ MACRO_CALENDAR_FILE: p })).toThrow(ConfigError);
     expect(() => loadConfig({ MACRO_CALENDAR_FILE: p })).toThrow(`MACRO_CALENDAR_FILE=${JSON.stringify(p)} is invalid: expected a readable JSON file in the macro-calendar schema (`);
     expect(() => loadConfig({ MACRO_CALENDAR_FILE: p })).toThrow(why);
+  });
+
+  it('a kind of event with fewer than 60 days of dates left: /v1/status lists it, and the start-up warns naming it', async () => {
+    const today = newYorkDate(Date.now());
+    const path = write('short.json', {
+      schema_version: 1,
+      events: [
+        event({ date: addDays(today, 10) }),
+        event({ type: 'jobs', name: 'Employment Situation', date: addDays(today, 100) }),
+        event({ type: 'fomc', name: 'FOMC decision', date: addDays(today, 59), time_et: '14:00', sep: false, source_url: 'https://www.federalreserve.gov/monetarypolicy/fomccalendars.htm' }),
+      ],
+    });
+    const t = await makeApp({ MACRO_CALENDAR_FILE: path });
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const { running_out } = (await t.app.inject('/v1/status')).json().data.calendar;
+      expect(running_out).toEqual([
+        { type: 'fomc', known_through: addDays(today, 59), days_left: 59 },
+        { type: 'cpi', known_through: addDays(today, 10), days_left: 10 },
+      ]);
+      const warning = t.logs.map((l) => JSON.parse(l)).find((l) => l.level === 40 && /macro calendar/.test(l.msg));
+      expect(warning?.msg).toContain(`has fewer than 60 days of dates left for fomc through ${addDays(today, 59)} (59 days left), cpi through ${addDays(today, 10)} (10 days left)`);
+      expect(warning?.msg).toContain('MACRO_CALENDAR_FILE');
+      expect(warning?.msg).toContain('docs/operating/macro-calendar.md');
+    } finally {
+      await t.app.close();
+    }
+  });
+
+  it('running out is counted from today: the shipped CPI and jobs dates at 2026-10-06 and on 2026-12-07', () => {
+    const cal = BUILT_IN_MACRO_CALENDAR.calendar;
+    expect(runningOut(cal, NOW)).toEqual([{ type: 'jobs', known_through: '2026-12-04', days_left: 59 }]);
+    expect(runningOut(cal, Date.parse('2026-12-07T17:00:00Z'))).toEqual([
+      { type: 'cpi', known_through: '2026-12-10', days_left: 3 },
+      { type: 'jobs', known_through: '2026-12-04', days_left: 0 },
+    ]);
   });
 
   it('the shipped file: every event has an official https source; CPI and jobs end in December 2026 (BLS had not published 2027)', () => {

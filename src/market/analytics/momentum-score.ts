@@ -32,7 +32,9 @@ const query = z.object({
     .regex(/^[A-Za-z0-9\-/]{1,24}$/, `must be ${ACCEPTED_MOMENTUM_SYMBOL}`)
     .describe(
     `Crypto only: ${ACCEPTED_MOMENTUM_SYMBOL}, case-insensitive. Alone or with USDT: Binance's USDT pair, Coinbase Exchange's USD product on the fallback; with USD: Coinbase Exchange's USD product.`,
-  ),
+  )
+    // OpenAPI lists the assets; their pairs and other cases are accepted too, as the description says.
+    .meta({ enum: [...MOMENTUM_ASSETS], pattern: undefined }),
   timeframe: timeframeQuery(MOMENTUM_TIMEFRAMES, `Candle length: ${MOMENTUM_TIMEFRAMES.join(', ')}.`),
 });
 
@@ -62,6 +64,8 @@ const data = z.object({
   confidence: z
     .number()
     .int()
+    .min(0)
+    .max(100)
     .describe('0-100: 100 × |score| for a directional bias, 100 × (1 − |score| / 0.3) for neutral, × the ATR regime factor (low, normal 1; high 0.85; extreme 0.7), rounded'),
   score: z.number().describe('Σ weight × (+1 bullish, −1 bearish, 0 neutral) / Σ weight over the signals, from −1 to 1'),
   thesis: z.string().describe('One or two plain sentences built from the readings'),

@@ -30,7 +30,8 @@ const query = z.object({
       return found ?? z.NEVER;
     })
     .optional()
-    .describe(`A Kalshi category, case-insensitive: ${CATEGORY_LIST}. Answers its most active open markets by 24 h volume.`),
+    .describe(`A Kalshi category, case-insensitive: ${CATEGORY_LIST}. Answers its most active open markets by 24 h volume.`)
+    .meta({ enum: [...KALSHI_CATEGORIES] }),
   ticker: tickerParam('market', 'KXFEDDECISION-26OCT-H0'),
   event: tickerParam('event', 'KXFEDDECISION-26OCT'),
   limit: boundedInt(1, 50, 10, 'With category: how many markets, 1-50.'),

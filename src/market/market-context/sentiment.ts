@@ -12,7 +12,7 @@ const query = z.object({
   limit: boundedInt(0, MAX_HISTORY, 0, `Daily readings of history before the current one, 0-${MAX_HISTORY}.`),
 });
 
-const value = z.number().int().describe('Index from 0 (extreme fear) to 100 (extreme greed)');
+const value = z.number().int().min(0).max(100).describe('Index from 0 (extreme fear) to 100 (extreme greed)');
 const classification = z.string().describe("alternative.me's label: Extreme Fear, Fear, Neutral, Greed or Extreme Greed");
 
 const data = z.object({

@@ -34,7 +34,8 @@ const query = z.object({
   symbol: symbolParam
     .optional()
     .describe(`Underlying: ${ACCEPTED_UNDERLYING}, case-insensitive. Default ${DEFAULT_UNDERLYING}.`)
-    .meta({ [X_DEFAULT]: DEFAULT_UNDERLYING } as never),
+    // OpenAPI lists the two assets; their USD pairs and other cases are accepted too, as the description says.
+    .meta({ [X_DEFAULT]: DEFAULT_UNDERLYING, enum: [...VOLATILITY_CURRENCIES], pattern: undefined, minLength: undefined, maxLength: undefined } as never),
   currency: enumParam(VOLATILITY_CURRENCIES).optional().describe('The older name of `symbol` (BTC or ETH, any case), still accepted; give one of the two.'),
 });
 

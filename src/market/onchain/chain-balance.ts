@@ -28,7 +28,7 @@ export const chainBalance = defineRoute({
   query,
   prepare: loadEnsNormalizer,
   data,
-  example: { address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', chain: 'ethereum' },
+  example: { address: '0xd8da6bf26964af9d7eed9e03e53415d37aa96045', chain: 'ethereum' },
   handler: async (req, { sources }) => {
     const chain = parseChain(req.query.chain);
     const account = await resolveAccount(sources, parseAddressOrName('address', req.query.address));

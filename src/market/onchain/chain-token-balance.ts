@@ -82,7 +82,7 @@ export const chainTokenBalance = defineRoute({
   query,
   prepare: loadEnsNormalizer,
   data,
-  example: { address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', token: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', chain: 'ethereum' },
+  example: { address: '0xd8da6bf26964af9d7eed9e03e53415d37aa96045', token: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', chain: 'ethereum' },
   handler: async (req, { sources }) => {
     const chain = parseChain(req.query.chain);
     const token = parseHexAddress('token', req.query.token);

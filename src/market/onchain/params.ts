@@ -8,7 +8,7 @@ import type { BlockRef } from '../../sources/evm-lookups.ts';
 import { EVM_CHAINS, type EvmChain } from '../../sources/evm-rpc.ts';
 import type { Sources } from '../../sources/index.ts';
 import { loadViemEns } from '../../sources/viem.ts';
-import { addressProblem, checkEvmAddress } from '../../params/evm-address.ts';
+import { addressProblem, checkEvmAddress, EVM_ADDRESS_FORMS } from '../../params/evm-address.ts';
 
 export const ACCEPTED_CHAIN = `one of ${EVM_CHAINS.map((c) => c.name).join(', ')} (case-insensitive) or a chain id (${EVM_CHAINS.map((c) => c.id).join(', ')})`;
 
@@ -23,11 +23,15 @@ export function rpcOf(sources: Sources, chain: EvmChain) {
   return byName[chain.name];
 }
 
+/** The chains' names and ids, as OpenAPI lists them (names in any case are accepted too: the description says so). */
+export const CHAIN_VALUES = [...EVM_CHAINS.map((c) => c.name), ...EVM_CHAINS.map((c) => String(c.id))];
+
 export const chainParam = z
   .string({ error: () => `must be ${ACCEPTED_CHAIN}` })
   .refine((v) => findEvmChain(v) !== undefined, `must be ${ACCEPTED_CHAIN}`)
   .default('ethereum')
-  .describe(`Chain: ${ACCEPTED_CHAIN}. Default ethereum.`);
+  .describe(`Chain: ${ACCEPTED_CHAIN}. Default ethereum.`)
+  .meta({ enum: CHAIN_VALUES });
 
 /** The chain of an accepted `chain` value. */
 export function parseChain(value: string): EvmChain {
@@ -62,6 +66,13 @@ function ensName(input: string): string | undefined {
   }
 }
 
+/**
+ * ENS names as OpenAPI's pattern lists them (without ^ and $): two or more dot-separated labels of lower-case
+ * letters, digits and single inner hyphens, which ENSIP-15 normalization keeps as they are. Other names it
+ * normalizes (upper case, emoji, other scripts) are accepted too: the descriptions say so.
+ */
+const ENS_NAME_FORMS = '(?:[a-z0-9]+(?:-[a-z0-9]+)*\\.)+[a-z0-9]+(?:-[a-z0-9]+)*';
+
 type Checked = { ok: true; value: AddressInput } | { ok: false; message: string };
 
 function checkAddressOrName(raw: string, allowName: boolean): Checked {
@@ -85,7 +96,8 @@ function addressSchema(allowName: boolean, what: string) {
       const checked = checkAddressOrName(v, allowName);
       if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.message });
     })
-    .describe(what);
+    .describe(what)
+    .meta({ pattern: allowName ? `^(?:${EVM_ADDRESS_FORMS}|${ENS_NAME_FORMS})$` : `^${EVM_ADDRESS_FORMS}$`, maxLength: 255 });
 }
 
 /** `address`: a 0x address or an ENS name (resolved on Ethereum). */
@@ -114,7 +126,8 @@ const ACCEPTED_NAME = 'an ENS name (vitalik.eth)';
 export const ensNameParam = z
   .string({ error: () => `must be ${ACCEPTED_NAME}` })
   .refine((v) => ensName(v.trim()) !== undefined, `must be ${ACCEPTED_NAME}`)
-  .describe(`ENS name to resolve: ${ACCEPTED_NAME}; normalized per ENSIP-15 (case-insensitive).`);
+  .describe(`ENS name to resolve: ${ACCEPTED_NAME}; normalized per ENSIP-15 (case-insensitive).`)
+  .meta({ pattern: `^${ENS_NAME_FORMS}$`, maxLength: 255 });
 
 /** An accepted `name` value, normalized. */
 export function parseEnsName(param: string, value: string): string {
@@ -143,7 +156,9 @@ export const blockParam = z
   .toLowerCase()
   .refine((v) => (BLOCK_TAGS as readonly string[]).includes(v) || (/^\d{1,16}$/.test(v) && Number.isSafeInteger(Number(v))), `must be ${ACCEPTED_BLOCK}`)
   .default('latest')
-  .describe(`Block: ${ACCEPTED_BLOCK}. latest = the head; safe and finalized = the newest block the consensus layer marked so. Default latest.`);
+  .describe(`Block: ${ACCEPTED_BLOCK}. latest = the head; safe and finalized = the newest block the consensus layer marked so. Default latest.`)
+  // The tags as written (any case is accepted), and numbers of up to 15 digits (all below 2^53).
+  .meta({ pattern: `^(?:${BLOCK_TAGS.join('|')}|[0-9]{1,15})$` });
 
 export function parseBlock(value: string): BlockRef {
   return (BLOCK_TAGS as readonly string[]).includes(value) ? (value as BlockRef) : Number(value);
