@@ -40,9 +40,9 @@ describe('client and MCP layers', () => {
     expect(outside).toEqual([]);
   });
 
-  it('src/mcp reaches marketgate through the client only', () => {
+  it('src/mcp reaches marketgate through the client only (and the MCP SDK, and x402 core for the remote server\'s terms)', () => {
     const outside = under('mcp').flatMap((i) =>
-      i.specifiers.filter((s) => (s.local ? !/^(mcp|client)\//.test(s.to) : !/^(node:|@modelcontextprotocol\/sdk\/)/.test(s.to))).map((s) => `${i.file} → ${s.to}`),
+      i.specifiers.filter((s) => (s.local ? !/^(mcp|client)\//.test(s.to) : !/^(node:|@modelcontextprotocol\/(server|node)(\/|$)|@x402\/core(\/|$))/.test(s.to))).map((s) => `${i.file} → ${s.to}`),
     );
     expect(outside).toEqual([]);
   });
