@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ConfigError, env, type EnvValues } from '../lib/env.ts';
 import { X402_NETWORKS } from './networks.ts';
-import { atomicAmount } from './price.ts';
+import { atomicAmount } from './core/price.ts';
 
 const evmAddress = (what: string) =>
   z
@@ -122,7 +122,7 @@ export interface PaymentSettings {
   cdp: { keyId: string | undefined; keySecret: string | undefined };
   /** X402_SIGNING_KEY: signs offers and receipts (signing-key.ts, offer-receipt.ts); undefined: nothing is signed. */
   signingKey: `0x${string}` | undefined;
-  /** batch-settlement beside exact (see src/payments/batch/batch-settlement.ts). */
+  /** batch-settlement beside exact (see src/payments/schemes/batch-settlement/batch-settlement.ts). */
   batch: {
     enabled: boolean;
     /** Dollar amount a channel is asked to hold, e.g. "$0.10". */
