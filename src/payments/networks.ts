@@ -3,3 +3,15 @@ export const X402_NETWORKS: Record<string, { caip2: `eip155:${number}`; usdc: `0
   base: { caip2: 'eip155:8453', usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', usdcName: 'USD Coin' },
   'base-sepolia': { caip2: 'eip155:84532', usdc: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', usdcName: 'USDC' },
 };
+
+// The Solana networks x402's `exact` SVM scheme (@x402/svm) serves, by short name: CAIP-2 id (solana:<genesis hash,
+// first 32 characters>) and that network's USDC mint (6 decimals). @x402/svm knows no others.
+export const SVM_NETWORKS: Record<string, { caip2: `solana:${string}`; usdc: string }> = {
+  mainnet: { caip2: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', usdc: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' },
+  devnet: { caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', usdc: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU' },
+};
+
+/** The short name or CAIP-2 id of a Solana network @x402/svm serves → its entry; undefined otherwise. */
+export function svmNetwork(value: string): { caip2: `solana:${string}`; usdc: string } | undefined {
+  return SVM_NETWORKS[value] ?? Object.values(SVM_NETWORKS).find((n) => n.caip2 === value);
+}

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ConfigError, env, type EnvValues } from '../lib/env.ts';
 import { X402_NETWORKS } from './networks.ts';
 import { atomicAmount } from './core/price.ts';
+import { SVM_PAYMENTS_ENV, svmPaymentSettings, type SvmPaymentSettings } from './svm-settings.ts';
 
 const evmAddress = (what: string) =>
   z
@@ -90,6 +91,7 @@ export const PAYMENTS_ENV = {
     "Private key (secp256k1, 0x + 64 hex) this server signs x402 offers and receipts with (the offer-receipt extension, JWS ES256K): every 402 then carries signed offers, every paid 200 a signed receipt and Content-Digest. Its public key is published in the agent card and /openapi.json. Unset: nothing is signed.",
     { secret: true },
   ),
+  ...SVM_PAYMENTS_ENV,
   CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
   CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
 };
@@ -122,6 +124,8 @@ export interface PaymentSettings {
   cdp: { keyId: string | undefined; keySecret: string | undefined };
   /** X402_SIGNING_KEY: signs offers and receipts (signing-key.ts, offer-receipt.ts); undefined: nothing is signed. */
   signingKey: `0x${string}` | undefined;
+  /** Payments from Solana (`exact`, SPL token) beside Base's, when X402_SVM_PAY_TO is set (svm-settings.ts). */
+  svm: SvmPaymentSettings | undefined;
   /** batch-settlement beside exact (see src/payments/schemes/batch-settlement/batch-settlement.ts). */
   batch: {
     enabled: boolean;
@@ -170,6 +174,7 @@ export function paymentSettings(e: PaymentValues, baseRpcUrl: string): PaymentSe
     prefetch: e.X402_PREFETCH,
     cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
     signingKey: e.X402_SIGNING_KEY as `0x${string}` | undefined,
+    svm: svmPaymentSettings(e),
     batch: {
       enabled: e.X402_BATCH_SETTLEMENT,
       deposit: e.X402_BATCH_DEPOSIT,

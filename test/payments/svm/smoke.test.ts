@@ -1,0 +1,35 @@
+import { x402Facilitator } from '@x402/core/facilitator';
+import { toFacilitatorSvmSigner } from '@x402/svm';
+import { ExactSvmScheme as ClientScheme } from '@x402/svm/exact/client';
+import { registerExactSvmScheme } from '@x402/svm/exact/facilitator';
+import { generateKeyPairSigner } from '@solana/kit';
+import { expect, it } from 'vitest';
+import { startSolanaLedger } from './ledger.ts';
+
+it('smoke', async () => {
+  const ledger = await startSolanaLedger();
+  const fee = await generateKeyPairSigner();
+  const payer = await generateKeyPairSigner();
+  const payTo = await generateKeyPairSigner();
+  ledger.airdrop(fee.address, 10n);
+  await ledger.fund(payer.address, 5_000_000n);
+  await ledger.fund(payTo.address, 0n);
+  const network = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
+  const fac = new x402Facilitator();
+  registerExactSvmScheme(fac, { signer: toFacilitatorSvmSigner(fee, { defaultRpcUrl: ledger.rpcUrl }), networks: network });
+  const supported = fac.getSupported();
+  console.log(JSON.stringify(supported));
+  const req = { scheme: 'exact', network, asset: ledger.mint, amount: '1000', payTo: payTo.address, maxTimeoutSeconds: 60, extra: { feePayer: fee.address } } as any;
+  const client = new ClientScheme(payer, { rpcUrl: ledger.rpcUrl });
+  const p = await client.createPaymentPayload(2, req);
+  const payload = { x402Version: 2, accepted: req, payload: p.payload, resource: { url: 'http://x/y' } } as any;
+  const v = await fac.verify(payload, req);
+  console.log('verify', v);
+  const s = await fac.settle(payload, req);
+  console.log('settle', s);
+  expect(await ledger.balance(payer.address)).toBe(5_000_000n - 1000n);
+  expect(await ledger.balance(payTo.address)).toBe(1000n);
+  const s2 = await fac.settle(payload, req);
+  console.log('settle2', s2, ledger.calls);
+  await ledger.close();
+});
