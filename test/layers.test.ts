@@ -142,7 +142,7 @@ export function paymentsBreaches(list: readonly Specifier[]): string[] {
     if (rest[0] === 'schemes') return 'schemes';
     return 'root';
   };
-  const ROOT_ALLOWED = new Set(['payments/settings.ts', 'payments/networks.ts']);
+  const ROOT_ALLOWED = new Set(['payments/settings.ts', 'payments/svm-settings.ts', 'payments/networks.ts']);
   return list.flatMap((i) => {
     const from = part(i.from);
     if (!from || from === 'root') return [];

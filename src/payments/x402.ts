@@ -34,6 +34,7 @@ export async function installX402(app: FastifyInstance, opts: PaymentsOptions, s
   const chain = x402.rpcUrl ? new AuthorizationChain({ rpcUrl: x402.rpcUrl, network: x402.network, timeoutMs: x402.facilitatorTimeoutMs }) : undefined;
   const list: PaymentScheme[] = [exactEvmScheme(x402, atomicAmount(x402.price, x402.asset!.decimals), chain)];
   if (batch) list.push(await batchScheme(batch, x402));
+  if (x402.svm) list.push(await svmScheme(x402, facilitator, app));
   schemes = new PaymentSchemes(list);
   const readers = schemes.readers();
   if (readers.size > 0) {
@@ -98,6 +99,15 @@ async function batchSettlement(app: FastifyInstance, x402: PaymentSettings, faci
 async function batchScheme(batch: BatchSettlement, x402: PaymentSettings): Promise<PaymentScheme> {
   const { batchSettlementScheme } = await import('./schemes/batch-settlement/scheme.ts');
   return batchSettlementScheme(batch, x402.network);
+}
+
+/** exact on Solana beside Base's (X402_SVM_PAY_TO; @x402/svm and @solana/kit loaded only then). */
+async function svmScheme(x402: PaymentSettings, facilitator: FacilitatorClient, app: FastifyInstance): Promise<PaymentScheme> {
+  const [{ exactSvmScheme }, { SvmOutcomeReader }] = await Promise.all([import('./schemes/exact-svm/scheme.ts'), import('./schemes/exact-svm/outcome.ts')]);
+  const svm = x402.svm!;
+  const outcomes = svm.rpcUrl ? new SvmOutcomeReader({ rpcUrl: svm.rpcUrl, timeoutMs: x402.facilitatorTimeoutMs }) : undefined;
+  if (!outcomes) app.log.warn({ network: svm.network }, 'x402: no X402_SVM_RPC_URL: a Solana settlement the facilitator does not answer is recorded unknown, not read from the chain');
+  return exactSvmScheme({ svm, amount: atomicAmount(x402.price, svm.asset.decimals), maxTimeoutS: x402.maxTimeoutS, facilitator, log: app.log, outcomes });
 }
 
 /** The caller's channel storage, else the ledger database's (every use bounded by DB_TIMEOUT_MS like any other). */

@@ -38,7 +38,7 @@ export interface PaidWorldOptions {
   /** Deploy the batch-settlement contracts too. */
   batch?: boolean;
   /** The facilitator's delays, and batch-settlement with its receiver authorizer. */
-  facilitator?: Pick<FacilitatorOptions, 'delays' | 'batch'>;
+  facilitator?: Pick<FacilitatorOptions, 'delays' | 'batch' | 'svm'>;
   /** What the fake exchange answers on TICKER (default: the recorded BTCUSDT ticker, at once). */
   ticker?: Parameters<FakeUpstream['route']>[1];
 }

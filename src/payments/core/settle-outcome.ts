@@ -41,7 +41,7 @@ export interface SettleOutcomeOptions {
 export const LEDGER_UNAVAILABLE = 'ledger_unavailable';
 
 /** Facilitator refusals that say (or may say) the authorization was used, or expires with another settle in flight. */
-export const AUTHORIZATION_IN_USE = /nonce|valid_before|simulation_failed|transaction_failed/;
+export const AUTHORIZATION_IN_USE = /nonce|valid_before|simulation_failed|transaction_failed|duplicate_settlement|settlement_pending/;
 
 /** How far back (ms) the transaction of a settle that was just sent can be. */
 const SETTLE_SEARCH_BACK_MS = 10 * 60_000;
@@ -85,7 +85,7 @@ export async function settleFailure(ctx: SettleFailureContext, opts: SettleOutco
   // A facilitator that could not be heard from may still have sent the transfer.
   const unheard = fe instanceof FacilitatorUnavailableError || fe instanceof FacilitatorTimeoutError;
   // Unheard, or an authorization about to expire: waited for until the chain is sure; a used one: asked once.
-  const verdict = unheard || AUTHORIZATION_IN_USE.test(reason) ? await askChain(ctx, opts, unheard || /valid_before/.test(reason)) : undefined;
+  const verdict = unheard || AUTHORIZATION_IN_USE.test(reason) ? await askChain(ctx, opts, unheard || /valid_before|settlement_pending/.test(reason)) : undefined;
 
   if (verdict?.kind === 'landed') {
     const payer = address((attempt?.authorization ?? opts.schemes.authorizationOf(ctx.paymentPayload))?.payer);

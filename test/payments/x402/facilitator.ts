@@ -7,12 +7,15 @@ import { x402Facilitator } from "@x402/core/facilitator";
 import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/facilitator";
 import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { toFacilitatorEvmSigner } from "@x402/evm";
+import { toFacilitatorSvmSigner } from "@x402/svm";
+import { registerExactSvmScheme } from "@x402/svm/exact/facilitator";
 import { createWalletClient, http, nonceManager, publicActions, type Chain } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { MNEMONIC } from "./chain.ts";
 
 // drop-settle: destroy the socket on /settle, settling nothing (the facilitator dies mid-call).
-export type FacilitatorMode = "ok" | "drop-settle";
+// lose-settle-answer: settle, then destroy the socket instead of answering (the transfer lands; its answer is lost).
+export type FacilitatorMode = "ok" | "drop-settle" | "lose-settle-answer";
 
 export interface FacilitatorOptions {
   chain: Chain;
@@ -25,6 +28,8 @@ export interface FacilitatorOptions {
    * omitted, servers must bring their own receiver-authorizer signer.
    */
   batch?: { authorizerIndex?: number };
+  /** Also `exact` on Solana (@x402/svm's facilitator), paying fees with `feePayer`, over the ledger's JSON-RPC. */
+  svm?: { feePayer: Parameters<typeof toFacilitatorSvmSigner>[0]; rpcUrl: string; network: `solana:${string}` };
   /** Wait this long before answering /verify and /settle (ms; default 0); `state.delays` changes it later. */
   delays?: { verifyMs?: number; settleMs?: number };
 }
@@ -43,6 +48,7 @@ export async function startFacilitator(opts: FacilitatorOptions) {
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: opts.network });
+  if (opts.svm) registerExactSvmScheme(facilitator, { signer: toFacilitatorSvmSigner(opts.svm.feePayer, { defaultRpcUrl: opts.svm.rpcUrl }), networks: opts.svm.network });
   if (opts.batch) {
     const authorizer = opts.batch.authorizerIndex === undefined ? undefined : mnemonicToAccount(MNEMONIC, { addressIndex: opts.batch.authorizerIndex });
     facilitator.register(opts.network, new BatchSettlementEvmScheme(signer, authorizer));
@@ -93,6 +99,7 @@ export async function startFacilitator(opts: FacilitatorOptions) {
             ? await facilitator.verify(paymentPayload, paymentRequirements)
             : await facilitator.settle(paymentPayload, paymentRequirements);
         state.timings.push({ op, ms: performance.now() - t0, result });
+        if (op === "settle" && state.mode === "lose-settle-answer") return req.socket.destroy();
         send(res, 200, result);
         state.log.push({ op, receivedAt: t0, answeredAt: performance.now() });
         return;
