@@ -41,7 +41,7 @@ import { VERSION } from './lib/version.ts';
 import { MARKET_ROUTES, marketIndex } from './market/index.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { METRICS_PATH, registerMetrics } from './metrics/plugin.ts';
-import type { BatchEventRecorder } from './payments/batch/batch-events.ts';
+import type { BatchEventRecorder } from './payments/schemes/batch-settlement/batch-events.ts';
 import { installPayments } from './payments/install.ts';
 import { tokenDecimals } from './payments/networks.ts';
 import { connectRedis, type RedisConnections } from './redis/client.ts';

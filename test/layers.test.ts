@@ -50,16 +50,27 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Static imports and re-exports (`import type` marked), side-effect imports, and import() with a literal path. */
-const IMPORT = /^(?:import|export)\s+(type\s+)?(?:[^'"]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]|\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/gm;
+/**
+ * Static imports and re-exports (`import type` marked), side-effect imports, and import() with a literal path or a
+ * template literal (up to its first `${`: the folder it loads from), of the project's files or of packages.
+ */
+const IMPORT = /^(?:import|export)\s+(type\s+)?(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*(?:['"]([^'"]+)['"]|`([^`$]+))/gm;
 
-const imports: Import[] = sourceFiles(SRC).flatMap((file) =>
-  [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => ({
-    from: relative(SRC, file),
-    to: relative(SRC, resolve(dirname(file), (m[2] ?? m[3])!)),
-    typeOnly: Boolean(m[1]),
-  })),
-);
+interface Specifier extends Import {
+  /** The module as written: a relative path, or a package. */
+  spec: string;
+}
+
+export function specifiers(file: string, text: string): Specifier[] {
+  return [...text.matchAll(IMPORT)].map((m) => {
+    const spec = (m[2] ?? m[3] ?? m[4])!;
+    const local = spec.startsWith('./') || spec.startsWith('../');
+    return { from: relative(SRC, file), to: local ? relative(SRC, resolve(dirname(file), spec)) : spec, typeOnly: Boolean(m[1]), spec };
+  });
+}
+
+const allSpecifiers: Specifier[] = sourceFiles(SRC).flatMap((file) => specifiers(file, readFileSync(file, 'utf8')));
+const imports: Import[] = allSpecifiers.filter((i) => i.spec.startsWith('.')).map(({ from, to, typeOnly }) => ({ from, to, typeOnly }));
 
 /** The stack and the height of a file's layer: its folder under src/, or itself at the root. */
 function layerOf(file: string): { stack: number; height: number } | undefined {
@@ -116,6 +127,36 @@ export function circles(list: readonly Import[]): string[][] {
   return found;
 }
 
+/**
+ * Inside payments: the core (payments/core/) and each scheme (payments/schemes/<scheme>-<family>/) import no
+ * Fastify and none of payments' wiring (fastify.ts, request-adapter.ts, x402.ts, install.ts: only its settings);
+ * the core imports no scheme, and no scheme imports another.
+ */
+export function paymentsBreaches(list: readonly Specifier[]): string[] {
+  const PAYMENTS = 'payments/';
+  const part = (file: string): string | undefined => {
+    if (!file.startsWith(PAYMENTS)) return undefined;
+    const rest = file.slice(PAYMENTS.length).split('/');
+    if (rest[0] === 'core') return 'core';
+    if (rest[0] === 'schemes' && rest.length > 2) return `schemes/${rest[1]}`;
+    if (rest[0] === 'schemes') return 'schemes';
+    return 'root';
+  };
+  const ROOT_ALLOWED = new Set(['payments/settings.ts', 'payments/networks.ts']);
+  return list.flatMap((i) => {
+    const from = part(i.from);
+    if (!from || from === 'root') return [];
+    const say = (why: string) => [`${i.from} → ${i.to}${i.typeOnly ? ' (type)' : ''}: ${why}`];
+    if (i.spec === 'fastify' || i.spec.startsWith('fastify/') || i.spec.startsWith('@fastify/')) return say('Fastify outside payments/fastify.ts');
+    const to = part(i.to);
+    if (!to) return [];
+    if (to === 'root' && !ROOT_ALLOWED.has(i.to)) return say("payments' wiring");
+    if (from === 'core' && to.startsWith('schemes')) return say('a scheme, from the core');
+    if (from.startsWith('schemes/') && to.startsWith('schemes') && to !== from) return say('another scheme');
+    return [];
+  });
+}
+
 describe('layers', () => {
   it('finds the imports it checks (the scan itself works)', () => {
     expect(imports.length).toBeGreaterThan(500);
@@ -134,6 +175,26 @@ describe('layers', () => {
 
   it('no files import each other in a circle (type-only imports included)', () => {
     expect(circles(imports)).toEqual([]);
+  });
+
+  it('payments: the core and the schemes import no Fastify and no wiring; the core no scheme; no scheme another', () => {
+    expect(allSpecifiers.some((i) => i.from.startsWith('payments/schemes/exact-evm/'))).toBe(true);
+    expect(paymentsBreaches(allSpecifiers)).toEqual([]);
+  });
+
+  it('the payments checks catch what they are for (template-literal import() included)', () => {
+    const file = (path: string) => resolve(SRC, path);
+    const found = [
+      ...specifiers(file('payments/core/a.ts'), "import type { FastifyRequest } from 'fastify';\nimport { x } from '../schemes/exact-evm/b.ts';\nimport { y } from '../fastify.ts';\nimport { s } from '../settings.ts';"),
+      ...specifiers(file('payments/schemes/svm-exact/c.ts'), 'const m = await import(`../exact-evm/${name}.ts`);\nimport { z } from "../../core/scheme.ts";'),
+      ...specifiers(file('payments/fastify.ts'), "import type { FastifyRequest } from 'fastify';"),
+    ];
+    expect(paymentsBreaches(found)).toEqual([
+      'payments/core/a.ts → fastify (type): Fastify outside payments/fastify.ts',
+      'payments/core/a.ts → payments/schemes/exact-evm/b.ts: a scheme, from the core',
+      "payments/core/a.ts → payments/fastify.ts: payments' wiring",
+      'payments/schemes/svm-exact/c.ts → payments/schemes/exact-evm: another scheme',
+    ]);
   });
 
   it('the checks catch what they are for', () => {

@@ -3,7 +3,7 @@
 // which stand above this core, by src/reference/access-guide.ts.
 import { z } from 'zod';
 
-/** The public part of the key offers and receipts are signed with (src/payments/signing-key.ts makes it). */
+/** The public part of the key offers and receipts are signed with (src/payments/core/signing-key.ts makes it). */
 export const signingKeySchema = z.object({
   format: z.literal('jws').describe('Offers and receipts are JWS compact serialisations (offer-receipt extension, format "jws")'),
   alg: z.literal('ES256K').describe('ECDSA over secp256k1 with SHA-256 (RFC 8812)'),

@@ -1,7 +1,7 @@
 // One EIP-3009 authorization (network, payer, nonce) is settled at most once, by this server and by every instance
 // sharing the ledger database: before a payment carrying it is verified, its request claims the authorization here
 // (migration 8, `x402_authorizations`, one row per authorization in play). While a claim is held, every other
-// request carrying the same authorization waits (src/payments/authorization-claim.ts); none of them reaches the
+// request carrying the same authorization waits (src/payments/core/authorization-claim.ts); none of them reaches the
 // facilitator.
 //
 //   in_flight  held by `owner` until `lease_until` (renewed while its request runs, never past validBefore): a

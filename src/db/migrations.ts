@@ -151,7 +151,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'payments_once_per_authorization',
     statements: [
       // When the paid answer left the server (a retry of an answered payment is never answered again), and
-      // what the chain last said about the row's authorization (src/payments/chain.ts).
+      // what the chain last said about the row's authorization (src/payments/schemes/exact-evm/chain.ts).
       'ALTER TABLE payments ADD COLUMN answered_at timestamptz',
       'ALTER TABLE payments ADD COLUMN chain_checked_at timestamptz',
       'ALTER TABLE payments ADD COLUMN chain_state text',
@@ -165,7 +165,7 @@ export const MIGRATIONS: readonly Migration[] = [
       // One EIP-3009 authorization moves money once: one settled row per (network, payer, nonce).
       `CREATE UNIQUE INDEX payments_settled_once ON payments (network, payer, authorization_nonce)
        WHERE status = 'settled' AND payer IS NOT NULL AND authorization_nonce IS NOT NULL`,
-      // A retry of the same payment finds its row (src/payments/resume.ts).
+      // A retry of the same payment finds its row (src/payments/core/resume.ts).
       'CREATE INDEX payments_payload_hash_idx ON payments (payload_hash)',
       // Payment identifiers: the request an identifier was first used for (method, route, sorted query), the
       // lease of a claim in flight (renewed while its request runs, never past the authorization's validBefore),

@@ -1,7 +1,7 @@
 // What the payments module reads and writes of a row besides its outcome, to find out what became of a payment:
-// the rows the chain may decide (src/payments/reconciler.ts) and what the chain said about one it could not
+// the rows the chain may decide (src/payments/core/reconciler.ts) and what the chain said about one it could not
 // decide yet; the row of a payment whose answer never went out, and the claim of that answer by its retry
-// (src/payments/resume.ts).
+// (src/payments/core/resume.ts).
 import { escapeControl } from '../lib/control-chars.ts';
 import type { Queryable } from './database.ts';
 import { record, RECORD_COLUMNS, type PaymentRecord, type RawRecord } from './payment-rows.ts';

@@ -7,7 +7,7 @@
 //             │                   authorization is settled on another row (reason)
 //             └─→ unknown         neither the facilitator nor the chain could say whether the transfer landed
 //   verified | unknown ──→ settled | settle_failed | cancelled   (found out from the chain by
-//                          src/payments/reconciler.ts, or by hand: `npm run payments -- resolve`)
+//                          src/payments/core/reconciler.ts, or by hand: `npm run payments -- resolve`)
 //
 // One settled row per (network, payer, authorization nonce), enforced by the database (payment-outcome.ts).
 //

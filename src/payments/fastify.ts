@@ -1,17 +1,18 @@
 // The x402 payment gate for Fastify: the thin adapter over the payments core, as @x402/express is over
 // @x402/core. It gives access-control.ts the three hooks of a paid request without an API key, and writes what
-// the core decides: before the handler, verify-and-grant (verify.ts: the answer to send, or the grant of the
-// matched route); on send, settle or cancel (settle.ts); once the answer is out, the payment identifier kept or
-// given up (idempotency.ts). The payment table and the SDK's resource server are resource-server.ts's.
+// the core decides: before the handler, verify-and-grant (core/verify.ts: the answer to send, or the grant of the
+// matched route); on send, settle or cancel (core/settle.ts: what to send); once the answer is out, the payment
+// identifier kept or given up (core/idempotency.ts). With request-adapter.ts, the only file of payments that
+// reads a request or writes a reply. The payment table and the SDK's resource server are core/resource-server.ts's.
 //
-// Prefetch (X402_PREFETCH, on by default): when the SDK is about to ask the facilitator to verify an `exact`
-// payment — the header decoded, it matches the route's requirements, its extensions are valid, no stored
+// Prefetch (X402_PREFETCH, on by default): when the SDK is about to ask the facilitator to verify a payment of a
+// scheme that allows it (exact's) — the header decoded, it matches the route's requirements, its extensions are valid, no stored
 // answer or running twin took it (idempotency) — the route's work starts at the same time (grant.ts holds its
 // answer, unsent, until the grant exists). A paid call then costs max(verify, handler) + settle instead of
 // verify + handler + settle. A payment that is refused drops the held answer (its upstream data stays in the
 // cache); nothing is settled for it.
 import type { FacilitatorClient } from '@x402/core/server';
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { PaymentGate } from '../access/access-control.ts';
 import { discardPrefetch, prefetch } from '../access/grant.ts';
 import type { CatalogEntry } from '../catalog/route.ts';
@@ -19,19 +20,19 @@ import type { AuthorizationClaims } from '../db/authorization-claims.ts';
 import type { PaymentIdStore } from '../db/payment-ids.ts';
 import type { PaymentRecords } from '../db/payments.ts';
 import type { PaymentMetrics } from '../metrics/metrics.ts';
-import type { PaymentAttempt } from './attempt.ts';
-import type { BatchOffer } from './batch/batch-settlement.ts';
-import type { AuthorizationChain } from './chain.ts';
-import { AuthorizationLocks } from './authorization-claim.ts';
-import { PaymentIdempotency } from './idempotency.ts';
-import { PaymentServer } from './resource-server.ts';
-import { paymentTerms } from './responses.ts';
+import type { PaymentAttempt } from './core/attempt.ts';
+import { AuthorizationLocks } from './core/authorization-claim.ts';
+import { PaymentIdempotency } from './core/idempotency.ts';
+import type { OfferReceipts } from './core/offer-receipt.ts';
+import { PaymentServer } from './core/resource-server.ts';
+import { paymentTerms } from './core/responses.ts';
+import type { PaymentSchemes } from './core/scheme.ts';
+import { settleOnSend } from './core/settle.ts';
+import { verifyAndGrant, type VerifiedPayment, type VerifyOptions } from './core/verify.ts';
+import { beginAttempt } from './request-adapter.ts';
 import type { PaymentSettings } from './settings.ts';
-import { settleOnSend } from './settle.ts';
-import type { OfferReceipts } from './offer-receipt.ts';
-import { beginAttempt, verifyAndGrant, type VerifiedPayment, type VerifyOptions } from './verify.ts';
 
-export { HEAD_PAYMENT, MALFORMED_PAYMENT, paymentTerms, type PaymentTerms } from './responses.ts';
+export { HEAD_PAYMENT, MALFORMED_PAYMENT, paymentTerms, type PaymentTerms } from './core/responses.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,7 +55,9 @@ export interface GateOptions {
   records: PaymentRecords;
   /** Payment identifiers (idempotent retries). */
   paymentIds: PaymentIdStore;
-  /** The claims of `exact` authorizations in play: one request at a time per authorization, across instances (x402.ts gives them; a gate tested alone may not). */
+  /** The schemes offered, in offer order (x402.ts builds them from the settings). */
+  schemes: PaymentSchemes;
+  /** The claims of authorizations in play: one request at a time per authorization, across instances (x402.ts gives them; a gate tested alone may not). */
   authorizationClaims?: AuthorizationClaims;
   /** The records' database health: while it is degraded, no payment is verified (it could not be recorded). */
   database: { readonly degraded: boolean };
@@ -63,12 +66,8 @@ export interface GateOptions {
   metrics: PaymentMetrics;
   /** The longest a paid call without an EIP-3009 authorization can take: how long a retry with its identifier waits for it. */
   paidCallMs: number;
-  /** The payment network's chain (X402_RPC_URL): where outcomes the facilitator did not tell are read. */
-  chain?: AuthorizationChain;
   /** Aborted when the server closes: waits for the chain end. */
   signal?: AbortSignal;
-  /** batch-settlement beside exact (X402_BATCH_SETTLEMENT), when the facilitator offers it. */
-  batch?: { offer(): Promise<BatchOffer | undefined> };
   /** Start the route's work while the facilitator verifies (X402_PREFETCH); default true. */
   prefetch?: boolean;
   /** Signed offers and receipts (X402_SIGNING_KEY); undefined: nothing is signed. */
@@ -78,19 +77,25 @@ export interface GateOptions {
 export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare(): void; initialize(): Promise<void> } {
   const terms = paymentTerms(opts.x402);
   const idempotency = new PaymentIdempotency({ store: opts.paymentIds, log: opts.log });
+  // The request of each attempt, for the route's work started while its payment is verified.
+  const requests = new WeakMap<PaymentAttempt, FastifyRequest>();
   const server = new PaymentServer({
-    x402: opts.x402,
-    terms,
+    schemes: opts.schemes,
     facilitator: opts.facilitator,
     paidRoutes: opts.paidRoutes,
     publicBaseUrl: opts.publicBaseUrl,
-    records: { records: opts.records, metrics: opts.metrics, facilitator: opts.facilitatorName, log: opts.log, chain: opts.chain, signal: opts.signal },
-    batch: opts.batch,
-    prefetch: opts.prefetch === false ? undefined : (attempt) => prefetch(attempt.request, attempt.entry),
+    records: { records: opts.records, metrics: opts.metrics, facilitator: opts.facilitatorName, log: opts.log, signal: opts.signal },
+    prefetch:
+      opts.prefetch === false
+        ? undefined
+        : (attempt) => {
+            const req = requests.get(attempt);
+            if (req) prefetch(req, attempt.entry);
+          },
     receipts: opts.receipts,
   });
   const claims = opts.authorizationClaims;
-  const authorizations = claims && new AuthorizationLocks({ claims, network: opts.x402.network, log: opts.log });
+  const authorizations = claims && new AuthorizationLocks({ claims, log: opts.log });
   const verify: VerifyOptions = { ...opts, terms, server, idempotency, authorizations };
   const settle = { terms, server, idempotency, metrics: opts.metrics, log: opts.log, contentDigest: opts.receipts !== undefined };
 
@@ -102,7 +107,8 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
     },
 
     async preHandler(req, reply, entry) {
-      const attempt = beginAttempt(req, entry);
+      const attempt = beginAttempt(req, entry, opts.publicBaseUrl, opts.schemes);
+      requests.set(attempt, req);
       req.x402Attempt = attempt;
       try {
         const verdict = await verifyAndGrant(attempt, verify);
@@ -122,7 +128,12 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
       const paid = req.x402Payment;
       if (!paid) return payload;
       req.x402Payment = undefined;
-      return settleOnSend(paid, req.x402Attempt, reply, payload, settle);
+      const send = await settleOnSend(paid, req.x402Attempt, { status: reply.statusCode, headers: reply.getHeaders() }, payload, settle);
+      reply.code(send.status);
+      for (const name of send.remove) reply.removeHeader(name);
+      reply.headers(send.headers);
+      if (send.contentType) reply.type(send.contentType);
+      return send.body;
     },
 
     async onResponse(req) {

@@ -9,9 +9,9 @@ import { BatchEventRecords } from '../db/batch-events.ts';
 import { SqlPaymentIdStore, type PaymentIdStore } from '../db/payment-ids.ts';
 import { PaymentRecords } from '../db/payments.ts';
 import { CachedPaymentIdStore } from '../redis/payment-ids.ts';
-import type { BatchSettlement } from './batch/batch-settlement.ts';
+import type { BatchSettlement } from './schemes/batch-settlement/batch-settlement.ts';
 import type { PaymentsOptions, PaymentStores } from './options.ts';
-import type { PaymentReconciler } from './reconciler.ts';
+import type { PaymentReconciler } from './core/reconciler.ts';
 
 export interface Payments extends PaymentStores {
   /** The gate over the paid routes; undefined while x402 is off (paid routes then take an API key alone). */

@@ -8,7 +8,7 @@ import type { PaymentRecords } from '../db/payments.ts';
 import type { DatabaseService } from '../db/service.ts';
 import type { BackendHealth } from '../lib/backend-health.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { BatchEventRecorder } from './batch/batch-events.ts';
+import type { BatchEventRecorder } from './schemes/batch-settlement/batch-events.ts';
 import type { PaymentSettings } from './settings.ts';
 
 export interface PaymentsOptions {

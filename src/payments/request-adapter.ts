@@ -1,8 +1,15 @@
-// The x402 SDK's view of one paid request (its HTTPAdapter, as @x402/express's ExpressAdapter is over an
-// Express request), carrying the request's PaymentAttempt: the SDK hands the adapter back to every hook it runs
-// (in its transport context), which is how a hook finds the attempt it is about (attemptOf).
+// The request adapter: what the payments core and the x402 SDK see of a Fastify request. With fastify.ts, the
+// only file of payments that reads a request. It makes the request's PaymentAttempt (beginAttempt: the payment
+// header decoded, its scheme's authorization read, the request line a payment identifier is bound to), and the
+// SDK's HTTPAdapter over it (as @x402/express's ExpressAdapter is over an Express request), which the SDK hands
+// back to every hook it runs (in its transport context): that is how a hook finds its attempt (attemptOf).
+import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { HTTPAdapter } from '@x402/core/server';
-import type { PaymentAttempt } from './attempt.ts';
+import type { PaymentPayload } from '@x402/core/types';
+import type { FastifyRequest } from 'fastify';
+import type { CatalogEntry } from '../catalog/route.ts';
+import { newAttempt, type PaidRequest, type PaymentAttempt } from './core/attempt.ts';
+import type { PaymentSchemes } from './core/scheme.ts';
 
 const PAYMENT_HEADERS = new Set(['payment-signature', 'x-payment']);
 
@@ -15,14 +22,14 @@ export class RequestAdapter implements HTTPAdapter {
   /** `hidePayment`: the SDK must see no payment (a header that cannot be decoded, a HEAD). */
   constructor(
     readonly attempt: PaymentAttempt,
+    private readonly req: FastifyRequest,
     private readonly publicBaseUrl: string,
     private readonly hidePayment = false,
   ) {}
   getHeader(name: string) {
     const lower = name.toLowerCase();
     if (this.hidePayment && PAYMENT_HEADERS.has(lower)) return undefined;
-    const v = this.attempt.request.headers[lower];
-    return Array.isArray(v) ? v[0] : v;
+    return header(this.req, lower);
   }
   getMethod() {
     return 'GET';
@@ -40,18 +47,53 @@ export class RequestAdapter implements HTTPAdapter {
     return this.getHeader('user-agent') ?? '';
   }
   getQueryParams() {
-    return (this.attempt.request.query ?? {}) as Record<string, string | string[]>;
+    return (this.req.query ?? {}) as Record<string, string | string[]>;
   }
   getQueryParam(name: string) {
     return this.getQueryParams()[name];
   }
   getBody() {
-    return this.attempt.request.body;
+    return this.req.body;
   }
 }
 
-/** The attempt behind an SDK hook's context (its transport context carries our adapter), if any. */
-export function attemptOf(context: { transportContext?: unknown }): PaymentAttempt | undefined {
-  const adapter = (context.transportContext as { request?: { adapter?: unknown } } | undefined)?.request?.adapter;
-  return adapter instanceof RequestAdapter ? adapter.attempt : undefined;
+/** The attempt of a request: made before anything is looked at, so whatever ends the request can give it up. */
+export function beginAttempt(req: FastifyRequest, entry: CatalogEntry, publicBaseUrl: string, schemes: PaymentSchemes): PaymentAttempt {
+  // x402 v2's PAYMENT-SIGNATURE (v1's X-PAYMENT is refused, never read).
+  const given = header(req, 'payment-signature');
+  const payload = given === undefined ? undefined : decodedPayment(given);
+  const request: PaidRequest = {
+    id: req.id,
+    method: req.method,
+    get line() {
+      return requestLine(req, entry);
+    },
+    paymentHeader: given,
+    v1Header: req.headers['x-payment'] !== undefined,
+    adapter: (hidePayment) => new RequestAdapter(attempt, req, publicBaseUrl, hidePayment),
+  };
+  const attempt = newAttempt(request, entry, payload, payload && schemes.authorizationOf(payload));
+  return attempt;
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The payment payload of a header, or undefined when it cannot be decoded. */
+function decodedPayment(header: string): PaymentPayload | undefined {
+  try {
+    return decodePaymentSignatureHeader(header);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a payment identifier is bound to: method, matched route, sorted query. */
+function requestLine(req: FastifyRequest, entry: CatalogEntry): string {
+  const q = req.url.indexOf('?');
+  const sorted = [...new URLSearchParams(q >= 0 ? req.url.slice(q + 1) : '')].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
+  const query = new URLSearchParams(sorted).toString();
+  return `${req.method} ${entry.url}${query ? `?${query}` : ''}`;
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { SettlingFees } from '../db/settling-costs.ts';
 import { ConfigError, env, type EnvValues } from '../lib/env.ts';
 import { X402_NETWORKS } from './networks.ts';
-import { atomicAmount } from './price.ts';
+import { atomicAmount } from './core/price.ts';
 
 const evmAddress = (what: string) =>
   z
@@ -131,7 +131,7 @@ export interface PaymentSettings {
   fees: SettlingFees;
   /** X402_SIGNING_KEY: signs offers and receipts (signing-key.ts, offer-receipt.ts); undefined: nothing is signed. */
   signingKey: `0x${string}` | undefined;
-  /** batch-settlement beside exact (see src/payments/batch/batch-settlement.ts). */
+  /** batch-settlement beside exact (see src/payments/schemes/batch-settlement/batch-settlement.ts). */
   batch: {
     enabled: boolean;
     /** Dollar amount a channel is asked to hold, e.g. "$0.10". */

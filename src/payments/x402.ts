@@ -1,43 +1,53 @@
-// x402 on one app, when it is on (loaded only then: the SDK is not loaded otherwise): the facilitator, batch
-// settlement when asked for, the payment network's chain (outcomes the facilitator does not tell) with the
-// records' reconciliation from it, and the gate over the paid routes.
+// x402 on one app, when it is on (loaded only then: the SDK is not loaded otherwise): the facilitator, the
+// schemes the settings ask for (schemes/: exact on X402_NETWORK first, batch settlement when asked for), each
+// network's chain (outcomes the facilitator does not tell) with the records' reconciliation from it, and the
+// gate over the paid routes.
 import type { FacilitatorClient } from '@x402/core/server';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { FastifyInstance } from 'fastify';
 import type { PaymentGate } from '../access/access-control.ts';
-import type { BatchEventRecorder } from './batch/batch-events.ts';
-import type { BatchSettlement } from './batch/batch-settlement.ts';
 import { AuthorizationClaims } from '../db/authorization-claims.ts';
-import { AuthorizationChain } from './chain.ts';
-import { createFacilitatorClient } from './facilitator.ts';
-import { facilitatorName } from './facilitator-name.ts';
+import { createFacilitatorClient } from './core/facilitator.ts';
+import { facilitatorName } from './core/facilitator-name.ts';
+import type { OfferReceipts } from './core/offer-receipt.ts';
+import { atomicAmount } from './core/price.ts';
+import { PaymentReconciler } from './core/reconciler.ts';
+import { PaymentSchemes, type PaymentScheme } from './core/scheme.ts';
+import { signingKey } from './core/signing-key.ts';
 import { createPaymentGate } from './fastify.ts';
 import type { PaymentsOptions, PaymentStores } from './options.ts';
-import type { OfferReceipts } from './offer-receipt.ts';
-import { PaymentReconciler } from './reconciler.ts';
+import type { BatchEventRecorder } from './schemes/batch-settlement/batch-events.ts';
+import type { BatchSettlement } from './schemes/batch-settlement/batch-settlement.ts';
+import { AuthorizationChain } from './schemes/exact-evm/chain.ts';
+import { exactEvmScheme } from './schemes/exact-evm/scheme.ts';
 import type { PaymentSettings } from './settings.ts';
-import { signingKey } from './signing-key.ts';
 
 export async function installX402(app: FastifyInstance, opts: PaymentsOptions, stores: PaymentStores): Promise<PaymentGate> {
   const x402 = opts.settings;
-  const facilitator = await createFacilitatorClient(x402);
+  // A settle is bounded by its authorization's deadline, as its scheme reads it (the schemes are made next: batch settlement needs the facilitator).
+  let schemes: PaymentSchemes | undefined;
+  const facilitator = await createFacilitatorClient(x402, (payload) => schemes?.authorizationOf(payload)?.validBefore);
   const batch = x402.batch.enabled ? await batchSettlement(app, x402, facilitator, opts, stores) : undefined;
   // Waits for the chain end when the server closes (a row left `unknown` is reconciled at the next start).
   const closing = new AbortController();
   app.addHook('onClose', async () => closing.abort());
   const chain = x402.rpcUrl ? new AuthorizationChain({ rpcUrl: x402.rpcUrl, network: x402.network, timeoutMs: x402.facilitatorTimeoutMs }) : undefined;
-  if (chain) {
+  const list: PaymentScheme[] = [exactEvmScheme(x402, atomicAmount(x402.price, x402.asset!.decimals), chain)];
+  if (batch) list.push(await batchScheme(batch, x402));
+  schemes = new PaymentSchemes(list);
+  const readers = schemes.readers();
+  if (readers.size > 0) {
     const reconciler = new PaymentReconciler({
       records: stores.records,
-      chain,
-      network: x402.network,
+      chains: readers,
       intervalMs: x402.reconcileIntervalS * 1000,
       log: app.log,
       ready: () => opts.db.ready(),
     });
     app.x402Reconciler = reconciler;
     app.addHook('onClose', async () => reconciler.stop());
-  } else {
+  }
+  if (!chain) {
     app.log.warn(
       { network: x402.network },
       'x402: no X402_RPC_URL for this network: a settlement the facilitator does not answer is recorded unknown (npm run payments -- resolve), not read from the chain',
@@ -52,15 +62,14 @@ export async function installX402(app: FastifyInstance, opts: PaymentsOptions, s
     log: app.log,
     records: stores.records,
     paymentIds: stores.paymentIds,
+    schemes,
     authorizationClaims: new AuthorizationClaims(opts.db),
     database: opts.databaseHealth,
     ledgerOpened: () => opts.db.opened(),
     metrics: opts.metrics,
     // A payment without an authorization deadline: verify and settle within their timeouts, the handler within two upstream deadlines.
     paidCallMs: x402.facilitatorTimeoutMs + x402.settleTimeoutMs + 2 * opts.upstreamDeadlineMs,
-    batch,
     prefetch: x402.prefetch,
-    chain,
     signal: closing.signal,
     receipts: x402.signingKey ? await signedOfferReceipts(x402.signingKey) : undefined,
   });
@@ -75,7 +84,7 @@ export async function installX402(app: FastifyInstance, opts: PaymentsOptions, s
 
 /** x402 batch settlement: channels in the ledger database, claimed and settled on a schedule stopped on close. */
 async function batchSettlement(app: FastifyInstance, x402: PaymentSettings, facilitator: FacilitatorClient, opts: PaymentsOptions, stores: PaymentStores): Promise<BatchSettlement> {
-  const [{ createBatchSettlement }, { toBatchEventRow }] = await Promise.all([import('./batch/batch-settlement.ts'), import('./batch/batch-events.ts')]);
+  const [{ createBatchSettlement }, { toBatchEventRow }] = await Promise.all([import('./schemes/batch-settlement/batch-settlement.ts'), import('./schemes/batch-settlement/batch-events.ts')]);
   const storage = await channelStorage(opts);
   const events: BatchEventRecorder = opts.batchEventRecorder ?? { record: (event) => stores.batchEvents.record(toBatchEventRow(event)) };
   const batch = createBatchSettlement({ x402, facilitator, storage, events, log: app.log });
@@ -83,6 +92,12 @@ async function batchSettlement(app: FastifyInstance, x402: PaymentSettings, faci
   app.addHook('onReady', async () => batch.start());
   app.addHook('onClose', async () => batch.stop());
   return batch;
+}
+
+/** batch-settlement as a scheme of the gate (its module loaded only when it is on). */
+async function batchScheme(batch: BatchSettlement, x402: PaymentSettings): Promise<PaymentScheme> {
+  const { batchSettlementScheme } = await import('./schemes/batch-settlement/scheme.ts');
+  return batchSettlementScheme(batch, x402.network);
 }
 
 /** The caller's channel storage, else the ledger database's (every use bounded by DB_TIMEOUT_MS like any other). */
@@ -100,6 +115,6 @@ async function channelStorage(opts: PaymentsOptions): Promise<ChannelStorage> {
 
 /** Offers and receipts signed with X402_SIGNING_KEY (the offer-receipt extension and what it brings load only then). */
 async function signedOfferReceipts(key: `0x${string}`): Promise<OfferReceipts> {
-  const { offerReceipts } = await import('./offer-receipt.ts');
+  const { offerReceipts } = await import('./core/offer-receipt.ts');
   return offerReceipts(signingKey(key));
 }

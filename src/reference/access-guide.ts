@@ -3,8 +3,8 @@
 import type { AccessSummary } from '../catalog/access-summary.ts';
 import type { Config } from '../config.ts';
 import { howToGetKey } from '../access/keys/key-contact.ts';
-import { facilitatorName } from '../payments/facilitator-name.ts';
-import { publishedSigningKey } from '../payments/signing-key.ts';
+import { facilitatorName } from '../payments/core/facilitator-name.ts';
+import { publishedSigningKey } from '../payments/core/signing-key.ts';
 
 export function accessSummary(config: Config): AccessSummary {
   const x = config.x402;

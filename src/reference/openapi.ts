@@ -9,7 +9,7 @@ import type { Config } from '../config.ts';
 import { INTERFACE_VERSION } from '../lib/version.ts';
 import { SECURITY_HEADERS } from '../edge/edge.ts';
 import { documentDefaults } from '../params/query.ts';
-import { publishedSigningKey } from '../payments/signing-key.ts';
+import { publishedSigningKey } from '../payments/core/signing-key.ts';
 import { finishDocument } from './openapi-document.ts';
 import type { ReferenceDocuments } from './reference-routes.ts';
 

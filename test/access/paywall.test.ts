@@ -9,6 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discardPrefetch, grantRequired, prefetch } from '../../src/access/grant.ts';
 import { createPaymentGate } from '../../src/payments/fastify.ts';
+import { PaymentSchemes } from '../../src/payments/core/scheme.ts';
+import { exactEvmScheme } from '../../src/payments/schemes/exact-evm/scheme.ts';
 import { examplePath, type CatalogEntry } from '../../src/catalog/route.ts';
 import { loadConfig } from '../../src/config.ts';
 import { AppError } from '../../src/lib/errors.ts';
@@ -326,6 +328,7 @@ describe('the paywall invariant fails closed', () => {
       database: { degraded: false },
       metrics: { payment: () => {}, settleLatency: () => {} },
       paidCallMs: 1000,
+      schemes: new PaymentSchemes([exactEvmScheme(config.x402, '1000', undefined)]),
     });
     const sent: { status?: number; body?: unknown } = {};
     const reply = { code: (s: number) => ((sent.status = s), reply), headers: () => reply, send: (b: unknown) => ((sent.body = b), reply) };

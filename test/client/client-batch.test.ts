@@ -14,7 +14,7 @@ import { createClient, type ClientOptions } from '../../src/client/index.ts';
 import { LossyProxy } from './proxy.ts';
 import { startWorld, type World } from './world.ts';
 import { MNEMONIC } from '../payments/x402/chain.ts';
-import { publishedSigningKey } from '../../src/payments/signing-key.ts';
+import { publishedSigningKey } from '../../src/payments/core/signing-key.ts';
 
 const SIGNING_KEY = `0x${'4b'.repeat(32)}` as const;
 

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, MarketgateError, type ClientOptions } from '../../src/client/index.ts';
-import { publishedSigningKey } from '../../src/payments/signing-key.ts';
+import { publishedSigningKey } from '../../src/payments/core/signing-key.ts';
 import { KEY, startWorld, type World } from './world.ts';
 
 const SIGNING_KEY = `0x${'7e'.repeat(32)}` as const;

@@ -1,7 +1,7 @@
 // Batch settlement's steps in the ledger (x402_batch_events): every event the scheme reports becomes one row,
 // read back in order; a write that fails is retried in the background, never failing the caller.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toBatchEventRow, type BatchSettlementEvent } from '../../src/payments/batch/batch-events.ts';
+import { toBatchEventRow, type BatchSettlementEvent } from '../../src/payments/schemes/batch-settlement/batch-events.ts';
 import { BatchEventRecords } from '../../src/db/batch-events.ts';
 import { migrate } from '../../src/db/migrations.ts';
 import { instrument, memoryLog, serviceOver } from '../db-helpers.ts';

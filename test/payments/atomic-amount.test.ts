@@ -1,6 +1,6 @@
-// atomicAmount (src/payments/price.ts): a dollar price in the token's atomic units, without floating point.
+// atomicAmount (src/payments/core/price.ts): a dollar price in the token's atomic units, without floating point.
 import { describe, expect, it } from 'vitest';
-import { atomicAmount } from '../../src/payments/price.ts';
+import { atomicAmount } from '../../src/payments/core/price.ts';
 
 describe('atomicAmount', () => {
   it.each([

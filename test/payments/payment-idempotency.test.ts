@@ -1,4 +1,4 @@
-// The payment-identifier decisions of the gate (src/payments/idempotency.ts) on their own, over an
+// The payment-identifier decisions of the gate (src/payments/core/idempotency.ts) on their own, over an
 // in-memory store: the paths the end-to-end tests (x402-idempotency.test.ts) cannot reach on a real
 // chain in reasonable time — an identifier the server requires but the payment lacks, and a first
 // request still running when a retry's wait ends.
@@ -6,8 +6,8 @@ import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
 import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { describe, expect, it } from 'vitest';
-import { newAttempt, type PaymentAttempt } from '../../src/payments/attempt.ts';
-import { PAYMENT_IDENTIFIER_DECLARATION, PaymentIdempotency, type ClaimBounds } from '../../src/payments/idempotency.ts';
+import { newAttempt, type PaymentAttempt } from '../../src/payments/core/attempt.ts';
+import { PAYMENT_IDENTIFIER_DECLARATION, PaymentIdempotency, type ClaimBounds } from '../../src/payments/core/idempotency.ts';
 import type { ClaimRequest, PaymentIdClaim, PaymentIdStore, StoredResponse } from '../../src/db/payment-ids.ts';
 import { memoryLog } from '../db-helpers.ts';
 

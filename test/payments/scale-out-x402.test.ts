@@ -7,7 +7,7 @@ import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-id
 import type { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUTHORIZATION_USED } from '../../src/payments/authorization-claim.ts';
+import { AUTHORIZATION_USED } from '../../src/payments/core/authorization-claim.ts';
 import { recorded } from '../fixtures.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
 import { startRedis, type TestRedis } from '../servers/redis.ts';

@@ -6,7 +6,7 @@ import { extractPublicKeyFromKid, verifyReceiptSignatureJWS } from '@x402/extens
 import { privateKeyToAddress } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { contentDigest, publishedSigningKey, signingKey } from '../../src/payments/signing-key.ts';
+import { contentDigest, publishedSigningKey, signingKey } from '../../src/payments/core/signing-key.ts';
 
 describe('X402_SIGNING_KEY', () => {
   it.each([

@@ -19,7 +19,7 @@ import { InMemoryChannelStorage, type Channel, type ChannelStorage } from '@x402
 import { buildApp } from '../../src/app.ts';
 import { createChannelStorage } from '../../src/db/x402-channels.ts';
 import { migrate } from '../../src/db/migrations.ts';
-import type { BatchSettlementEvent } from '../../src/payments/batch/batch-events.ts';
+import type { BatchSettlementEvent } from '../../src/payments/schemes/batch-settlement/batch-events.ts';
 import { loadConfig } from '../../src/config.ts';
 import { memoryDatabase } from '../db/pglite-database.ts';
 import { recorded } from '../fixtures.ts';

@@ -6,8 +6,8 @@ import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier,
 import { wrapFetchWithPayment, type x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identifierOf } from '../../src/payments/idempotency.ts';
-import { V1_PAYMENT_HEADER } from '../../src/payments/responses.ts';
+import { identifierOf } from '../../src/payments/core/idempotency.ts';
+import { V1_PAYMENT_HEADER } from '../../src/payments/core/responses.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
 import { recorded } from '../fixtures.ts';
 import { listeningApp, paidWorldEnv, PRICE, recordingFetch, signPayment, startPaidWorld, TICKER, type PaidWorld } from './world.ts';

@@ -7,7 +7,7 @@ import type { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
-import { AUTHORIZATION_USED } from '../../src/payments/authorization-claim.ts';
+import { AUTHORIZATION_USED } from '../../src/payments/core/authorization-claim.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
 import { recorded } from '../fixtures.ts';
 import { listeningApp, paidWorldEnv, PRICE, signPayment, startPaidWorld, TICKER, type Account, type PaidWorld, type SignOptions } from './world.ts';

@@ -25,7 +25,7 @@ import { pgliteDataDir } from '../db-helpers.ts';
 import { makeApp } from '../helpers.ts';
 import { startWorld, type World } from '../client/world.ts';
 import { paidEnv, payingClient } from './x402/paying.ts';
-import { publishedSigningKey } from '../../src/payments/signing-key.ts';
+import { publishedSigningKey } from '../../src/payments/core/signing-key.ts';
 
 const SIGNING_KEY = `0x${'5a'.repeat(32)}` as const;
 const PRICE = '/v1/price?symbol=BTC';

@@ -2,8 +2,8 @@
 // cases, on a real chain and a killed server process, are in x402-crash.test.ts): its first pass waits for the
 // database to open (the embedded one takes seconds), and each verdict of the chain becomes the status it says.
 import { describe, expect, it } from 'vitest';
-import type { ChainVerdict } from '../../src/payments/chain.ts';
-import { PaymentReconciler } from '../../src/payments/reconciler.ts';
+import type { ChainVerdict } from '../../src/payments/core/outcome.ts';
+import { PaymentReconciler } from '../../src/payments/core/reconciler.ts';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
 import { memoryLog } from '../db-helpers.ts';
 
@@ -49,7 +49,7 @@ describe('payment reconciliation from the chain', () => {
     });
     let open!: () => void;
     const opened = new Promise<void>((resolve) => (open = resolve));
-    const reconciler = new PaymentReconciler({ records: ledger as never, chain: chain as never, network: 'eip155:8453', intervalMs: 3_600_000, log: memoryLog() as never, ready: () => opened });
+    const reconciler = new PaymentReconciler({ records: ledger as never, chains: new Map([['eip155:8453', chain as never]]), intervalMs: 3_600_000, log: memoryLog() as never, ready: () => opened });
     reconciler.start();
     await new Promise((r) => setTimeout(r, 50));
     expect(calls).toEqual([]); // the database is not open yet: nothing asked

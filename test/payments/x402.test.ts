@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
 import { startStorage } from '../../src/app.ts';
-import { AUTHORIZATION_USED } from '../../src/payments/authorization-claim.ts';
+import { AUTHORIZATION_USED } from '../../src/payments/core/authorization-claim.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
 import { recorded } from '../fixtures.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';

@@ -2,9 +2,9 @@
 // machine-readable PAYMENT-REQUIRED header), and the error a facilitator failure becomes.
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { FacilitatorTimeoutError, getFacilitatorResponseError } from '@x402/core/server';
-import type { FastifyBaseLogger } from 'fastify';
-import type { PaymentSettings } from './settings.ts';
-import { AppError } from '../lib/errors.ts';
+import type { PaymentLog } from './log.ts';
+import type { PaymentSettings } from '../settings.ts';
+import { AppError } from '../../lib/errors.ts';
 import { FacilitatorUnavailableError } from './facilitator.ts';
 import { atomicAmount } from './price.ts';
 
@@ -60,7 +60,7 @@ export function paymentRequiredBody(headers: Record<string, string>, terms: Paym
 const FACILITATOR_RETRY_AFTER_S = 10;
 
 /** The error a facilitator failure is answered with: 503 when it is down (with Retry-After), 502 when it answered nonsense. */
-export function facilitatorFailure(err: unknown, log: FastifyBaseLogger): AppError {
+export function facilitatorFailure(err: unknown, log: PaymentLog): AppError {
   const fe = getFacilitatorResponseError(err);
   if (fe) {
     const unavailable = fe instanceof FacilitatorUnavailableError || fe instanceof FacilitatorTimeoutError;

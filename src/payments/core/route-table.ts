@@ -1,44 +1,31 @@
 // The payment table: what each paid route asks for, as the x402 SDK's RoutesConfig. Every paid route of the
-// catalog is `GET <its URL>`, offering `exact` at the price in the configured token (and batch-settlement beside
-// it when the facilitator offers that), for its resource URL under the public base URL, with its Bazaar
+// catalog is `GET <its URL>`, offering each scheme's `accepts` entry (scheme.ts: exact on Base first, then the
+// others the settings and the facilitator allow), for its resource URL under the public base URL, with its Bazaar
 // discovery declaration, the payment-identifier extension, and with X402_SIGNING_KEY the offer-receipt extension
 // (offer-receipt.ts). An invalid declaration stops start-up.
-import type { RouteConfig, RoutesConfig } from '@x402/core/server';
-import type { CatalogEntry } from '../catalog/route.ts';
+import type { RoutesConfig } from '@x402/core/server';
+import type { CatalogEntry } from '../../catalog/route.ts';
 import { assertBazaarDeclarations, discoveryConfig } from './bazaar.ts';
 import { PAYMENT_IDENTIFIER_DECLARATION } from './idempotency.ts';
-import type { PaymentTerms } from './responses.ts';
-import type { PaymentSettings } from './settings.ts';
-
-type PaymentOption = Exclude<RouteConfig['accepts'], readonly unknown[]>;
+import type { PaymentOption } from './scheme.ts';
 
 export interface RouteTableOptions {
-  x402: PaymentSettings;
-  terms: PaymentTerms;
+  /** What every paid route accepts, in order: one entry per scheme offered. */
+  accepts: readonly PaymentOption[];
   publicBaseUrl: string;
-  /** batch-settlement's `accepts` entry, offered after `exact`, when the facilitator offers it. */
-  batch?: PaymentOption;
   /** Signed offers and receipts (X402_SIGNING_KEY): the offer-receipt extension's declaration, on every route. */
   receipts?: Record<string, unknown>;
 }
 
 /** The SDK's payment table of `paidRoutes`; throws when a route's Bazaar declaration is invalid. */
 export function paymentRoutes(paidRoutes: readonly CatalogEntry[], opts: RouteTableOptions): RoutesConfig {
-  const asset = opts.x402.asset!;
-  const exact = (): PaymentOption => ({
-    scheme: 'exact',
-    network: opts.x402.network,
-    payTo: opts.terms.payTo,
-    price: { amount: opts.terms.amount, asset: asset.address, extra: { name: asset.name, version: asset.version } },
-    maxTimeoutSeconds: opts.x402.maxTimeoutS,
-  });
   const routes: RoutesConfig = Object.fromEntries(
     paidRoutes.map((e) => {
       const discovery = discoveryConfig(e);
       return [
         `GET ${e.url}`,
         {
-          accepts: [exact(), ...(opts.batch ? [opts.batch] : [])],
+          accepts: opts.accepts.map((a) => ({ ...a })),
           resource: `${opts.publicBaseUrl}${e.url}`,
           description: e.def.summary,
           mimeType: 'application/json',

@@ -7,9 +7,9 @@
 import { format } from 'node:util';
 import { declareDiscoveryExtension, validateBazaarRouteExtensions } from '@x402/extensions/bazaar';
 import type { RouteConfig, RoutesConfig } from '@x402/core/server';
-import { queryJsonSchema, responseJsonSchema, type JsonSchemaObject } from '../catalog/describe.ts';
-import type { CatalogEntry } from '../catalog/route.ts';
-import { minimalExample } from '../catalog/schema-example.ts';
+import { queryJsonSchema, responseJsonSchema, type JsonSchemaObject } from '../../catalog/describe.ts';
+import type { CatalogEntry } from '../../catalog/route.ts';
+import { minimalExample } from '../../catalog/schema-example.ts';
 
 export { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 

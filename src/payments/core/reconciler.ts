@@ -13,20 +13,20 @@
 //   unused and still valid, or no answer        → left as it is; what the chain said is recorded, and it is
 //                                                 asked again next time
 //
-// What the chain said is kept in the row (chain_state, chain_checked_at). Rows the chain cannot tell about (no
-// authorization nonce, another network, no X402_RPC_URL) are left for `npm run payments -- resolve`.
-import type { FastifyBaseLogger } from 'fastify';
-import type { PaymentRecord } from '../db/payment-rows.ts';
-import type { PaymentRecords } from '../db/payments.ts';
-import { authorizationRef, type AuthorizationChain } from './chain.ts';
+// What the chain said is kept in the row (chain_state, chain_checked_at). Each network with a reader (its
+// scheme's OutcomeReader: X402_RPC_URL, X402_SVM_RPC_URL) is asked about its own rows; rows the chain cannot tell
+// about (no authorization nonce, a network with no reader) are left for `npm run payments -- resolve`.
+import type { PaymentLog } from './log.ts';
+import type { PaymentRecord } from '../../db/payment-rows.ts';
+import type { PaymentRecords } from '../../db/payments.ts';
+import { authorizationRef, type OutcomeReader } from './outcome.ts';
 
 export interface ReconcilerOptions {
   records: PaymentRecords;
-  chain: AuthorizationChain;
-  /** The payment network (CAIP-2): rows of another network are not asked about. */
-  network: string;
+  /** The reader of each network whose rows are reconciled (CAIP-2 → reader); rows of other networks are not asked about. */
+  chains: ReadonlyMap<string, OutcomeReader>;
   intervalMs: number;
-  log: FastifyBaseLogger;
+  log: PaymentLog;
   /** Rows per pass. */
   batch?: number;
   /** Resolves once the ledger database is open (the first pass waits for it: PGlite takes seconds to open). */
@@ -78,23 +78,25 @@ export class PaymentReconciler {
   private async pass(): Promise<ReconcileCounts> {
     const counts: ReconcileCounts = { checked: 0, settled: 0, closed: 0, undecided: 0 };
     // A row the chain could not decide is asked again after one interval, not on every pass.
-    const rows = await this.opts.records.unfinished(this.opts.network, this.opts.intervalMs, this.opts.batch ?? 100);
-    for (const row of rows) {
-      if (this.stopped) break;
-      counts.checked++;
-      counts[await this.reconcile(row)]++;
+    for (const [network, chain] of this.opts.chains) {
+      const rows = await this.opts.records.unfinished(network, this.opts.intervalMs, this.opts.batch ?? 100);
+      for (const row of rows) {
+        if (this.stopped) break;
+        counts.checked++;
+        counts[await this.reconcile(row, chain)]++;
+      }
     }
     if (counts.checked) this.opts.log.info(counts, 'x402 reconciliation: unfinished payments checked on chain');
     return counts;
   }
 
-  private async reconcile(row: PaymentRecord): Promise<'settled' | 'closed' | 'undecided'> {
+  private async reconcile(row: PaymentRecord, chain: OutcomeReader): Promise<'settled' | 'closed' | 'undecided'> {
     const ref = authorizationRef(
       { asset: row.asset, payTo: row.pay_to, amount: row.amount_required },
-      { from: row.payer as `0x${string}`, nonce: row.authorization_nonce as `0x${string}`, validBefore: Math.floor(Date.parse(row.valid_before!) / 1000) },
+      { payer: row.payer!, nonce: row.authorization_nonce!, validBefore: Math.floor(Date.parse(row.valid_before!) / 1000) },
       Date.parse(row.verified_at),
     );
-    const verdict = await this.opts.chain.check(ref);
+    const verdict = await chain.check(ref);
     const { records, log } = this.opts;
     switch (verdict.kind) {
       case 'landed':

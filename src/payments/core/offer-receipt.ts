@@ -32,7 +32,7 @@ import {
   type SignedOffer,
 } from '@x402/extensions/offer-receipt';
 import type { ResourceServerExtension, SettleFailureContext, SettleResponse, SettleResultContext } from '@x402/core/types';
-import { checksumEvmAddress, looksLikeEvmAddress } from '../params/evm-address.ts';
+import { checksumEvmAddress, looksLikeEvmAddress } from '../../params/evm-address.ts';
 import { contentDigest, SIGNING_ALG, type SigningKey } from './signing-key.ts';
 
 /** The JWS header parameter of a receipt that holds the answer's Content-Digest. */

@@ -1,7 +1,7 @@
-// One `exact` authorization, one request at a time: a retry storm or a duplicating proxy sends the same
+// One authorization, one request at a time: a retry storm or a duplicating proxy sends the same
 // PAYMENT-SIGNATURE many times at once; the same authorization may come under several payment identifiers, to
-// several instances. Before its payment is verified, a request claims its EIP-3009 authorization (network, payer,
-// nonce) in the ledger database (src/db/authorization-claims.ts), so that only the holder reaches the facilitator:
+// several instances. Before its payment is verified, a request claims its authorization (network, payer,
+// nonce: an EIP-3009 authorization, a Solana transaction) in the ledger database (src/db/authorization-claims.ts), so that only the holder reaches the facilitator:
 //
 //   claimed                         → processed (verify, the handler, settle)
 //   held by a request still running → waits for it (here without polling when it runs in this process; another
@@ -13,11 +13,11 @@
 // taken → the claim is released (a retry may pay); money may have moved without an answer → the lease ends now,
 // and the next request of the authorization takes it over (resume.ts asks the chain).
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
-import type { AuthorizationClaims, AuthorizationKey } from '../db/authorization-claims.ts';
-import { AppError } from '../lib/errors.ts';
+import type { PaymentLog } from './log.ts';
+import type { AuthorizationClaims, AuthorizationKey } from '../../db/authorization-claims.ts';
+import { AppError } from '../../lib/errors.ts';
 import { moneyMayHaveMoved, type PaymentAttempt } from './attempt.ts';
-import { CHAIN_GRACE_MS } from './chain.ts';
+import { CHAIN_GRACE_MS } from './outcome.ts';
 import { SETTLE_ANSWER_GRACE_MS } from './facilitator.ts';
 
 /** The reason of the 402 for a request whose authorization another request already settled and was answered for. */
@@ -35,9 +35,7 @@ export type ClaimDecision = 'process' | 'used';
 
 export interface AuthorizationLockOptions {
   claims: AuthorizationClaims;
-  /** The payment network (CAIP-2): the `exact` authorizations of this server are on it. */
-  network: string;
-  log: FastifyBaseLogger;
+  log: PaymentLog;
   leaseMs?: number;
 }
 
@@ -67,7 +65,7 @@ export class AuthorizationLocks {
   async acquire(attempt: PaymentAttempt): Promise<ClaimDecision> {
     const auth = attempt.authorization;
     if (!auth) return 'process';
-    const key: AuthorizationKey = { network: this.opts.network, payer: auth.from, nonce: auth.nonce };
+    const key: AuthorizationKey = { network: auth.network, payer: auth.payer, nonce: auth.nonce };
     const validBeforeMs = auth.validBefore * 1000;
     // The holder's settle may be listened to until validBefore (+ its grace), then the chain until it is sure.
     const waitUntil = validBeforeMs + SETTLE_ANSWER_GRACE_MS + CHAIN_GRACE_MS;

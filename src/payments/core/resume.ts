@@ -10,10 +10,11 @@
 // Only the very payment the ledger recorded qualifies (same payload hash: with a payment identifier, the id is
 // part of it), and only while neither its row nor another row of its authorization has been answered: a
 // payment read off the chain and replayed by someone else finds an answered row, and gets the refusal.
-import type { PaymentRecord } from '../db/payment-rows.ts';
-import type { PaymentRecords } from '../db/payments.ts';
+import type { PaymentRecord } from '../../db/payment-rows.ts';
+import type { PaymentRecords } from '../../db/payments.ts';
 import type { PaymentAttempt } from './attempt.ts';
-import { authorizationRef, CHAIN_GRACE_MS, type AuthorizationChain, type ChainVerdict } from './chain.ts';
+import { authorizationRef, CHAIN_GRACE_MS, type ChainVerdict } from './outcome.ts';
+import type { PaymentSchemes } from './scheme.ts';
 import { AUTHORIZATION_IN_USE } from './settle-outcome.ts';
 
 export type Resumption =
@@ -28,9 +29,8 @@ export type Resumption =
 
 export interface ResumeDeps {
   records: PaymentRecords;
-  chain: AuthorizationChain | undefined;
-  /** The payment network (CAIP-2): the chain reader serves this one only. */
-  network: string;
+  /** Where each network's outcomes are read (its scheme's OutcomeReader). */
+  schemes: Pick<PaymentSchemes, 'outcomesOn'>;
   signal?: AbortSignal;
 }
 
@@ -43,10 +43,11 @@ export async function resumePayment(attempt: PaymentAttempt, deps: ResumeDeps): 
   // The answer it paid for is its route's: the same payment sent to another route is not its retry.
   if (!row?.payer || row.route !== attempt.entry.url) return { kind: 'none' };
   if (row.status === 'settled') return { kind: 'landed', recordId: row.id, txHash: row.tx_hash, payer: row.payer };
-  if (!deps.chain || row.network !== deps.network) return { kind: 'unknown', state: 'no X402_RPC_URL for this network: the chain cannot be asked' };
+  const chain = deps.schemes.outcomesOn(row.network);
+  if (!chain) return { kind: 'unknown', state: `no RPC URL for ${row.network}: the chain cannot be asked` };
   const ref = authorizationRef({ asset: row.asset, payTo: row.pay_to, amount: row.amount_required }, auth, Date.parse(row.verified_at));
   // An authorization in its last seconds (the facilitator's "expired") may still land: wait until the chain is sure.
-  const verdict = await deps.chain.watch(ref, /valid_before/.test(attempt.verifyRefusal) ? auth.validBefore * 1000 + CHAIN_GRACE_MS : 0, deps.signal);
+  const verdict = await chain.watch(ref, /valid_before/.test(attempt.verifyRefusal) ? auth.validBefore * 1000 + CHAIN_GRACE_MS : 0, deps.signal);
   return record(deps.records, row, verdict);
 }
 

@@ -16,29 +16,21 @@
 // new cumulative charge, gets the corrective 402 the scheme defines, and the stock client re-signs and
 // retries once. Past the wait (a first call that takes longer, or a reservation held by another server
 // instance), the answer is a 402 with reason `invalid_batch_settlement_evm_channel_busy`: retry shortly.
-import type { FacilitatorClient, RouteConfig, x402ResourceServer } from '@x402/core/server';
+import type { FacilitatorClient } from '@x402/core/server';
 import type { SupportedKind } from '@x402/core/types';
 import { BatchSettlementEvmScheme, type ChannelStorage, type ChannelUpdateResult } from '@x402/evm/batch-settlement/server';
-import { isBatchSettlementRefundPayload } from '@x402/evm';
 import { getAddress, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { PaymentSettings } from '../settings.ts';
+import type { PaymentSettings } from '../../settings.ts';
 import { recordBatchEvents, type BatchEventRecorder } from './batch-events.ts';
 import { createClaimScheduler, type ClaimRun } from './claim-scheduler.ts';
-import { atomicAmount } from '../price.ts';
+import { atomicAmount } from '../../core/price.ts';
+import type { PaymentOption, SchemeOffer } from '../../core/scheme.ts';
 
 export const BATCH_SETTLEMENT = 'batch-settlement';
 
-type PaymentOption = Exclude<RouteConfig['accepts'], readonly unknown[]>;
-
-export interface BatchOffer {
-  /** The route's `accepts` entry for batch-settlement (offered after `exact`). */
-  accepts: PaymentOption;
-  /** Registers the scheme and its hooks (batch events recorded, per-channel wait) on the resource server. */
-  install(resourceServer: x402ResourceServer): void;
-  /** Whether a payment payload is a refund of a channel's unused deposit (no call is paid for). */
-  isRefund(payload: unknown): boolean;
-}
+/** The route's `accepts` entry for batch-settlement (offered after `exact`), and how the scheme and its hooks (batch events recorded, per-channel wait) register. */
+export type BatchOffer = SchemeOffer;
 
 export interface BatchSettlementOptions {
   x402: PaymentSettings;
@@ -91,8 +83,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   };
   const offered: BatchOffer = {
     accepts,
-    isRefund: isBatchSettlementRefundPayload,
-    install(resourceServer) {
+    register(resourceServer) {
       resourceServer.register(x402.network, scheme);
       // Runs before the scheme's own after-verify hook, which would refuse a busy channel at once.
       resourceServer.onAfterVerify(async (ctx) => {

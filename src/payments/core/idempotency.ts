@@ -27,9 +27,9 @@ import { randomUUID } from 'node:crypto';
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
 import { declarePaymentIdentifierExtension, isPaymentIdentifierRequired, PAYMENT_IDENTIFIER, validatePaymentIdentifier, type PaymentIdentifierValidationResult } from '@x402/extensions/payment-identifier';
-import type { FastifyBaseLogger } from 'fastify';
-import { CLAIM_LEASE_MS, type PaymentIdStore, type StoredResponse } from '../db/payment-ids.ts';
-import { AppError, BadRequestError } from '../lib/errors.ts';
+import type { PaymentLog } from './log.ts';
+import { CLAIM_LEASE_MS, type PaymentIdStore, type StoredResponse } from '../../db/payment-ids.ts';
+import { AppError, BadRequestError } from '../../lib/errors.ts';
 import { moneyMayHaveMoved, payloadHash, type PaymentAttempt } from './attempt.ts';
 
 /** The extension as every route's 402 declares it: optional for the client. */
@@ -65,7 +65,7 @@ export interface ClaimBounds {
 
 export interface IdempotencyOptions {
   store: PaymentIdStore;
-  log: FastifyBaseLogger;
+  log: PaymentLog;
   /** A payment without an id is refused (400); PAYMENT_IDENTIFIER_REQUIRED by default. */
   required?: boolean;
   /** A claim's lease (ms), renewed every third of it; CLAIM_LEASE_MS by default. */

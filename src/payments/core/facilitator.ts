@@ -8,9 +8,8 @@
 // X402_SETTLE_TIMEOUT_MS, and never past the authorization's validBefore (after which the chain alone can say
 // what happened: see the ledger hooks' onSettleFailure).
 import { FacilitatorResponseError, FacilitatorTimeoutError, HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
-import { SettleError, VerifyError } from '@x402/core/types';
-import type { PaymentSettings } from './settings.ts';
-import { eip3009Of } from './authorization.ts';
+import { SettleError, VerifyError, type PaymentPayload, type PaymentRequirements } from '@x402/core/types';
+import type { PaymentSettings } from '../settings.ts';
 
 export class FacilitatorUnavailableError extends FacilitatorResponseError {
   override name = 'FacilitatorUnavailableError';
@@ -40,11 +39,14 @@ export function guardFacilitator(inner: FacilitatorClient): FacilitatorClient {
 /** A settle is listened to this long past its authorization's validBefore (the facilitator may answer a transfer mined just before). */
 export const SETTLE_ANSWER_GRACE_MS = 5000;
 
+/** A payment's authorization deadline (unix seconds), as its scheme reads it; undefined: it has none. */
+export type ValidBeforeOf = (payload: PaymentPayload, requirements: PaymentRequirements) => number | undefined;
+
 /** `settle` of `inner`, given up (FacilitatorTimeoutError) at `settleTimeoutMs` or its authorization's validBefore, whichever comes first. */
-export function boundSettle(inner: FacilitatorClient['settle'], settleTimeoutMs: number, clock = Date.now): FacilitatorClient['settle'] {
+export function boundSettle(inner: FacilitatorClient['settle'], settleTimeoutMs: number, validBeforeOf: ValidBeforeOf, clock = Date.now): FacilitatorClient['settle'] {
   return async (payload, requirements) => {
-    const auth = requirements.scheme === 'exact' ? eip3009Of(payload) : undefined;
-    const ms = auth ? Math.max(0, Math.min(settleTimeoutMs, auth.validBefore * 1000 + SETTLE_ANSWER_GRACE_MS - clock())) : settleTimeoutMs;
+    const validBefore = validBeforeOf(payload, requirements);
+    const ms = validBefore !== undefined ? Math.max(0, Math.min(settleTimeoutMs, validBefore * 1000 + SETTLE_ANSWER_GRACE_MS - clock())) : settleTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new FacilitatorTimeoutError('settle', ms)), ms)));
     try {
@@ -55,7 +57,8 @@ export function boundSettle(inner: FacilitatorClient['settle'], settleTimeoutMs:
   };
 }
 
-export async function createFacilitatorClient(x402: PaymentSettings): Promise<FacilitatorClient> {
+/** The facilitator of X402_FACILITATOR; a settle bounded by the authorization deadline `validBeforeOf` reads. */
+export async function createFacilitatorClient(x402: PaymentSettings, validBeforeOf: ValidBeforeOf): Promise<FacilitatorClient> {
   // @coinbase/x402 pulls in the CDP SDK: load it only when that facilitator is chosen.
   const base =
     x402.facilitator === 'coinbase-cdp'
@@ -66,7 +69,7 @@ export async function createFacilitatorClient(x402: PaymentSettings): Promise<Fa
   const settling = client(x402.settleTimeoutMs);
   return guardFacilitator({
     verify: (payload, requirements) => verifying.verify(payload, requirements),
-    settle: boundSettle((payload, requirements) => settling.settle(payload, requirements), x402.settleTimeoutMs),
+    settle: boundSettle((payload, requirements) => settling.settle(payload, requirements), x402.settleTimeoutMs, validBeforeOf),
     getSupported: () => verifying.getSupported(),
   });
 }

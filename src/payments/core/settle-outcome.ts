@@ -14,13 +14,13 @@
 import type { x402ResourceServer } from '@x402/core/server';
 import { FacilitatorTimeoutError, getFacilitatorResponseError } from '@x402/core/server';
 import type { SettleFailureContext, SettleResultContext } from '@x402/core/types';
-import { checksumEvmAddress, looksLikeEvmAddress } from '../params/evm-address.ts';
-import type { FastifyBaseLogger } from 'fastify';
-import type { PaymentRecords } from '../db/payments.ts';
-import type { PaymentMetrics } from '../metrics/metrics.ts';
-import { attemptOf } from './request-adapter.ts';
-import { eip3009Of } from './authorization.ts';
-import { authorizationRef, CHAIN_GRACE_MS, type AuthorizationChain, type ChainVerdict } from './chain.ts';
+import { checksumEvmAddress, looksLikeEvmAddress } from '../../params/evm-address.ts';
+import type { PaymentRecords } from '../../db/payments.ts';
+import type { PaymentMetrics } from '../../metrics/metrics.ts';
+import { attemptOf } from './attempt.ts';
+import type { PaymentLog } from './log.ts';
+import { authorizationRef, CHAIN_GRACE_MS, type ChainVerdict } from './outcome.ts';
+import type { PaymentSchemes } from './scheme.ts';
 import { FacilitatorUnavailableError } from './facilitator.ts';
 import type { ServerReceipts } from './offer-receipt.ts';
 
@@ -28,11 +28,9 @@ import type { ServerReceipts } from './offer-receipt.ts';
 export interface SettleOutcomeOptions {
   records: PaymentRecords;
   metrics: PaymentMetrics;
-  log: FastifyBaseLogger;
-  /** A batch-settlement refund (given when batch settlement is on: its predicate comes with the scheme, viem and all). */
-  isRefund?: (payload: unknown) => boolean;
-  /** The payment network's chain, asked when a settle's outcome was not heard (undefined: not asked; `unknown`). */
-  chain?: AuthorizationChain;
+  log: PaymentLog;
+  /** The schemes offered: a payload's authorization, what a call was charged, a refund, and the chain asked when a settle's outcome was not heard (a scheme without one: not asked; `unknown`). */
+  schemes: PaymentSchemes;
   /** Aborted when the server closes: a wait for the chain ends (the row stays `unknown`, reconciled at the next start). */
   signal?: AbortSignal;
   /** Signed receipts (X402_SIGNING_KEY): a call recovered from the chain gets its receipt too. */
@@ -59,31 +57,26 @@ type Recovered = {
   result: { success: true; transaction: string; network: `${string}:${string}`; payer?: string; amount: string; extensions?: Record<string, unknown> };
 };
 
-const ATOMIC = /^\d+$/;
-
-/** What the call was charged, in atomic units: batch-settlement's `extra.chargedAmount` (its `amount` is a deposit, or empty), else the amount settled, else the price. */
-export function chargedAmount(ctx: Pick<SettleResultContext, 'result' | 'requirements'>): string {
-  const charged = (ctx.result.extra as { chargedAmount?: unknown } | undefined)?.chargedAmount;
-  if (typeof charged === 'string' && ATOMIC.test(charged)) return charged;
-  if (ctx.requirements.scheme === 'exact' && ctx.result.amount && ATOMIC.test(ctx.result.amount)) return ctx.result.amount;
-  return ctx.requirements.amount;
+/** What the call was charged, in atomic units: what its scheme reads from the settle result (batch-settlement's `extra.chargedAmount`, exact's amount settled), else the price. */
+export function chargedAmount(ctx: Pick<SettleResultContext, 'result' | 'requirements'>, schemes: PaymentSchemes): string {
+  return schemes.of(ctx.requirements)?.chargedAmount?.(ctx.result) ?? ctx.requirements.amount;
 }
 
 /** The onAfterSettle hook: the transfer is done (a voucher's: charged, claimed and settled later with others). */
 export async function settled(ctx: SettleResultContext, opts: SettleOutcomeOptions): Promise<void> {
-  if (opts.isRefund?.(ctx.paymentPayload.payload)) return;
+  if (opts.schemes.isRefund(ctx.paymentPayload.payload)) return;
   opts.metrics.payment('settled');
   const attempt = attemptOf(ctx);
   if (attempt) attempt.settlement = 'settled';
   const id = attempt?.recordId;
   if (!id) return;
   // A voucher's transaction is empty: it is claimed and settled later, with others (x402_batch_events).
-  void opts.records.recordSettled(id, { txHash: ctx.result.transaction || null, settledAmount: chargedAmount(ctx), payer: address(ctx.result.payer), answered: true });
+  void opts.records.recordSettled(id, { txHash: ctx.result.transaction || null, settledAmount: chargedAmount(ctx, opts.schemes), payer: address(ctx.result.payer), answered: true });
 }
 
 /** The onSettleFailure hook: records the outcome, recovering the call when the chain shows its transfer landed. */
 export async function settleFailure(ctx: SettleFailureContext, opts: SettleOutcomeOptions): Promise<Recovered | undefined> {
-  if (opts.isRefund?.(ctx.paymentPayload.payload)) return undefined;
+  if (opts.schemes.isRefund(ctx.paymentPayload.payload)) return undefined;
   const { records, metrics } = opts;
   const attempt = attemptOf(ctx);
   const id = attempt?.recordId;
@@ -95,7 +88,7 @@ export async function settleFailure(ctx: SettleFailureContext, opts: SettleOutco
   const verdict = unheard || AUTHORIZATION_IN_USE.test(reason) ? await askChain(ctx, opts, unheard || /valid_before/.test(reason)) : undefined;
 
   if (verdict?.kind === 'landed') {
-    const payer = address(eip3009Of(ctx.paymentPayload)?.from);
+    const payer = address((attempt?.authorization ?? opts.schemes.authorizationOf(ctx.paymentPayload))?.payer);
     // The row of this attempt (or, if another row holds the authorization's settlement, its duplicate).
     const answerable = id ? await claim(id, verdict, payer, ctx.requirements.amount, opts) : true;
     if (answerable) {
@@ -142,12 +135,14 @@ async function claim(id: string, verdict: Extract<ChainVerdict, { kind: 'landed'
   }
 }
 
-/** What the chain says of an `exact` settlement; with `wait`, asked until it is final (or validBefore + grace). */
+/** What the chain says of a settlement of a scheme with an authorization; with `wait`, asked until it is final (or validBefore + grace). */
 async function askChain(ctx: SettleFailureContext, opts: SettleOutcomeOptions, wait: boolean): Promise<ChainVerdict | undefined> {
-  const auth = ctx.requirements.scheme === 'exact' ? eip3009Of(ctx.paymentPayload) : undefined;
-  if (!opts.chain || !auth) return undefined;
+  const scheme = opts.schemes.of(ctx.requirements);
+  const auth = scheme?.authorizationOf?.(ctx.paymentPayload);
+  const chain = scheme?.outcomes;
+  if (!chain || !auth) return undefined;
   const ref = authorizationRef(ctx.requirements, auth, Date.now() - SETTLE_SEARCH_BACK_MS);
-  const verdict = await opts.chain.watch(ref, wait ? auth.validBefore * 1000 + CHAIN_GRACE_MS : 0, opts.signal);
+  const verdict = await chain.watch(ref, wait ? auth.validBefore * 1000 + CHAIN_GRACE_MS : 0, opts.signal);
   opts.log.warn({ verdict: verdict.kind, chain: verdict.state }, 'x402: a settlement the facilitator did not confirm; the chain was asked');
   return verdict;
 }

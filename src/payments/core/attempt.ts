@@ -1,7 +1,8 @@
 // One paid request's payment as it goes: what it is for, what it carries, and what became of it. Each field has
 // one writer, named beside it; everything else only reads it:
 //
-//   request, entry, payloadHash, authorization   made with the attempt from the payment header (newAttempt)
+//   request, entry, payloadHash, authorization   made with the attempt from the payment header (newAttempt, by the
+//                                                request adapter: the core reads no request of its own)
 //   paymentId, claimOwner, answerStored          the payment identifier's claim (idempotency.ts)
 //   verifyRefusal, recordId, recordFailure       the facilitator's verify and its record (record-attempts.ts)
 //   resume                                       a retry of a payment whose first attempt never answered (verify.ts)
@@ -9,22 +10,37 @@
 //   settlement                                   what the settle came to (settle-outcome.ts)
 import { createHash } from 'node:crypto';
 import type { PaymentPayload } from '@x402/core/types';
-import type { FastifyRequest } from 'fastify';
-import type { CatalogEntry } from '../catalog/route.ts';
-import { eip3009Of, type Eip3009Authorization } from './authorization.ts';
+import type { HTTPAdapter } from '@x402/core/server';
+import type { CatalogEntry } from '../../catalog/route.ts';
+import type { PaymentAuthorization } from './authorization.ts';
+
+/** What the payments core knows of the request it decides (the request adapter read it: request-adapter.ts). */
+export interface PaidRequest {
+  /** The request's id (its log lines, its ledger row). */
+  readonly id: string;
+  readonly method: string;
+  /** `<METHOD> <matched route's URL>[?<query, sorted>]`: what a payment identifier is bound to. */
+  readonly line: string;
+  /** PAYMENT-SIGNATURE as sent (x402 v2's payment header), if any. */
+  readonly paymentHeader: string | undefined;
+  /** Whether x402 v1's X-PAYMENT was sent (refused, never read). */
+  readonly v1Header: boolean;
+  /** The SDK's view of the request (`hidePayment`: with no payment header, for a challenge). */
+  adapter(hidePayment: boolean): HTTPAdapter;
+}
 
 /** What a settle came to: `settled`; `refused` (the facilitator refused: nothing moved); `not_landed` (the chain shows it never can); `unknown` (money may have moved). */
 export type Settlement = 'settled' | 'refused' | 'not_landed' | 'unknown';
 
 /** One paid request's payment, as far as it has got. */
 export interface PaymentAttempt {
-  readonly request: FastifyRequest;
+  readonly request: PaidRequest;
   /** The route the request matched: the payment is for it, whatever the request line said. */
   readonly entry: CatalogEntry;
   /** SHA-256 (hex) of the payment payload, canonical JSON: what ties an identifier and a record to one payload. */
   readonly payloadHash: string | undefined;
-  /** The `exact` payment's EIP-3009 authorization, when it carries one. */
-  readonly authorization: Eip3009Authorization | undefined;
+  /** The one-time authorization the payment carries, read by its scheme (an EIP-3009 authorization, a signed transaction). */
+  readonly authorization: PaymentAuthorization | undefined;
   /** The x402 payment-identifier the client sent, while this request holds its claim, and the claim's holder token. */
   paymentId: string | undefined;
   claimOwner: string | undefined;
@@ -47,13 +63,19 @@ export interface PaymentAttempt {
   settlement: Settlement | undefined;
 }
 
-/** The attempt of a request paying for `entry` with `payload` (undefined: no payment header, or one that cannot be decoded). */
-export function newAttempt(request: FastifyRequest, entry: CatalogEntry, payload?: PaymentPayload): PaymentAttempt {
-  return {
+/** The attempts made here: what an SDK hook's context is checked against (attemptOf). */
+const ATTEMPTS = new WeakSet<PaymentAttempt>();
+
+/**
+ * The attempt of a request paying for `entry` with `payload` (undefined: no payment header, or one that cannot be
+ * decoded), carrying `authorization` (its scheme's reading of the payload).
+ */
+export function newAttempt(request: PaidRequest, entry: CatalogEntry, payload?: PaymentPayload, authorization?: PaymentAuthorization): PaymentAttempt {
+  const attempt: PaymentAttempt = {
     request,
     entry,
     payloadHash: payload ? payloadHash(payload) : undefined,
-    authorization: payload?.accepted?.scheme === 'exact' ? eip3009Of(payload) : undefined,
+    authorization,
     paymentId: undefined,
     claimOwner: undefined,
     answerStored: false,
@@ -64,6 +86,15 @@ export function newAttempt(request: FastifyRequest, entry: CatalogEntry, payload
     settleSent: false,
     settlement: undefined,
   };
+  ATTEMPTS.add(attempt);
+  return attempt;
+}
+
+/** The attempt behind an SDK hook's context (its transport context carries the request's adapter), if any. */
+export function attemptOf(context: { transportContext?: unknown }): PaymentAttempt | undefined {
+  const adapter = (context.transportContext as { request?: { adapter?: { attempt?: unknown } } } | undefined)?.request?.adapter;
+  const attempt = adapter?.attempt as PaymentAttempt | undefined;
+  return attempt && ATTEMPTS.has(attempt) ? attempt : undefined;
 }
 
 /** Whether this attempt may have taken the payer's money (then its payment identifier is never given to another payment). */

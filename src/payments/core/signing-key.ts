@@ -7,7 +7,7 @@
 // from @noble/hashes, as the address parameters do (viem is not loaded for this).
 import { createECDH, createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { keccak_256 as keccak256 } from '@noble/hashes/sha3';
-import { checksumEvmAddress } from '../params/evm-address.ts';
+import { checksumEvmAddress } from '../../params/evm-address.ts';
 
 /** The JWS algorithm of every offer and receipt: ECDSA over secp256k1 with SHA-256. */
 export const SIGNING_ALG = 'ES256K';

@@ -13,7 +13,7 @@
 import type { x402ResourceServer } from '@x402/core/server';
 import type { SettleResultContext } from '@x402/core/types';
 import { isBatchSettlementDepositPayload, isBatchSettlementRefundPayload, isBatchSettlementVoucherPayload } from '@x402/evm';
-import type { BatchEvent } from '../../db/batch-events.ts';
+import type { BatchEvent } from '../../../db/batch-events.ts';
 
 type Hex = `0x${string}`;
 

@@ -18,8 +18,7 @@
 // call's charge is `extra.chargedAmount`. A refund of the unused deposit is no paid call: it has no row here
 // (x402_batch_events records it, with the deposit, claims and settlements).
 import type { x402ResourceServer } from '@x402/core/server';
-import { payloadHash } from './attempt.ts';
-import { attemptOf } from './request-adapter.ts';
+import { attemptOf, payloadHash } from './attempt.ts';
 import { address, installResumeHooks, LEDGER_UNAVAILABLE, settled, settleFailure, type SettleOutcomeOptions } from './settle-outcome.ts';
 
 export { LEDGER_UNAVAILABLE } from './settle-outcome.ts';
@@ -31,16 +30,9 @@ export interface AttemptRecordOptions extends SettleOutcomeOptions {
   publicBaseUrl: string;
 }
 
-/** The EIP-3009 authorization of an `exact` EVM payload, for reconciling an `unknown` row on chain. */
-function authorizationOf(payload: unknown): { nonce: string | null; validBefore: Date | null } {
-  const auth = (payload as { authorization?: { nonce?: unknown; validBefore?: unknown } } | null)?.authorization;
-  const before = Number(auth?.validBefore);
-  return { nonce: typeof auth?.nonce === 'string' ? auth.nonce : null, validBefore: Number.isFinite(before) && before > 0 ? new Date(before * 1000) : null };
-}
-
 /** A batch-settlement refund: the payer takes its unused deposit back; no call is paid for. */
 function refundTest(opts: AttemptRecordOptions) {
-  return (ctx: { paymentPayload: { payload: unknown } }): boolean => opts.isRefund?.(ctx.paymentPayload.payload) ?? false;
+  return (ctx: { paymentPayload: { payload: unknown } }): boolean => opts.schemes.isRefund(ctx.paymentPayload.payload);
 }
 
 export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: AttemptRecordOptions): void {
@@ -62,7 +54,8 @@ export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: 
     }
     const { request, entry } = attempt;
     const payload = ctx.paymentPayload;
-    const auth = authorizationOf(payload.payload);
+    // The payment's authorization (its scheme's reading), for reconciling an `unknown` row on chain.
+    const auth = attempt.authorization ?? opts.schemes.authorizationOf(payload);
     try {
       attempt.recordId = await records.recordVerified({
         requestId: request.id,
@@ -77,8 +70,8 @@ export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: 
         payer: address(ctx.result.payer),
         payloadHash: attempt.payloadHash ?? payloadHash(payload),
         paymentIdentifier: attempt.paymentId ?? null,
-        authorizationNonce: auth.nonce,
-        validBefore: auth.validBefore,
+        authorizationNonce: auth?.nonce ?? null,
+        validBefore: auth ? new Date(auth.validBefore * 1000) : null,
         facilitator: opts.facilitator,
       });
       metrics.payment('verified');

@@ -29,17 +29,3 @@ export function eip3009Of(payload: Pick<PaymentPayload, 'payload'> | { payload?:
   if (!UINT.test(String(value)) || !UINT.test(before) || before.length > 15) return undefined;
   return { from: from as `0x${string}`, to: to as `0x${string}`, value: String(value), validBefore: Number(before), nonce: nonce.toLowerCase() as `0x${string}` };
 }
-
-/** Seconds of clock difference allowed between a payer's clock and this server's. */
-export const CLOCK_SKEW_S = 30;
-
-/**
- * An authorization valid for longer than the server offers (its 402 says `maxTimeoutSeconds`) is refused before
- * verification: the server waits for a settlement's outcome until `validBefore`, so that wait is bounded by
- * X402_MAX_TIMEOUT_S (plus the clock skew allowed). Returns the reason of the refusal, or undefined.
- */
-export function checkValidityWindow(auth: Eip3009Authorization, maxTimeoutS: number, nowMs = Date.now()): string | undefined {
-  const latest = Math.floor(nowMs / 1000) + maxTimeoutS + CLOCK_SKEW_S;
-  if (auth.validBefore <= latest) return undefined;
-  return `authorization_valid_too_long: the authorization's validBefore (${auth.validBefore}, unix seconds) is more than maxTimeoutSeconds (${maxTimeoutS} s) from now; sign it with validBefore at most ${maxTimeoutS} s ahead`;
-}

@@ -10,42 +10,9 @@
 //
 // viem is loaded the first time the chain is asked (x402 alone loads no viem at start-up).
 import type { Abi, PublicClient } from 'viem';
-import { loadViem } from '../sources/viem.ts';
-import { CLOCK_SKEW_S } from './authorization.ts';
-
-/** One payment's authorization, with what its transfer must have been to pay for the call. */
-export interface AuthorizationRef {
-  asset: `0x${string}`;
-  payer: `0x${string}`;
-  nonce: `0x${string}`;
-  payTo: `0x${string}`;
-  /** Atomic units. */
-  amount: string;
-  /** Unix seconds. */
-  validBefore: number;
-  /** When the payment was verified (epoch ms): its transfer cannot be older, so the search for it starts there. */
-  since: number;
-}
-
-export type ChainVerdict = { kind: 'landed'; txHash: `0x${string}` | null; state: string } | { kind: 'not_landed' | 'pending' | 'used_elsewhere' | 'unreachable'; state: string };
-
-/**
- * How long past validBefore the chain is waited for to show a block at or after it (blocks come every few
- * seconds; a node may lag): until then an unused authorization may still land.
- */
-export const CHAIN_GRACE_MS = 15_000;
-
-/** The authorization of a payment, with the requirements it paid (asset, payTo, amount). */
-export function authorizationRef(
-  requirements: { asset: string; payTo: string; amount: string },
-  auth: { from: `0x${string}`; nonce: `0x${string}`; validBefore: number },
-  since: number,
-): AuthorizationRef {
-  return { asset: requirements.asset as `0x${string}`, payTo: requirements.payTo as `0x${string}`, amount: requirements.amount, payer: auth.from, nonce: auth.nonce, validBefore: auth.validBefore, since };
-}
-
-/** A verdict that will not change any more. */
-export const isFinal = (v: ChainVerdict) => v.kind === 'landed' || v.kind === 'not_landed' || v.kind === 'used_elsewhere';
+import { loadViem } from '../../../sources/viem.ts';
+import { CLOCK_SKEW_S } from '../../core/authorization.ts';
+import { watchUntilFinal, type AuthorizationRef, type ChainVerdict, type OutcomeReader } from '../../core/outcome.ts';
 
 const EIP3009_ABI = [
   { type: 'function', name: 'authorizationState', stateMutability: 'view', inputs: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }], outputs: [{ type: 'bool' }] },
@@ -68,10 +35,12 @@ export interface AuthorizationChainOptions {
   pollMs?: number;
 }
 
+/** A hex value of the ref (an EVM payment's are: its authorization was read by eip3009Of). */
+const hex = (v: string) => v as `0x${string}`;
 const iso = (unixS: number | bigint) => new Date(Number(unixS) * 1000).toISOString();
 const message = (err: unknown) => String((err as { shortMessage?: string; message?: string })?.shortMessage ?? (err as Error)?.message ?? err).split('\n')[0]!;
 
-export class AuthorizationChain {
+export class AuthorizationChain implements OutcomeReader {
   private client: Promise<PublicClient> | undefined;
   private chainChecked = false;
 
@@ -82,7 +51,7 @@ export class AuthorizationChain {
     try {
       const c = await this.connect();
       const head = await c.getBlock({ blockTag: 'latest' });
-      const used = await c.readContract({ address: a.asset, abi: EIP3009_ABI, functionName: 'authorizationState', args: [a.payer, a.nonce], blockNumber: head.number });
+      const used = await c.readContract({ address: hex(a.asset), abi: EIP3009_ABI, functionName: 'authorizationState', args: [hex(a.payer), hex(a.nonce)], blockNumber: head.number });
       const said = `authorizationState(${a.payer}, ${a.nonce}) = ${used} at block ${head.number} (${iso(head.timestamp)})`;
       if (!used) {
         return Number(head.timestamp) >= a.validBefore
@@ -96,21 +65,8 @@ export class AuthorizationChain {
   }
 
   /** Asks until the verdict is final or `untilMs` (epoch ms) passes; the last verdict either way. */
-  async watch(a: AuthorizationRef, untilMs: number, signal?: AbortSignal): Promise<ChainVerdict> {
-    for (;;) {
-      const verdict = await this.check(a);
-      const left = untilMs - Date.now();
-      if (isFinal(verdict) || left <= 0 || signal?.aborted) return verdict;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.min(this.options.pollMs ?? 500, left));
-        function done() {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          resolve();
-        }
-        signal?.addEventListener('abort', done, { once: true });
-      });
-    }
+  watch(a: AuthorizationRef, untilMs: number, signal?: AbortSignal): Promise<ChainVerdict> {
+    return watchUntilFinal(() => this.check(a), untilMs, this.options.pollMs ?? 500, signal);
   }
 
   private connect(): Promise<PublicClient> {
@@ -134,13 +90,13 @@ export class AuthorizationChain {
     const topics = [
       [viem.toEventSelector(EIP3009_ABI[1]), viem.toEventSelector(EIP3009_ABI[2])],
       viem.pad(a.payer.toLowerCase() as `0x${string}`),
-      a.nonce,
+      hex(a.nonce),
     ];
     let logs: { transactionHash: `0x${string}` | null; topics: readonly `0x${string}`[] }[] = [];
     try {
       for (let to = head, n = 0; to >= from && n < MAX_LOG_CHUNKS && logs.length === 0; to -= LOG_CHUNK, n++) {
         const start = to - LOG_CHUNK + 1n > from ? to - LOG_CHUNK + 1n : from;
-        logs = (await c.request({ method: 'eth_getLogs', params: [{ address: a.asset, topics, fromBlock: viem.toHex(start), toBlock: viem.toHex(to) }] } as never)) as typeof logs;
+        logs = (await c.request({ method: 'eth_getLogs', params: [{ address: hex(a.asset), topics, fromBlock: viem.toHex(start), toBlock: viem.toHex(to) }] } as never)) as typeof logs;
       }
     } catch (err) {
       return { kind: 'landed', txHash: null, state: `${said}; its transaction could not be looked up: ${message(err)}` };

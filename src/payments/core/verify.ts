@@ -6,25 +6,22 @@
 // offered is refused; the payment identifier is looked up (a replay, a wait for a running twin, or a 409); and a
 // payment the facilitator refuses as used may be this very payment's retry, whose first attempt never answered
 // (resume.ts): answered from the chain, never charged twice.
-import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { HTTPProcessResult, HTTPRequestContext } from '@x402/core/server';
-import type { PaymentPayload } from '@x402/core/types';
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import type { CatalogEntry } from '../catalog/route.ts';
-import type { PaymentRecords } from '../db/payments.ts';
-import { DatabaseUnavailableError } from '../db/service.ts';
-import { AppError } from '../lib/errors.ts';
-import { newAttempt, type PaymentAttempt } from './attempt.ts';
+import type { PaymentRecords } from '../../db/payments.ts';
+import { DatabaseUnavailableError } from '../../db/service.ts';
+import { AppError } from '../../lib/errors.ts';
+import type { PaymentAttempt } from './attempt.ts';
 import { AUTHORIZATION_USED, type AuthorizationLocks } from './authorization-claim.ts';
 import { checkValidityWindow } from './authorization.ts';
-import { CHAIN_GRACE_MS, type AuthorizationChain } from './chain.ts';
 import { SETTLE_ANSWER_GRACE_MS } from './facilitator.ts';
 import type { ClaimBounds, PaymentIdempotency } from './idempotency.ts';
-import { RequestAdapter } from './request-adapter.ts';
+import type { PaymentLog } from './log.ts';
+import { CHAIN_GRACE_MS } from './outcome.ts';
 import type { PaymentServer } from './resource-server.ts';
 import { facilitatorFailure, HEAD_PAYMENT, MALFORMED_PAYMENT, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, V1_PAYMENT_HEADER, type PaymentTerms } from './responses.ts';
 import { resumePayment } from './resume.ts';
-import type { PaymentSettings } from './settings.ts';
+import type { PaymentSchemes } from './scheme.ts';
+import type { PaymentSettings } from '../settings.ts';
 
 /** A payment the facilitator verified for the matched route, with the SDK's context of it (settle needs both). */
 export type VerifiedPayment = Extract<HTTPProcessResult, { type: 'payment-verified' }> & { context: HTTPRequestContext };
@@ -39,36 +36,30 @@ export interface VerifyOptions {
   idempotency: PaymentIdempotency;
   records: PaymentRecords;
   publicBaseUrl: string;
-  log: FastifyBaseLogger;
+  log: PaymentLog;
   /** The records' database health: while it is degraded, no payment is verified (it could not be recorded). */
   database: { readonly degraded: boolean };
   /** Resolves once the ledger is open (an opening in progress is waited for, up to DB_OPEN_WAIT_MS); rejects with a 503. */
   ledgerOpened?: () => Promise<void>;
   /** The longest a paid call without an EIP-3009 authorization can take: how long a retry with its identifier waits for it. */
   paidCallMs: number;
-  chain?: AuthorizationChain;
+  /** The schemes offered: where a payment's outcome is read from its chain. */
+  schemes: PaymentSchemes;
   signal?: AbortSignal;
   /** One request at a time per `exact` authorization, on every instance (authorization-claim.ts). */
   authorizations?: AuthorizationLocks;
 }
 
-/** The attempt of a request: made before anything is looked at, so whatever ends the request can give it up. */
-export function beginAttempt(req: FastifyRequest, entry: CatalogEntry): PaymentAttempt {
-  const given = paymentHeader(req);
-  return newAttempt(req, entry, given === undefined ? undefined : decodedPayment(given));
-}
-
 /** Decides the request of `attempt`: answered here, or granted once its payment is verified and recorded. */
 export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOptions): Promise<Verdict> {
   const { request: req, entry } = attempt;
-  const plain = new RequestAdapter(attempt, opts.publicBaseUrl);
-  const given = plain.getHeader('payment-signature');
+  const given = req.paymentHeader;
   // A header that cannot be decoded: the SDK would print a stack trace for it; it gets a 402 with the reason.
   const malformed = given !== undefined && attempt.payloadHash === undefined;
   // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
   const headWithPayment = req.method === 'HEAD' && given !== undefined;
   const hidden = malformed || headWithPayment;
-  const adapter = hidden ? new RequestAdapter(attempt, opts.publicBaseUrl, true) : plain;
+  const adapter = req.adapter(hidden);
   // A refusal that asks for a new payment carries the route's challenge (PAYMENT-REQUIRED: what to pay, and the
   // signed offers), as every 402 does; the reason is the body's.
   const challenge = async (reason?: string): Promise<Verdict> => {
@@ -77,7 +68,7 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
   };
 
   // x402 v1's X-PAYMENT alone: refused as such (never verified, never replayed), with the challenge to pay in v2.
-  if (given === undefined && req.headers['x-payment'] !== undefined) return challenge(V1_PAYMENT_HEADER);
+  if (given === undefined && req.v1Header) return challenge(V1_PAYMENT_HEADER);
 
   if (given !== undefined && !hidden) {
     // No payment is taken that cannot be recorded: a ledger still opening (a fresh instance) is waited for; with it
@@ -88,7 +79,7 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
     const tooLong = attempt.authorization && checkValidityWindow(attempt.authorization, opts.x402.maxTimeoutS);
     if (tooLong) return challenge(tooLong);
     // A retry of a payment already answered gets that answer (before the facilitator sees it again).
-    const decision = await opts.idempotency.decide(attempt, given, claimBounds(req, entry, attempt, opts.paidCallMs));
+    const decision = await opts.idempotency.decide(attempt, given, claimBounds(attempt, opts.paidCallMs));
     if (decision.kind === 'replay') {
       const { status, headers, body } = decision.response;
       return { answer: { status, headers, body } };
@@ -104,7 +95,7 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
     result = await http.processHTTPRequest(context);
     if (result.type === 'payment-error' && attempt.verifyRefusal) {
       // Refused: a used or expiring authorization may be this very payment, whose first attempt never answered.
-      const resumed = await resumePayment(attempt, { records: opts.records, chain: opts.chain, network: opts.x402.network, signal: opts.signal });
+      const resumed = await resumePayment(attempt, { records: opts.records, schemes: opts.schemes, signal: opts.signal });
       if (resumed.kind === 'not_landed') return challenge(NOT_CHARGED);
       if (resumed.kind === 'unknown') {
         attempt.resume = { kind: 'unknown' };
@@ -136,32 +127,11 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
   return { granted: { ...result, context } };
 }
 
-/** The payment header of a request: x402 v2's PAYMENT-SIGNATURE (v1's X-PAYMENT is refused, never read). */
-function paymentHeader(req: FastifyRequest): string | undefined {
-  const read = (name: string) => {
-    const v = req.headers[name];
-    return Array.isArray(v) ? v[0] : v;
-  };
-  return read('payment-signature');
-}
-
-/** The payment payload of a header, or undefined when it cannot be decoded. */
-function decodedPayment(header: string): PaymentPayload | undefined {
-  try {
-    return decodePaymentSignatureHeader(header);
-  } catch {
-    return undefined;
-  }
-}
-
 /** What a payment identifier is bound to (method, matched route, sorted query) and how long its claim may last. */
-function claimBounds(req: FastifyRequest, entry: CatalogEntry, attempt: PaymentAttempt, paidCallMs: number): ClaimBounds {
-  const q = req.url.indexOf('?');
-  const sorted = [...new URLSearchParams(q >= 0 ? req.url.slice(q + 1) : '')].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
-  const query = new URLSearchParams(sorted).toString();
+function claimBounds(attempt: PaymentAttempt, paidCallMs: number): ClaimBounds {
   const validBeforeMs = attempt.authorization ? attempt.authorization.validBefore * 1000 : undefined;
   return {
-    request: `${req.method} ${entry.url}${query ? `?${query}` : ''}`,
+    request: attempt.request.line,
     leaseCap: validBeforeMs ?? Infinity,
     // A twin's settle may be listened to until validBefore (+ its grace), then the chain until it is sure.
     waitUntil: validBeforeMs !== undefined ? validBeforeMs + SETTLE_ANSWER_GRACE_MS + CHAIN_GRACE_MS : Date.now() + paidCallMs,
