@@ -2,6 +2,8 @@
 //   cached     the cached path against bare Fastify sending the same bytes and headers (cached-path.ts);
 //   startup    spawn of the compiled server → its first /health answer (startup.ts);
 //   paid       what an x402 payment adds to a call, with the route's work started during verify and without (paid-path.ts);
+//   repeat     a repeat buyer's calls in a row: keyed, batch-paid (vouchers) and exact-paid, latency, server CPU, exchanges,
+//              facilitator calls and transactions (repeat.ts; BENCH_REPEAT_CALLS, BENCH_REPEAT_EXACT_CALLS);
 //   scale-out  three instances on one Redis: upstream calls per key per TTL, and the cached path with L2 vs L1 alone (scale-out.ts);
 //   client     what the typed client (marketgate/client) adds to a keyed call of a cached route beyond plain fetch (client.ts).
 //   memory     what one client can make it hold: pipelined requests never read, distinct /v1/ohlcv variants (memory.ts).
@@ -11,6 +13,7 @@ import { runCachedPath } from './cached-path.ts';
 import { benchClient, printClient } from './client.ts';
 import { runMemoryBench } from './memory.ts';
 import { benchPaidPath, printPaidPath } from './paid-path.ts';
+import { benchRepeat, printRepeat, repeatOptions } from './repeat.ts';
 import { runScaleOutBench } from './scale-out.ts';
 import { benchStartup, printStartup } from './startup.ts';
 
@@ -28,6 +31,10 @@ const PARTS: Record<string, () => Promise<void>> = {
   paid: async () => {
     const options = { calls: Number(env.BENCH_CALLS ?? 20), verifyMs: 150, settleMs: 1500, upstreamMs: 200 };
     printPaidPath(options, await benchPaidPath(options));
+  },
+  repeat: async () => {
+    const options = repeatOptions(env);
+    printRepeat(options, await benchRepeat(options));
   },
   'scale-out': async () => void (await runScaleOutBench({ build: false })),
   client: async () => printClient(await benchClient(Number(env.BENCH_CLIENT_CALLS ?? 5000))),

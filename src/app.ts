@@ -26,6 +26,7 @@ import { describeDatabase, openDatabase } from './db/open.ts';
 import type { PaymentIdStore } from './db/payment-ids.ts';
 import type { PaymentRecords } from './db/payments.ts';
 import { DatabaseService } from './db/service.ts';
+import { settlingCosts } from './db/settling-costs.ts';
 import { UsageCounter } from './db/usage.ts';
 import { AnswerMemo } from './edge/answer-memo.ts';
 import { registerEdge, riskHostRewrite } from './edge/edge.ts';
@@ -42,6 +43,7 @@ import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { METRICS_PATH, registerMetrics } from './metrics/plugin.ts';
 import type { BatchEventRecorder } from './payments/schemes/batch-settlement/batch-events.ts';
 import { installPayments } from './payments/install.ts';
+import { tokenDecimals } from './payments/networks.ts';
 import { connectRedis, type RedisConnections } from './redis/client.ts';
 import { RedisSharedCache } from './redis/shared-cache.ts';
 import { accessSummary } from './reference/access-guide.ts';
@@ -160,7 +162,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     batchEventRecorder: options.batchEventRecorder,
   });
   registerKeyAdminRoutes(storage.admin, { keys, db: storage.db });
-  registerPaymentAdminRoutes(storage.admin, { records: payments.records, batchEvents: payments.batchEvents, db: storage.db });
+  // What settling costs (npm run payments -- summary, /metrics), from the ledger at the operator's stated fees.
+  const costs = { fees: config.x402.fees, decimalsOf: (asset: string) => tokenDecimals(asset, config.x402.asset) };
+  registerPaymentAdminRoutes(storage.admin, { records: payments.records, batchEvents: payments.batchEvents, db: storage.db, costs });
+  metrics.settlingCosts(() => storage.db.use((db) => settlingCosts(db, {}, costs.fees, costs.decimalsOf)));
   app.decorate('services', { cache, answers, pressure, catalog, config, sources, guard, backends, keys, ...storage, paymentRecords: payments.records, batchEvents: payments.batchEvents, paymentIds: payments.paymentIds });
   app.addHook('onClose', async () => http.close());
 

@@ -93,7 +93,7 @@ describe('the server process', () => {
     expect(slowest).toBeLessThan(2500);
     // The compiled payments CLI (as the Docker image ships it) reads it through the server's admin socket.
     const cli = await run('node', ['dist/admin/payments-cli.js', 'summary', '--json'], { env: { PATH: process.env.PATH ?? '', ENV_FILE: '', DATA_DIR: dataDir } });
-    expect(JSON.parse(cli.stdout)).toEqual({ rows: [], ledger: { final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 } });
+    expect(JSON.parse(cli.stdout)).toEqual({ rows: [], costs: [], fees: { feeUsd: '0.001', freePerMonth: 1000 }, ledger: { final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 } });
     expect(cli.stderr).toBe('');
     // The compiled keys CLI (`docker exec CONTAINER node dist/admin/keys-cli.js create --label x` in the image)
     // makes a key through the same socket; the server accepts it at once.

@@ -1,5 +1,5 @@
 // npm run payments -- list [--since 24h|7d|2026-11-01] [--until …] [--status STATUS] [--limit N] [--json]
-//                    summary [--since 30d] [--until …] [--json]
+//                    summary [--since 30d] [--until …] [--json]   (and what settling cost, per scheme and network)
 //                    resolve ID settled --tx 0xHASH [--amount UNITS] | resolve ID settle_failed --reason TEXT | resolve ID cancelled --reason TEXT
 //                    batch [--since 24h] [--limit N] [--json]   (batch settlement: deposits, charges, claims, settlements, refunds)
 // (compiled: node dist/admin/payments-cli.js …)
@@ -17,6 +17,9 @@ import type { DatabaseSettings } from '../db/open.ts';
 import { PAYMENT_STATUSES, type FinalWriteStats, type PaymentFilter, type PaymentRecord, type PaymentStatus, type PaymentSummaryRow } from '../db/payment-rows.ts';
 import { listPayments, resolvePayment, summarizePayments, type Resolution } from '../db/payment-reports.ts';
 import { pglitePaths } from '../db/pglite.ts';
+import { settlingCosts, type SettlingCostRow, type SettlingFees } from '../db/settling-costs.ts';
+import { tokenDecimals } from '../payments/networks.ts';
+import { PAYMENTS_ENV } from '../payments/settings.ts';
 import { DATABASE_ENV } from '../db/env.ts';
 import { ConfigError } from '../lib/env.ts';
 import { AdminRequestError, adminRequest } from './client.ts';
@@ -36,6 +39,10 @@ ${ADMIN_DEADLINE_HELP}`;
 
 interface Summary {
   rows: PaymentSummaryRow[];
+  /** Per scheme and network: paid calls, on-chain settlements, the facilitator's fees, revenue and net. */
+  costs: SettlingCostRow[];
+  /** The facilitator's price the fees are counted at. */
+  fees: SettlingFees;
   /** The running server's ledger write health (null when read directly). */
   ledger: FinalWriteStats | null;
 }
@@ -71,7 +78,7 @@ async function main(argv: string[]): Promise<void> {
   const ledger = await ledgerOf(settings, task.command === 'resolve');
   if (!ledger) {
     // No database exists yet: nothing was ever recorded.
-    if (flags.json) console.log(command === 'summary' ? JSON.stringify({ rows: [], ledger: null }) : '[]');
+    if (flags.json) console.log(command === 'summary' ? JSON.stringify({ rows: [], costs: [], fees: feeSettings().fees, ledger: null }) : '[]');
     else console.log(`no payments: there is no database in ${pglitePaths(settings.dataDir).cluster} yet`);
     return;
   }
@@ -122,6 +129,14 @@ function databaseSettings(): DatabaseSettings {
   return { dataDir: e.DATA_DIR, url: e.DATABASE_URL, timeoutMs: adminDbTimeout(e.DB_TIMEOUT_MS) };
 }
 
+/** The facilitator's price and the configured token, as the server reads them (X402_FACILITATOR_FEE_USD, …). */
+function feeSettings(): { fees: SettlingFees; decimalsOf: (asset: string) => number | undefined } {
+  const { X402_FACILITATOR_FEE_USD, X402_FACILITATOR_FREE_PER_MONTH, X402_ASSET, X402_ASSET_DECIMALS } = PAYMENTS_ENV;
+  const e = cliSettings({ X402_FACILITATOR_FEE_USD, X402_FACILITATOR_FREE_PER_MONTH, X402_ASSET, X402_ASSET_DECIMALS });
+  const configured = e.X402_ASSET ? { address: e.X402_ASSET, decimals: e.X402_ASSET_DECIMALS } : undefined;
+  return { fees: { feeUsd: e.X402_FACILITATOR_FEE_USD, freePerMonth: e.X402_FACILITATOR_FREE_PER_MONTH }, decimalsOf: (asset) => tokenDecimals(asset, configured) };
+}
+
 /** The ledger to read, or null when there is no embedded database at all (and nothing to write to). */
 async function ledgerOf(settings: DatabaseSettings, writing: boolean): Promise<Ledger | null> {
   const connection = await connect({
@@ -158,7 +173,10 @@ function throughServer(socket: string): Ledger {
 function direct(db: Database): Ledger {
   return {
     list: (f) => listPayments(db, f),
-    summary: async (f) => ({ rows: await summarizePayments(db, f), ledger: null }),
+    summary: async (f) => {
+      const { fees, decimalsOf } = feeSettings();
+      return { rows: await summarizePayments(db, f), costs: await settlingCosts(db, f, fees, decimalsOf), fees, ledger: null };
+    },
     resolve: (id, r) => resolvePayment(db, id, r),
     batchEvents: (f) => listBatchEvents(db, f.since, f.limit ?? 100),
     close: () => db.close(),
@@ -239,7 +257,7 @@ function batchTable(events: BatchEventRecord[]): string {
   );
 }
 
-function summaryTable({ rows, ledger }: Summary): string {
+function summaryTable({ rows, costs, fees, ledger }: Summary): string {
   const lines = [
     rows.length === 0
       ? 'no payments'
@@ -248,6 +266,17 @@ function summaryTable({ rows, ledger }: Summary): string {
           rows.map((r) => [r.day, r.route, r.status, String(r.count), amount(r.amount_required, r.asset), amount(r.amount_settled, r.asset)]),
         ),
   ];
+  if (costs.length > 0) {
+    const dollars = (v: string | null) => (v === null ? '?' : `${v.startsWith('-') ? '-' : ''}$${v.replace(/^-/, '')}`);
+    lines.push(
+      '',
+      `settling costs: the facilitator's fee $${fees.feeUsd} per on-chain settlement past ${fees.freePerMonth} free a month (X402_FACILITATOR_FEE_USD, X402_FACILITATOR_FREE_PER_MONTH)`,
+      table(
+        ['scheme', 'network', 'paid calls', 'settlements', 'free', 'facilitator fees', 'revenue', 'net'],
+        costs.map((c) => [c.scheme, c.network, String(c.paid_calls), String(c.settlements), String(c.free_settlements), dollars(c.facilitator_fees_usd), dollars(c.revenue_usd), dollars(c.net_usd)]),
+      ),
+    );
+  }
   if (ledger && (ledger.final_writes_pending > 0 || ledger.final_writes_lost > 0 || ledger.final_write_failures > 0)) {
     lines.push(
       '',

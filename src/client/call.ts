@@ -1,11 +1,14 @@
 // One call to a marketgate route: GET, retried as retry.ts allows; on a 402 with a wallet, one payment is
 // signed and sent — and resent unchanged on every retry, so the server's payment identifier answers it once.
+// The 402's terms are kept (terms.ts): the next call to the route signs its payment at once and sends it with its
+// first request, one HTTP exchange instead of two; a 402 in answer with other terms (they changed) is paid once
+// more with the new ones, as a first 402 is.
 // A second payment is signed only when the server said the first was refused (the batch-settlement scheme's
 // corrective 402); never while the first one's outcome is unknown. A success's Content-Digest is checked against
 // the bytes received, and a paid answer's signed receipt read, and verified when asked (receipts.ts). What the
 // server says of a payment never lowers what it counts against maxSpendUsd (spend.ts); a redirect to another
 // origin is not followed (redirects.ts).
-import type { SettleResponse } from '@x402/core/types';
+import type { PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { errorBody, paymentRequired, paymentResponse, retryAfterSeconds } from './answer.ts';
 import { MarketgateError, type SentPayment } from './errors.ts';
 import type { Payer, SignedPayment } from './payer.ts';
@@ -13,6 +16,7 @@ import { isRedirect, MAX_REDIRECTS, redirectTarget } from './redirects.ts';
 import { checkContentDigest, readReceipt, sha256Digest, verifyReceipt, type Receipt, type ReceiptKey } from './receipts.ts';
 import { exchange, type Outcome, type RetryPolicy } from './retry.ts';
 import { attoUsd, usd, type Hold, type SpendLimit } from './spend.ts';
+import type { RouteTerms } from './terms.ts';
 
 /** Query parameters as a route takes them; undefined and null ones are left out. */
 export type QueryInput = Record<string, string | number | boolean | null | undefined>;
@@ -23,7 +27,7 @@ export interface CallResult<E = unknown> {
   envelope: E;
   status: number;
   requestId: string | undefined;
-  /** Requests sent for this call: the unpaid one and the paid one(s), retries included. */
+  /** Requests sent for this call: the unpaid one (none when the route's terms were kept) and the paid one(s), retries included. */
   attempts: number;
   /** The x402 payment, when this call was paid with the wallet. */
   payment: Payment | undefined;
@@ -57,6 +61,8 @@ export interface Caller {
   deadlineMs: number;
   payer: Payer | undefined;
   spend: SpendLimit;
+  /** The terms of each route's last 402, paid at once on the next call. */
+  terms: RouteTerms;
   /** verifyReceipts: the key receipts are checked against (read once); undefined: receipts are read, not verified. */
   receiptKey: (() => Promise<ReceiptKey>) | undefined;
 }
@@ -75,6 +81,8 @@ export function routeUrl(baseUrl: string, path: string, query: QueryInput | unde
 export async function callRoute(c: Caller, path: string, query: QueryInput | undefined): Promise<CallResult> {
   const url = routeUrl(c.baseUrl, path, query);
   const policy: RetryPolicy = { ...c.retry, deadline: performance.now() + c.deadlineMs };
+  const kept = c.payer && !c.hasKey ? c.terms.get(path) : undefined;
+  if (kept) return pay(c, url, path, kept, policy, 0, true);
   const first = await exchange((signal) => c.fetch(url, { headers: c.headers, signal }), policy);
   const answer = first.final;
   const attempts = first.attempts.length;
@@ -94,10 +102,12 @@ export async function callRoute(c: Caller, path: string, query: QueryInput | und
       attempts,
     });
   }
-  return pay(c, url, path, required, policy, attempts);
+  c.terms.keep(path, required);
+  return pay(c, url, path, required, policy, attempts, false);
 }
 
-async function pay(c: Caller, url: string, path: string, offer: NonNullable<ReturnType<typeof paymentRequired>>, policy: RetryPolicy, attempts: number): Promise<CallResult> {
+/** `kept`: the offer is the route's kept terms, sent without asking first (a 402 with other terms is paid once more). */
+async function pay(c: Caller, url: string, path: string, offer: NonNullable<ReturnType<typeof paymentRequired>>, policy: RetryPolicy, attempts: number, kept: boolean): Promise<CallResult> {
   const payer = c.payer!;
   let carry: Hold | undefined;
   for (let signing = 1; ; signing++) {
@@ -119,6 +129,7 @@ async function pay(c: Caller, url: string, path: string, offer: NonNullable<Retu
     const settle = read?.settle ?? paymentResponse(final.headers);
     if (settle?.success) {
       c.spend.spend(signed.hold);
+      payer.paidAt(signed, url);
       const payment = { ...sentPayment(signed), chargedUsd: usd(chargedAtto(signed, settle)), settle };
       if (final.status < 400) return withReceipt(c, path, final, attempts, payment, payer.address);
       throw httpError(path, final, attempts, true, signed);
@@ -131,11 +142,36 @@ async function pay(c: Caller, url: string, path: string, offer: NonNullable<Retu
     // what the channel's receiver can claim by one price at most.
     if (final.status === 402 && read?.recovered && charged === false && signing === 1) {
       offer = paymentRequired(final.headers) ?? offer;
+      c.terms.keep(path, offer);
       carry = signed.hold;
       continue;
     }
+    // Kept terms that no longer hold (the server's changed): its 402 says so, with the new ones, and nothing was
+    // taken. Paid once with the new terms, as a first 402 is; the refused payment stays counted as signed
+    // (an `exact` authorization until the chain shows it expired unused).
+    const renewed = final.status === 402 && kept && charged === false && signing === 1 ? changedTerms(payer, offer, paymentRequired(final.headers), path) : undefined;
+    if (renewed) {
+      offer = renewed;
+      c.terms.keep(path, offer);
+      continue;
+    }
+    if (final.status === 402) c.terms.forget(path);
     throw httpError(path, final, attempts, charged, signed);
   }
+}
+
+/** The 402's terms when this payer would pay them otherwise than `before`; undefined when they are the same (a refusal). */
+function changedTerms(payer: Payer, before: NonNullable<ReturnType<typeof paymentRequired>>, after: ReturnType<typeof paymentRequired>, path: string): typeof after {
+  if (!after) return undefined;
+  const key = (r: PaymentRequirements) => JSON.stringify([r.scheme, r.network, r.asset, r.amount, r.payTo, r.maxTimeoutSeconds, r.extra ?? null]);
+  let was: string, now: string;
+  try {
+    was = key(payer.choose(before, path));
+    now = key(payer.choose(after, path));
+  } catch {
+    return undefined;
+  }
+  return was === now ? undefined : after;
 }
 
 /** What the server says it charged: an `exact` payment moves its whole amount; a voucher's `chargedAmount` is at most its price. */

@@ -8,6 +8,7 @@ import { Payer } from './payer.ts';
 import { publishedReceiptKey, type ReceiptKey } from './receipts.ts';
 import { sameOriginFetch } from './redirects.ts';
 import { SpendLimit, type Spending } from './spend.ts';
+import { fromPaymentInfo, RouteTerms } from './terms.ts';
 import type { QueryArgs, RouteEnvelope, RouteMethods, RoutePath } from './typed.ts';
 
 export interface MarketgateClient {
@@ -28,6 +29,27 @@ export interface MarketgateClient {
   readonly payer: string | undefined;
   /** Asks for the unused batch-settlement deposit back (cooperative refund), through a paid route (`/v1/price?symbol=BTC`). */
   refund(path: string): Promise<{ success: boolean; amount?: string; transaction: string }>;
+  /**
+   * Done with the client: asks for the unused deposit of every batch-settlement channel it paid through back
+   * (the cooperative refund; the payer can always withdraw it on chain after the channel's withdraw delay).
+   * Resolves with one entry per channel refunded or failed; never rejects.
+   */
+  close(): Promise<ClosedChannel[]>;
+  /**
+   * Keeps the payment terms an OpenAPI document (marketgate's /openapi.json) declares in its operations'
+   * `x-payment-info` (x402's `accepts`), so that the first call to each route is paid at once. Returns how many
+   * routes had terms.
+   */
+  learnTerms(openapi: unknown): number;
+}
+
+/** A batch-settlement channel close() asked to refund: the refund's answer, or why it failed. */
+export interface ClosedChannel {
+  network: string;
+  /** The paid route the refund was asked through. */
+  url: string;
+  refund?: { success: boolean; amount?: string; transaction: string };
+  error?: string;
 }
 
 export type Client = MarketgateClient & RouteMethods;
@@ -38,6 +60,7 @@ export function createClient(options: ClientOptions): Client {
   // The key and payments go to baseUrl's origin only: redirects elsewhere are not followed.
   const fetch = sameOriginFetch(o.fetch);
   const chain = new AuthorizationChain(o.rpcUrls, o.attemptTimeoutMs);
+  const terms = new RouteTerms();
   const payer = o.account ? new Payer({ account: o.account, spend, assets: o.assets, networks: o.networks, chain, batch: o.batch, fetch }) : undefined;
   const headers: Record<string, string> = { accept: 'application/json', ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}) };
   const caller: Caller = {
@@ -49,6 +72,7 @@ export function createClient(options: ClientOptions): Client {
     deadlineMs: o.deadlineMs,
     payer,
     spend,
+    terms,
     receiptKey: receiptKeyOf(o.verifyReceipts, () => publishedReceiptKey(o.baseUrl, fetch, o.attemptTimeoutMs)),
   };
   const request = (path: string, query?: QueryInput) => callRoute(caller, path, query);
@@ -65,6 +89,19 @@ export function createClient(options: ClientOptions): Client {
     async refund(path) {
       if (!payer) throw new MarketgateError({ kind: 'config', path: 'wallet', error: 'a refund needs the wallet that deposited' });
       return payer.refund(routeUrl(o.baseUrl, path, undefined));
+    },
+    async close() {
+      const done = (await payer?.refundAll()) ?? [];
+      return done.map((d) => ({ network: d.network, url: d.url, ...(d.result ? { refund: d.result } : {}), ...(d.error ? { error: d.error } : {}) }));
+    },
+    learnTerms(openapi) {
+      const paths = (openapi as { paths?: Record<string, { get?: { 'x-payment-info'?: unknown } }> } | null)?.paths;
+      let learned = 0;
+      for (const [path, item] of Object.entries(paths ?? {})) {
+        const required = fromPaymentInfo(item?.get?.['x-payment-info'], `${o.baseUrl}${path}`);
+        if (required) (terms.keep(path, required), learned++);
+      }
+      return learned;
     },
   };
   const methods = Object.fromEntries(Object.entries(ROUTES).map(([name, path]) => [name, (query?: QueryInput) => call(path, query)]));

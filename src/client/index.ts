@@ -1,6 +1,6 @@
 // marketgate/client: a typed client for marketgate's routes that pays per call with an API key or with x402,
 // retries without paying twice, and never spends past its limit.
-export { createClient, type Client, type MarketgateClient } from './client.ts';
+export { createClient, type Client, type ClosedChannel, type MarketgateClient } from './client.ts';
 export type { CallResult, Payment, QueryInput } from './call.ts';
 export { MarketgateError, chargedWords, type MarketgateErrorKind, type SentPayment } from './errors.ts';
 export { parseAssets, parseNetworks, type ClientOptions } from './options.ts';

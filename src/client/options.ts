@@ -15,10 +15,13 @@ export interface ClientOptions {
   /** The most this client pays in all, in US dollars (default 0.10). A call that would pass it fails before signing. */
   maxSpendUsd?: number;
   /**
-   * Pay with `batch-settlement` (one deposit, then a signed voucher per call) when the server offers it; `exact`
-   * otherwise. A deposit never exceeds what maxSpendUsd leaves. Default: off (every call an `exact` payment).
+   * Pay with `batch-settlement` (one deposit, then a signed voucher per call: no transaction, no facilitator, a
+   * few milliseconds) when the server offers it. `'auto'` (the default): when maxSpendUsd leaves room for the
+   * deposit the server asks (or a channel already holds enough), else `exact`; `true`: whenever offered, the
+   * deposit cut to what maxSpendUsd leaves; `false`: always `exact`. An object gives the channel's settings
+   * (`rpcUrl`, `storage`) with `use: 'auto' | true` (default true). `close()` asks for the unused deposit back.
    */
-  batch?: boolean | BatchOptions;
+  batch?: 'auto' | boolean | BatchOptions;
   /** Tokens to pay in besides each network's USDC (a test network's token), each taken as $1 a token. */
   assets?: PaymentAsset[];
   /**
@@ -55,7 +58,8 @@ export interface ResolvedOptions {
   apiKey: string | undefined;
   account: LocalAccount | undefined;
   maxSpendUsd: number;
-  batch: BatchOptions | undefined;
+  /** Undefined: exact only. */
+  batch: (BatchOptions & { use: 'auto' | true }) | undefined;
   assets: PaymentAsset[];
   networks: string[];
   rpcUrls: Record<string, string>;
@@ -97,7 +101,7 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
     apiKey: o.apiKey,
     account: o.wallet === undefined ? undefined : account(o.wallet),
     maxSpendUsd: o.maxSpendUsd ?? DEFAULT_MAX_SPEND_USD,
-    batch: o.batch === true ? {} : o.batch === false || o.batch === undefined ? undefined : o.batch,
+    batch: batch(o.batch),
     assets,
     networks: networks(o.networks, assets),
     rpcUrls: rpcUrls(o.rpcUrls),
@@ -107,6 +111,16 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
     fetch: o.fetch ?? globalThis.fetch,
     verifyReceipts: receiptKey(o.verifyReceipts),
   };
+}
+
+function batch(given: ClientOptions['batch']): ResolvedOptions['batch'] {
+  if (given === undefined || given === 'auto') return { use: 'auto' };
+  if (given === true) return { use: true };
+  if (given === false) return undefined;
+  if (given === null || typeof given !== 'object') fail('batch', `must be 'auto', true, false or { rpcUrl?, storage?, use? }, got ${JSON.stringify(given)}`);
+  if (given.use !== undefined && given.use !== 'auto' && given.use !== true) fail('batch.use', `must be 'auto' or true, got ${JSON.stringify(given.use)}`);
+  if (given.rpcUrl !== undefined && !/^https?:\/\//.test(String(given.rpcUrl))) fail('batch.rpcUrl', `must be an http(s) URL, got ${JSON.stringify(given.rpcUrl)}`);
+  return { ...given, use: given.use ?? true };
 }
 
 function networks(given: string[] | undefined, assets: PaymentAsset[]): string[] {

@@ -1,5 +1,7 @@
-// Paying a 402 with the official x402 client packages: `exact` always, `batch-settlement` when the caller opted
-// in and the server offers it, on the networks and assets the client was configured for only. The client drives
+// Paying a 402 with the official x402 client packages: `exact` always, `batch-settlement` when the server offers
+// it and the caller's `batch` setting allows (`'auto'`, the default: when maxSpendUsd leaves room for the deposit
+// the server asks, or a channel already holds enough; `true`: whenever offered, the deposit cut to what
+// maxSpendUsd leaves), on the networks and assets the client was configured for only. The client drives
 // 402 → sign → send itself (not @x402/fetch), so that a payment is signed once per call and resent unchanged on
 // a retry; this module only chooses what to pay, holds it against maxSpendUsd (asking the chain first to release
 // expired authorizations when the limit is reached), signs it with a payment identifier, and lets the scheme read
@@ -8,7 +10,7 @@ import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { DEFAULT_ASSETS, findDefaultAsset, toClientEvmSigner } from '@x402/evm';
-import { BatchSettlementEvmScheme, type BatchSettlementDepositStrategyContext, type ClientChannelStorage } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme, computeChannelId, InMemoryClientChannelStorage, type BatchSettlementDepositStrategyContext, type ClientChannelStorage } from '@x402/evm/batch-settlement/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { appendPaymentIdentifierToExtensions, generatePaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { createPublicClient, http, type LocalAccount } from 'viem';
@@ -26,6 +28,12 @@ export interface PaymentAsset {
 }
 
 export interface BatchOptions {
+  /**
+   * `'auto'`: pay with batch-settlement when maxSpendUsd leaves room for the deposit the server asks (or a channel
+   * already holds enough for the call), else `exact`; `true` (the default when options are given): whenever the
+   * server offers it, the deposit cut to what maxSpendUsd leaves.
+   */
+  use?: 'auto' | true;
   /** An RPC endpoint of the payment network: lets the scheme read a channel's state on chain (recovery after a restart). */
   rpcUrl?: string;
   /** Where channel state is kept (default: in memory, for this process). */
@@ -40,7 +48,8 @@ export interface PayerOptions {
   networks: string[];
   /** Where expired authorizations are found unused (released) or used. */
   chain: AuthorizationChain;
-  batch?: BatchOptions;
+  /** Undefined: exact only. */
+  batch?: BatchOptions & { use: 'auto' | true };
   fetch: typeof fetch;
 }
 
@@ -54,19 +63,28 @@ export interface SignedPayment extends SentPayment {
 
 const BATCH = 'batch-settlement';
 
+/** `batch: 'auto'` declines a deposit maxSpendUsd has no room for: the call is paid `exact` instead. */
+class DepositDeclined extends Error {}
+
 export class Payer {
   private readonly client = new x402Client();
   private readonly http = new x402HTTPClient(this.client);
   private readonly batchScheme: BatchSettlementEvmScheme | undefined;
   /** One batch-settlement payment at a time: the channel takes one call at a time, and its state moves with each. */
   private batchQueue: Promise<unknown> = Promise.resolve();
+  /** Where `'auto'` declined a deposit (network, asset, payee): paid `exact` from then on (maxSpendUsd only shrinks). */
+  private readonly declined = new Set<string>();
+  /** Per channel (its terms): the requirements last paid and the route URL they were paid at, for close()'s refunds. */
+  private readonly channels = new Map<string, { requirements: PaymentRequirements; url: string }>();
+  private readonly channelStorage: ClientChannelStorage | undefined;
 
   constructor(private readonly opts: PayerOptions) {
     this.client.register('eip155:*', new ExactEvmScheme(opts.account));
     if (opts.batch) {
       const reader = opts.batch.rpcUrl ? createPublicClient({ transport: http(opts.batch.rpcUrl) }) : undefined;
+      this.channelStorage = opts.batch.storage ?? new InMemoryClientChannelStorage();
       this.batchScheme = new BatchSettlementEvmScheme(toClientEvmSigner(opts.account, reader), {
-        ...(opts.batch.storage ? { storage: opts.batch.storage } : {}),
+        storage: this.channelStorage,
         depositStrategy: (ctx) => this.depositWithinLimit(ctx),
       });
       this.client.register('eip155:*', this.batchScheme);
@@ -97,7 +115,7 @@ export class Payer {
    */
   choose(required: PaymentRequired, path: string): PaymentRequirements {
     const schemes = this.batchScheme ? [BATCH, 'exact'] : ['exact'];
-    const known = required.accepts.filter((a) => schemes.includes(a.scheme) && a.network.startsWith('eip155:'));
+    const known = required.accepts.filter((a) => schemes.includes(a.scheme) && a.network.startsWith('eip155:') && !(a.scheme === BATCH && this.declined.has(termsKey(a))));
     const offered = required.accepts.map((a) => `${a.scheme} ${a.asset} on ${a.network}`).join(', ') || 'nothing';
     if (!known.length) throw new MarketgateError({ kind: 'payment', path, status: 402, error: `no offer this client can pay: ${offered} (it pays ${schemes.join(' or ')} on EVM networks)` });
     const payable = known.filter((a) => this.opts.networks.includes(a.network) && this.decimalsOf(a) !== undefined);
@@ -137,6 +155,12 @@ export class Payer {
     try {
       payload = await this.client.createPaymentPayload({ ...required, accepts: [requirements] });
     } catch (err) {
+      if (err instanceof DepositDeclined || (err as { cause?: unknown })?.cause instanceof DepositDeclined) {
+        // 'auto': no room for the deposit asked; this call and the next are paid exact (the hold moves with it).
+        this.declined.add(termsKey(requirements));
+        if (hold !== carry) this.opts.spend.unsigned(hold);
+        return this.sign(required, this.choose(required, path), path, carry);
+      }
       if (hold !== carry) this.opts.spend.unsigned(hold);
       if (err instanceof MarketgateError) throw err;
       throw new MarketgateError({ kind: 'payment', path, status: 402, error: `could not sign the payment: ${(err as Error)?.message ?? String(err)}`, cause: err });
@@ -185,18 +209,48 @@ export class Payer {
     }
   }
 
+  /** A batch-settlement payment was taken at `url`: its channel is one close() refunds. */
+  paidAt(signed: SignedPayment, url: string): void {
+    if (signed.scheme === BATCH) this.channels.set(termsKey(signed.requirements), { requirements: signed.requirements, url });
+  }
+
+  /**
+   * Asks for the unused deposit of every channel this client paid through and that still holds some (the
+   * cooperative refund, signed by the server's receiver authorizer); one answer per channel, failures included.
+   */
+  async refundAll(): Promise<{ network: string; url: string; result?: SettleResponse; error?: string }[]> {
+    if (!this.batchScheme || !this.channelStorage) return [];
+    const out: { network: string; url: string; result?: SettleResponse; error?: string }[] = [];
+    for (const { requirements, url } of this.channels.values()) {
+      const id = computeChannelId(this.batchScheme.buildChannelConfig(requirements), requirements.network).toLowerCase();
+      const held = await this.channelStorage.get(id);
+      if (!held || BigInt(held.balance ?? '0') <= BigInt(held.chargedCumulativeAmount ?? '0')) continue;
+      try {
+        out.push({ network: requirements.network, url, result: await this.serialize(requirements, () => this.batchScheme!.refund(url, { fetch: this.opts.fetch })) });
+      } catch (err) {
+        out.push({ network: requirements.network, url, error: (err as Error)?.message ?? String(err) });
+      }
+    }
+    return out;
+  }
+
   /** Returns the unused batch-settlement deposit of the channel paying `url` (a paid route) to this wallet. */
   async refund(url: string): Promise<SettleResponse> {
     if (!this.batchScheme) throw new MarketgateError({ kind: 'config', path: 'batch', error: 'refunds are for batch-settlement deposits: create the client with `batch`' });
-    return this.batchScheme.refund(url, { fetch: this.opts.fetch });
+    const batchScheme = this.batchScheme;
+    return this.serialize({ scheme: BATCH } as PaymentRequirements, () => batchScheme.refund(url, { fetch: this.opts.fetch }));
   }
 
-  /** A deposit never exceeds what maxSpendUsd leaves (this call's price included): money locked in a channel is bounded too. */
+  /**
+   * A deposit never exceeds what maxSpendUsd leaves (this call's price included): money locked in a channel is
+   * bounded too. `'auto'` declines one it cannot make in full (the call is then paid `exact`).
+   */
   private depositWithinLimit(ctx: BatchSettlementDepositStrategyContext): string {
     const decimals = this.decimalsOf(ctx.paymentRequirements)!;
     const room = tokenUnits(this.opts.spend.remaining + attoUsd(BigInt(ctx.requestAmount), decimals), decimals);
     const wanted = BigInt(ctx.depositAmount);
     if (wanted <= room) return ctx.depositAmount;
+    if (this.opts.batch?.use === 'auto') throw new DepositDeclined(`a deposit of ${ctx.depositAmount} units would pass what maxSpendUsd leaves`);
     if (BigInt(ctx.minimumDepositAmount) > room) {
       const need = usd(attoUsd(BigInt(ctx.minimumDepositAmount), decimals));
       throw new MarketgateError({ kind: 'spend-limit', path: 'batch deposit', error: `a batch-settlement deposit of $${need} would pass what maxSpendUsd leaves` });
@@ -209,6 +263,9 @@ export class Payer {
     return listed?.decimals ?? findDefaultAsset(r.asset, r.network as `${string}:${string}`)?.decimals;
   }
 }
+
+/** One offer's terms, as 'auto' remembers a declined deposit: network, token, payee. */
+const termsKey = (r: Pick<PaymentRequirements, 'network' | 'asset' | 'payTo'>) => `${r.network} ${r.asset.toLowerCase()} ${r.payTo.toLowerCase()}`;
 
 /** An `exact` EIP-3009 payment's authorization, as the chain is asked about it; undefined for any other payment. */
 function expiringOf(payload: PaymentPayload, requirements: PaymentRequirements): Expiring | undefined {

@@ -7,7 +7,7 @@ export const MCP_ENV = {
   MARKETGATE_API_KEY: 'an API key: paid tools are served on it, nothing is paid with x402',
   MARKETGATE_WALLET_KEY: 'a private key (0x + 64 hex digits) that pays paid tools with x402 (USDC)',
   MARKETGATE_MAX_SPEND_USD: 'the most the wallet pays while this process runs, in dollars (default 0.10)',
-  MARKETGATE_BATCH: 'true: pay with batch-settlement when the server offers it (one deposit, then vouchers)',
+  MARKETGATE_BATCH: "auto (default): pay with batch-settlement (one deposit, then vouchers) when the server offers it and MARKETGATE_MAX_SPEND_USD leaves room for the deposit; true: whenever offered; false: exact only",
   MARKETGATE_RPC_URL: "an RPC endpoint of the payment network: batch-settlement's channel reads, and the reads that release a payment the chain shows was never used",
   MARKETGATE_ASSETS: 'tokens to pay in besides USDC, for test networks: network:address:decimals, comma-separated',
   MARKETGATE_NETWORKS: "the networks the wallet pays on, CAIP-2 ids comma-separated (default: MARKETGATE_ASSETS' networks, else eip155:8453)",
@@ -31,7 +31,7 @@ export function readEnv(env: NodeJS.ProcessEnv): McpSettings {
   const max = get('MARKETGATE_MAX_SPEND_USD');
   if (max !== undefined && !/^\d+(\.\d+)?$/.test(max)) throw new EnvError(`MARKETGATE_MAX_SPEND_USD must be a number of dollars such as 0.10, got ${JSON.stringify(max)}`);
   const batch = get('MARKETGATE_BATCH');
-  if (batch !== undefined && batch !== 'true' && batch !== 'false') throw new EnvError('MARKETGATE_BATCH must be true or false');
+  if (batch !== undefined && batch !== 'auto' && batch !== 'true' && batch !== 'false') throw new EnvError('MARKETGATE_BATCH must be auto, true or false');
   const rpcUrl = get('MARKETGATE_RPC_URL');
   const apiKey = get('MARKETGATE_API_KEY');
   const assetList = assets(get('MARKETGATE_ASSETS'));
@@ -42,7 +42,7 @@ export function readEnv(env: NodeJS.ProcessEnv): McpSettings {
       ...(apiKey ? { apiKey } : {}),
       ...(wallet ? { wallet: wallet as `0x${string}` } : {}),
       ...(max !== undefined ? { maxSpendUsd: Number(max) } : {}),
-      ...(batch === 'true' ? { batch: rpcUrl ? { rpcUrl } : true } : {}),
+      ...(batch === 'false' ? { batch: false } : rpcUrl ? { batch: { rpcUrl, use: batch === 'true' ? true : 'auto' } } : batch === 'true' ? { batch: true } : {}),
       assets: assetList,
       ...allowed,
       ...(rpcUrl ? { rpcUrls: releaseRpc(rpcUrl, allowed.networks ?? assetList.map((a) => a.network)) } : {}),

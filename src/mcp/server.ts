@@ -24,8 +24,17 @@ const say = (line: string) => process.stderr.write(`marketgate-mcp: ${line}\n`);
 async function stdio(): Promise<void> {
   const settings = readEnv(process.env);
   const client = createClient(settings.client);
-  const tools = new ToolList(async () => (await client.call('/openapi.json')) as OpenApiDocument);
+  // The document's x-payment-info terms, when it carries them, let each tool's first paid call skip its 402.
+  const tools = new ToolList(async () => {
+    const doc = (await client.call('/openapi.json')) as OpenApiDocument;
+    client.learnTerms(doc);
+    return doc;
+  });
   const first = await tools.get();
+  // The wallet's unused batch-settlement deposit is asked back when the agent host stops this process.
+  const stop = () => void client.close().finally(() => process.exit(0));
+  process.once('SIGINT', stop).once('SIGTERM', stop);
+  process.stdin.once('end', stop);
   const ctx = { client, canPay: settings.paysWith !== 'nothing' };
   serveStdio(async () => mcpServer(await tools.get(), (tool, args) => callTool(ctx, tool, args)));
   const payer = settings.paysWith === 'a wallet (x402)' ? ` ${client.payer}, up to $${client.spending().limitUsd}` : '';

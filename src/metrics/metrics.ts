@@ -18,6 +18,7 @@ import type { CacheLayer, CacheRecorder } from '../upstream/cache.ts';
 import type { BreakerState, UpstreamOutcome, UpstreamRecorder } from '../upstream/guard.ts';
 import type { HedgeOutcome, HedgeRecorder } from '../upstream/hedge.ts';
 import { cacheHoldingMetrics, type CacheHoldings } from './cache-holdings.ts';
+import { settlingCostMetrics, type SettlingCostReader } from './settling-costs.ts';
 
 /**
  * What became of an x402 payment: `verified` (the facilitator accepted it; the handler runs),
@@ -75,6 +76,8 @@ export interface Metrics extends PaymentMetrics {
   paymentRecordWrites(stats: () => FinalWriteStats): void;
   /** Where what the caches hold is read when /metrics is scraped. */
   cacheHoldings(stats: () => CacheHoldings): void;
+  /** Where what settling payments costs is read (the ledger) when /metrics is scraped. */
+  settlingCosts(read: SettlingCostReader): void;
   /** A connection was closed by the server's own bounds (connection-admission.ts, pipelining.ts). */
   connectionClosed(reason: ConnectionClosedReason): void;
   /** The series a route's responses go to; made once per route and method, when the route is registered. */
@@ -170,6 +173,7 @@ class PrometheusMetrics implements Metrics {
   private readonly backends: Gauge<'backend'>;
   private ledgerStats: () => FinalWriteStats = () => ({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
   private holdings: (() => CacheHoldings) | undefined;
+  readonly settlingCosts: (read: SettlingCostReader) => void;
   private readonly connectionsClosed: Counter;
 
   constructor(options: MetricsOptions) {
@@ -200,6 +204,7 @@ class PrometheusMetrics implements Metrics {
     });
 
     cacheHoldingMetrics(this.prom, METRIC_PREFIX, registers, () => this.holdings?.());
+    this.settlingCosts = settlingCostMetrics(this.prom, METRIC_PREFIX, registers);
     this.connectionsClosed = new Counter({
       name: `${METRIC_PREFIX}connections_closed_total`,
       help: 'Connections the server closed for its own bounds: pipelining (more requests waiting than MAX_PIPELINED_REQUESTS), waiting (too many new connections waiting to be read), write_stalled (its client stopped reading an answer).',
@@ -299,7 +304,6 @@ class PrometheusMetrics implements Metrics {
   cacheHoldings(stats: () => CacheHoldings): void {
     this.holdings = stats;
   }
-
   connectionClosed(reason: ConnectionClosedReason): void {
     this.connectionsClosed.inc({ reason });
   }
@@ -381,6 +385,7 @@ export const NO_METRICS: Metrics = {
   backend() {},
   paymentRecordWrites() {},
   cacheHoldings() {},
+  settlingCosts() {},
   connectionClosed() {},
   route: () => NOTHING,
   unmatched: () => NOTHING,

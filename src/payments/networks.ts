@@ -15,3 +15,9 @@ export const SVM_NETWORKS: Record<string, { caip2: `solana:${string}`; usdc: str
 export function svmNetwork(value: string): { caip2: `solana:${string}`; usdc: string } | undefined {
   return SVM_NETWORKS[value] ?? Object.values(SVM_NETWORKS).find((n) => n.caip2 === value);
 }
+
+/** The decimals of a token the ledger names: the configured one's, or a known network's USDC (6); else unknown. */
+export function tokenDecimals(asset: string, configured?: { address: string; decimals: number }): number | undefined {
+  if (configured && configured.address.toLowerCase() === asset.toLowerCase()) return configured.decimals;
+  return Object.values(X402_NETWORKS).some((n) => n.usdc.toLowerCase() === asset.toLowerCase()) ? 6 : undefined;
+}

@@ -3,6 +3,7 @@
 // variable) and hands the payments module the typed result, PaymentSettings; what no single variable can check
 // (a custom token needs its EIP-712 name, coinbase-cdp needs its keys, batch settlement's timing) is checked here.
 import { z } from 'zod';
+import type { SettlingFees } from '../db/settling-costs.ts';
 import { ConfigError, env, type EnvValues } from '../lib/env.ts';
 import { X402_NETWORKS } from './networks.ts';
 import { atomicAmount } from './core/price.ts';
@@ -92,6 +93,12 @@ export const PAYMENTS_ENV = {
     { secret: true },
   ),
   ...SVM_PAYMENTS_ENV,
+  X402_FACILITATOR_FEE_USD: env.custom(
+    z.string().regex(/^\d+(\.\d{1,18})?$/, 'a dollar amount such as 0.001'),
+    '0.001',
+    "What the facilitator charges per settlement (an on-chain transaction it submits: an exact payment, a batch deposit, claim, settlement or refund), in dollars, past X402_FACILITATOR_FREE_PER_MONTH; shown by npm run payments -- summary and /metrics. Default: Coinbase CDP's published price; 0 for a facilitator that charges nothing.",
+  ),
+  X402_FACILITATOR_FREE_PER_MONTH: env.int(0, 100_000_000, 1000, "Settlements a calendar month (UTC) the facilitator does not charge for (Coinbase CDP: the first 1,000)."),
   CDP_API_KEY_ID: env.secret('Coinbase Developer Platform API key id, for the coinbase-cdp facilitator.'),
   CDP_API_KEY_SECRET: env.secret('Coinbase Developer Platform API key secret, for the coinbase-cdp facilitator.'),
 };
@@ -122,6 +129,8 @@ export interface PaymentSettings {
   /** Start the route's work while the facilitator verifies (the answer held until the grant). */
   prefetch: boolean;
   cdp: { keyId: string | undefined; keySecret: string | undefined };
+  /** What settling costs at the facilitator: per settlement past the free ones of each month (settling-costs.ts). */
+  fees: SettlingFees;
   /** X402_SIGNING_KEY: signs offers and receipts (signing-key.ts, offer-receipt.ts); undefined: nothing is signed. */
   signingKey: `0x${string}` | undefined;
   /** Payments from Solana (`exact`, SPL token) beside Base's, when X402_SVM_PAY_TO is set (svm-settings.ts). */
@@ -175,6 +184,7 @@ export function paymentSettings(e: PaymentValues, baseRpcUrl: string): PaymentSe
     cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
     signingKey: e.X402_SIGNING_KEY as `0x${string}` | undefined,
     svm: svmPaymentSettings(e),
+    fees: { feeUsd: e.X402_FACILITATOR_FEE_USD, freePerMonth: e.X402_FACILITATOR_FREE_PER_MONTH },
     batch: {
       enabled: e.X402_BATCH_SETTLEMENT,
       deposit: e.X402_BATCH_DEPOSIT,

@@ -37,7 +37,7 @@ describe('the admin commands wait longer for the database than a request', () =>
     const keys = { importFile: async () => {} } as never;
     const records = { stats: () => ({}) } as never;
     const key = routesOf((admin) => registerKeyAdminRoutes(admin, { keys, db: service })).get('GET /keys')!;
-    const payments = routesOf((admin) => registerPaymentAdminRoutes(admin, { records, batchEvents: {} as never, db: service })).get('GET /payments')!;
+    const payments = routesOf((admin) => registerPaymentAdminRoutes(admin, { records, batchEvents: {} as never, db: service, costs: {} as never })).get('GET /payments')!;
     const answers = Promise.all([key(request), payments(request)]);
     // A request's use gives up at DB_TIMEOUT_MS meanwhile…
     await expect(service.use((db) => db.query('SELECT 1'))).rejects.toMatchObject({ statusCode: 503, message: 'database did not answer within 100 ms' });

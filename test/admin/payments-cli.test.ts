@@ -115,6 +115,9 @@ describe('npm run payments, embedded database', () => {
         { day: today, route: '/v1/price', status: 'settled', asset: USDC, count: 1, amount_required: '1000', amount_settled: '1000' },
         { day: today, route: '/v1/price', status: 'unknown', asset: USDC, count: 1, amount_required: '1000', amount_settled: '0' },
       ],
+      // What settling cost: one exact settlement, within the month's free ones.
+      costs: [{ scheme: 'exact', network: 'eip155:8453', paid_calls: 1, settlements: 1, free_settlements: 1, facilitator_fees_usd: '0', revenue_usd: '0.001', net_usd: '0.001' }],
+      fees: { feeUsd: '0.001', freePerMonth: 1000 },
       ledger: { final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 },
     });
     expect((await cli({ DATA_DIR: dataDir }, ['summary'])).stdout).toMatch(new RegExp(`^${today}\\s+/v1/price\\s+settled\\s+1\\s+0\\.001 USDC\\s+0\\.001 USDC$`, 'm'));
@@ -230,6 +233,7 @@ describe('npm run payments, DATABASE_URL', () => {
     }
     const summary = JSON.parse((await cli({ DATABASE_URL: settings.url! }, ['summary', '--json'])).stdout);
     expect(summary.ledger).toBeNull();
+    expect(summary.costs).toEqual([expect.objectContaining({ scheme: 'exact', paid_calls: 1, settlements: 1, revenue_usd: '0.001' })]);
     expect(summary.rows.map((r: { status: string; count: number }) => [r.status, r.count])).toEqual([
       ['cancelled', 1],
       ['settle_failed', 1],

@@ -1,8 +1,9 @@
-// The client paying with batch-settlement when the caller opts in (marketgate with X402_BATCH_SETTLEMENT on the
-// local chain, the batch contracts at the SDK's addresses): one deposit bounded by maxSpendUsd, then a voucher
+// The client paying with batch-settlement whenever offered (`batch: { rpcUrl }`; marketgate with
+// X402_BATCH_SETTLEMENT on the local chain, the batch contracts at the SDK's addresses): one deposit bounded by
+// maxSpendUsd, then a voucher
 // per call (no facilitator call, no transaction), a lost voucher answer resent unchanged and charged once,
 // concurrent calls taken one at a time, a second process resynchronised by the corrective 402, the unused deposit
-// refunded. Without opting in, the client pays exact. The server signs offers and receipts (X402_SIGNING_KEY): the
+// refunded. With `batch: false`, the client pays exact. The server signs offers and receipts (X402_SIGNING_KEY): the
 // batch client verifies the receipt of every call, a voucher's (no transaction of its own) and a replayed one's.
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
@@ -60,8 +61,8 @@ describe('batch-settlement, opted in', () => {
     expect(payloads.map((p) => p.scheme)).toEqual(['exact', 'batch-settlement']);
   });
 
-  it('without opting in, the client pays exact although batch-settlement is offered', async () => {
-    const result = await createClient({ baseUrl: w.base, wallet: w.payerKey, assets: [w.asset] }).request('/v1/price', { symbol: 'BTC' });
+  it('with batch: false, the client pays exact although batch-settlement is offered', async () => {
+    const result = await createClient({ baseUrl: w.base, wallet: w.payerKey, assets: [w.asset], batch: false }).request('/v1/price', { symbol: 'BTC' });
     expect(result.payment).toMatchObject({ scheme: 'exact', chargedUsd: '0.001' });
     expect(result.payment!.settle.transaction).toMatch(/^0x[0-9a-f]{64}$/);
   });

@@ -56,10 +56,14 @@ describe('the environment', () => {
     const key = `0x${'ab'.repeat(32)}`;
     const s = readEnv({ MARKETGATE_URL: 'http://h:1', MARKETGATE_WALLET_KEY: key, MARKETGATE_MAX_SPEND_USD: '0.25', MARKETGATE_ASSETS: 'eip155:31337:0x5FbDB2315678afecb367f032d93F642f64180aa3:6', MARKETGATE_BATCH: 'true', MARKETGATE_RPC_URL: 'http://h:8545' });
     expect(s).toEqual({
-      client: { baseUrl: 'http://h:1', wallet: key, maxSpendUsd: 0.25, batch: { rpcUrl: 'http://h:8545' }, assets: [{ network: 'eip155:31337', asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3', decimals: 6 }], rpcUrls: { 'eip155:31337': 'http://h:8545' } },
+      client: { baseUrl: 'http://h:1', wallet: key, maxSpendUsd: 0.25, batch: { rpcUrl: 'http://h:8545', use: true }, assets: [{ network: 'eip155:31337', asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3', decimals: 6 }], rpcUrls: { 'eip155:31337': 'http://h:8545' } },
       paysWith: 'a wallet (x402)',
     });
     expect(readEnv({ MARKETGATE_API_KEY: 'k', MARKETGATE_WALLET_KEY: key }).paysWith).toBe('an API key');
+    // MARKETGATE_BATCH: auto (the client's default) unless set; with an RPC, the channel's reads use it.
+    expect(readEnv({ MARKETGATE_BATCH: 'false', MARKETGATE_RPC_URL: 'http://h:8545' }).client.batch).toBe(false);
+    expect(readEnv({ MARKETGATE_RPC_URL: 'http://h:8545' }).client.batch).toEqual({ rpcUrl: 'http://h:8545', use: 'auto' });
+    expect(() => readEnv({ MARKETGATE_BATCH: 'yes' })).toThrow('MARKETGATE_BATCH must be auto, true or false');
   });
 
   it('MARKETGATE_NETWORKS: the networks the wallet pays on, as the client takes them', () => {
