@@ -131,7 +131,7 @@ async function pay(c: Caller, url: string, path: string, offer: NonNullable<Retu
       c.spend.spend(signed.hold);
       payer.paidAt(signed, url);
       const payment = { ...sentPayment(signed), chargedUsd: usd(chargedAtto(signed, settle)), settle };
-      if (final.status < 400) return withReceipt(c, path, final, attempts, payment, payer.address);
+      if (final.status < 400) return withReceipt(c, path, final, attempts, payment, payer.addressFor(signed.network));
       throw httpError(path, final, attempts, true, signed);
     }
     const charged = chargedWithout(signed, sent.attempts);

@@ -25,8 +25,10 @@ export interface MarketgateClient {
    * expired is released. Done by itself when a payment would pass maxSpendUsd.
    */
   reconcile(): Promise<Spending>;
-  /** The wallet's address, when it has one. */
+  /** The wallet's address, when it has one (the EVM wallet's when it has both). */
   readonly payer: string | undefined;
+  /** The Solana wallet's address (base58), when it has one. */
+  readonly solanaPayer: string | undefined;
   /** Asks for the unused batch-settlement deposit back (cooperative refund), through a paid route (`/v1/price?symbol=BTC`). */
   refund(path: string): Promise<{ success: boolean; amount?: string; transaction: string }>;
   /**
@@ -61,7 +63,10 @@ export function createClient(options: ClientOptions): Client {
   const fetch = sameOriginFetch(o.fetch);
   const chain = new AuthorizationChain(o.rpcUrls, o.attemptTimeoutMs);
   const terms = new RouteTerms();
-  const payer = o.account ? new Payer({ account: o.account, spend, assets: o.assets, networks: o.networks, chain, batch: o.batch, fetch }) : undefined;
+  const payer =
+    o.account || o.solana
+      ? new Payer({ account: o.account, solana: o.solana, prefer: o.prefer, rpcUrls: o.rpcUrls, spend, assets: o.assets, networks: o.networks, chain, batch: o.batch, fetch })
+      : undefined;
   const headers: Record<string, string> = { accept: 'application/json', ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}) };
   const caller: Caller = {
     baseUrl: o.baseUrl,
@@ -86,6 +91,7 @@ export function createClient(options: ClientOptions): Client {
       return spend.snapshot();
     },
     payer: payer?.address,
+    solanaPayer: o.solana?.address,
     async refund(path) {
       if (!payer) throw new MarketgateError({ kind: 'config', path: 'wallet', error: 'a refund needs the wallet that deposited' });
       return payer.refund(routeUrl(o.baseUrl, path, undefined));

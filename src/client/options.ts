@@ -4,6 +4,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { MarketgateError } from './errors.ts';
 import type { BatchOptions, PaymentAsset } from './payer.ts';
 import type { ReceiptKey } from './receipts.ts';
+import { solanaWallet, type SolanaSecretKey, type SolanaWallet } from './solana-wallet.ts';
 
 export interface ClientOptions {
   /** Where marketgate serves, e.g. `http://127.0.0.1:3000` or `https://api.example.com`. */
@@ -12,6 +13,16 @@ export interface ClientOptions {
   apiKey?: string;
   /** A private key (`0x` + 64 hex digits) or a viem local account: pays paid routes with x402. */
   wallet?: `0x${string}` | LocalAccount;
+  /**
+   * A Solana secret key (64 bytes: seed and public key, in base58 as Solana wallets export it, or the 64 bytes of a
+   * solana-keygen file): pays paid routes with x402 `exact` in USDC on Solana. With `wallet` too, `prefer` picks.
+   */
+  solanaWallet?: SolanaSecretKey;
+  /**
+   * With both wallets, which network to pay on when the server offers both: `'base'` (the default) or `'solana'`.
+   * The other is used when the server offers only it. maxSpendUsd is one limit across both wallets.
+   */
+  prefer?: 'base' | 'solana';
   /** The most this client pays in all, in US dollars (default 0.10). A call that would pass it fails before signing. */
   maxSpendUsd?: number;
   /**
@@ -27,12 +38,15 @@ export interface ClientOptions {
   /**
    * The networks this client pays on, as CAIP-2 ids (`eip155:8453`); a 402 asking for any other, or for a token
    * on them other than their USDC and the `assets` listed, is refused (a `not-allowed` error, nothing signed).
-   * Default: the networks of `assets` when some are listed, else Base (`eip155:8453`), where marketgate is paid.
+   * Default: the networks of `assets` when some are listed, else Base (`eip155:8453`), where marketgate is paid,
+   * and Solana mainnet (`solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`) when a `solanaWallet` is given.
    */
   networks?: string[];
   /**
    * A JSON-RPC endpoint per network (`{ 'eip155:8453': 'https://…' }`): an authorization the chain shows unused
-   * once it has expired is released from maxSpendUsd. Without one, every signed payment stays counted.
+   * once it has expired is released from maxSpendUsd. Without one, every signed payment stays counted. On a Solana
+   * network it is where the payment's transaction is built (latest blockhash, the mint); default: that network's
+   * public RPC (api.mainnet-beta.solana.com, api.devnet.solana.com).
    */
   rpcUrls?: Record<string, string>;
   /** Attempts after the first on a dropped connection, a timeout or a 5xx (default 3). */
@@ -57,6 +71,8 @@ export interface ResolvedOptions {
   baseUrl: string;
   apiKey: string | undefined;
   account: LocalAccount | undefined;
+  solana: SolanaWallet | undefined;
+  prefer: 'base' | 'solana';
   maxSpendUsd: number;
   /** Undefined: exact only. */
   batch: (BatchOptions & { use: 'auto' | true }) | undefined;
@@ -74,6 +90,8 @@ export interface ResolvedOptions {
 export const DEFAULT_MAX_SPEND_USD = 0.1;
 /** Where marketgate is paid: Base. */
 export const DEFAULT_NETWORK = 'eip155:8453';
+/** Where a Solana wallet pays by default: Solana mainnet (CAIP-2: its genesis hash, first 32 characters). */
+export const DEFAULT_SOLANA_NETWORK = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
 /** A CAIP-2 chain id: namespace and reference (`eip155:8453`, `solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp`). */
 const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/;
 
@@ -96,14 +114,18 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
     return v;
   };
   const assets = (o.assets ?? []).map(asset);
+  if (o.prefer !== undefined && o.prefer !== 'base' && o.prefer !== 'solana') fail('prefer', `must be 'base' or 'solana', got ${JSON.stringify(o.prefer)}`);
+  const solana = o.solanaWallet === undefined ? undefined : solanaWallet(o.solanaWallet);
   return {
     baseUrl: o.baseUrl.replace(/\/+$/, ''),
     apiKey: o.apiKey,
     account: o.wallet === undefined ? undefined : account(o.wallet),
+    solana,
+    prefer: o.prefer ?? 'base',
     maxSpendUsd: o.maxSpendUsd ?? DEFAULT_MAX_SPEND_USD,
     batch: batch(o.batch),
     assets,
-    networks: networks(o.networks, assets),
+    networks: networks(o.networks, assets, solana !== undefined),
     rpcUrls: rpcUrls(o.rpcUrls),
     retries: count('retries', o.retries, 3, 0),
     attemptTimeoutMs: count('attemptTimeoutMs', o.attemptTimeoutMs, 10_000, 1),
@@ -123,8 +145,8 @@ function batch(given: ClientOptions['batch']): ResolvedOptions['batch'] {
   return { ...given, use: given.use ?? true };
 }
 
-function networks(given: string[] | undefined, assets: PaymentAsset[]): string[] {
-  if (given === undefined) return assets.length ? [...new Set(assets.map((a) => a.network))] : [DEFAULT_NETWORK];
+function networks(given: string[] | undefined, assets: PaymentAsset[], solana = false): string[] {
+  if (given === undefined) return assets.length ? [...new Set(assets.map((a) => a.network))] : solana ? [DEFAULT_NETWORK, DEFAULT_SOLANA_NETWORK] : [DEFAULT_NETWORK];
   if (!Array.isArray(given) || given.length === 0) fail('networks', 'must be a non-empty list of CAIP-2 networks such as eip155:8453');
   given.forEach((n, i) => {
     if (typeof n !== 'string' || !CAIP2.test(n)) fail(`networks[${i}]`, `must be a CAIP-2 network such as eip155:8453, got ${JSON.stringify(n)}`);
@@ -188,7 +210,11 @@ export function parseAssets(text: string): PaymentAsset[] {
 
 function asset(a: PaymentAsset, i: number): PaymentAsset {
   if (!/^[a-z0-9-]+:[A-Za-z0-9-]+$/.test(a?.network ?? '')) fail(`assets[${i}].network`, `must be a CAIP-2 network such as eip155:8453, got ${JSON.stringify(a?.network)}`);
-  if (!/^0x[0-9a-fA-F]{40}$/.test(a.asset ?? '')) fail(`assets[${i}].asset`, `must be a token address (0x + 40 hex digits), got ${JSON.stringify(a.asset)}`);
+  // An EVM token's contract, or on a Solana network a mint's address (base58, 32 to 44 characters).
+  const solana = a.network.startsWith('solana:');
+  if (!(solana ? /^[1-9A-HJ-NP-Za-km-z]{32,44}$/ : /^0x[0-9a-fA-F]{40}$/).test(a.asset ?? '')) {
+    fail(`assets[${i}].asset`, `must be a token address (${solana ? "a mint's base58 address" : '0x + 40 hex digits'}), got ${JSON.stringify(a.asset)}`);
+  }
   if (!Number.isInteger(a.decimals) || a.decimals < 0 || a.decimals > 36) fail(`assets[${i}].decimals`, `must be an integer from 0 to 36, got ${a.decimals}`);
   return { network: a.network, asset: a.asset, decimals: a.decimals };
 }

@@ -10,12 +10,15 @@ import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { DEFAULT_ASSETS, findDefaultAsset, toClientEvmSigner } from '@x402/evm';
+import { DEFAULT_ASSETS as SVM_DEFAULT_ASSETS, findDefaultAsset as findSvmDefaultAsset } from '@x402/svm';
+import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { BatchSettlementEvmScheme, computeChannelId, InMemoryClientChannelStorage, type BatchSettlementDepositStrategyContext, type ClientChannelStorage } from '@x402/evm/batch-settlement/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { appendPaymentIdentifierToExtensions, generatePaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { createPublicClient, http, type LocalAccount } from 'viem';
 import type { AuthorizationChain } from './chain.ts';
 import { MarketgateError, type SentPayment } from './errors.ts';
+import type { SolanaWallet } from './solana-wallet.ts';
 import { attoUsd, tokenUnits, usd, type Expiring, type Hold, type SpendLimit } from './spend.ts';
 
 /** A token the client may pay in besides the networks' default USDC (a local or test token), taken as $1 a token. */
@@ -41,7 +44,14 @@ export interface BatchOptions {
 }
 
 export interface PayerOptions {
-  account: LocalAccount;
+  /** The EVM wallet (Base); undefined: Solana only. */
+  account?: LocalAccount;
+  /** The Solana wallet; undefined: EVM only. */
+  solana?: SolanaWallet;
+  /** With both wallets and both offered: which family pays. */
+  prefer: 'base' | 'solana';
+  /** Per network, the RPC a Solana payment's transaction is built against (else the SDK's public default). */
+  rpcUrls: Record<string, string>;
   spend: SpendLimit;
   assets: PaymentAsset[];
   /** The CAIP-2 networks it pays on: nothing else is signed. */
@@ -79,8 +89,14 @@ export class Payer {
   private readonly channelStorage: ClientChannelStorage | undefined;
 
   constructor(private readonly opts: PayerOptions) {
-    this.client.register('eip155:*', new ExactEvmScheme(opts.account));
-    if (opts.batch) {
+    if (opts.account) this.client.register('eip155:*', new ExactEvmScheme(opts.account));
+    if (opts.solana) {
+      // One exact scheme per Solana network allowed, each built against that network's RPC when one is given.
+      const networks = opts.networks.filter((n) => n.startsWith('solana:'));
+      for (const network of networks) this.client.register(network as `${string}:${string}`, new ExactSvmScheme(opts.solana.signer, { rpcUrl: opts.rpcUrls[network] }));
+      if (!networks.length) this.client.register('solana:*', new ExactSvmScheme(opts.solana.signer));
+    }
+    if (opts.batch && opts.account) {
       const reader = opts.batch.rpcUrl ? createPublicClient({ transport: http(opts.batch.rpcUrl) }) : undefined;
       this.channelStorage = opts.batch.storage ?? new InMemoryClientChannelStorage();
       this.batchScheme = new BatchSettlementEvmScheme(toClientEvmSigner(opts.account, reader), {
@@ -97,8 +113,14 @@ export class Payer {
     });
   }
 
+  /** The EVM wallet's address, else the Solana wallet's. */
   get address(): string {
-    return this.opts.account.address;
+    return this.opts.account?.address ?? this.opts.solana!.address;
+  }
+
+  /** The address that pays on `network` (a receipt names it). */
+  addressFor(network: string): string {
+    return (network.startsWith('solana:') ? this.opts.solana?.address : this.opts.account?.address) ?? this.address;
   }
 
   /** Runs a paid exchange; batch-settlement ones one at a time. */
@@ -115,11 +137,15 @@ export class Payer {
    */
   choose(required: PaymentRequired, path: string): PaymentRequirements {
     const schemes = this.batchScheme ? [BATCH, 'exact'] : ['exact'];
-    const known = required.accepts.filter((a) => schemes.includes(a.scheme) && a.network.startsWith('eip155:') && !(a.scheme === BATCH && this.declined.has(termsKey(a))));
+    const evm = (a: PaymentRequirements) => this.opts.account !== undefined && a.network.startsWith('eip155:') && schemes.includes(a.scheme) && !(a.scheme === BATCH && this.declined.has(termsKey(a)));
+    const svm = (a: PaymentRequirements) => this.opts.solana !== undefined && a.network.startsWith('solana:') && a.scheme === 'exact';
+    const known = required.accepts.filter((a) => evm(a) || svm(a));
     const offered = required.accepts.map((a) => `${a.scheme} ${a.asset} on ${a.network}`).join(', ') || 'nothing';
-    if (!known.length) throw new MarketgateError({ kind: 'payment', path, status: 402, error: `no offer this client can pay: ${offered} (it pays ${schemes.join(' or ')} on EVM networks)` });
+    if (!known.length) throw new MarketgateError({ kind: 'payment', path, status: 402, error: `no offer this client can pay: ${offered} (it pays ${this.paysText(schemes)})` });
     const payable = known.filter((a) => this.opts.networks.includes(a.network) && this.decimalsOf(a) !== undefined);
-    payable.sort((a, b) => schemes.indexOf(a.scheme) - schemes.indexOf(b.scheme));
+    // The preferred wallet's offers first (`prefer`), then batch-settlement before exact.
+    const family = (a: PaymentRequirements) => (a.network.startsWith('solana:') === (this.opts.prefer === 'solana') ? 0 : 1);
+    payable.sort((a, b) => family(a) - family(b) || schemes.indexOf(a.scheme) - schemes.indexOf(b.scheme));
     const chosen = payable[0];
     if (!chosen) {
       throw new MarketgateError({
@@ -132,11 +158,16 @@ export class Payer {
     return chosen;
   }
 
+  /** `exact or batch-settlement on EVM networks, exact on Solana`: what its wallets pay. */
+  private paysText(schemes: string[]): string {
+    return [this.opts.account ? `${schemes.join(' or ')} on EVM networks` : '', this.opts.solana ? 'exact on Solana' : ''].filter(Boolean).join(', ');
+  }
+
   /** `USDC on eip155:8453, 0x… on eip155:31337`: what the allow-list admits. */
   private allowedText(): string {
     return this.opts.networks
       .map((network) => {
-        const tokens = [...(DEFAULT_ASSETS[network] ?? []).map((a) => a.symbol), ...this.opts.assets.filter((a) => a.network === network).map((a) => a.asset)];
+        const tokens = [...(DEFAULT_ASSETS[network] ?? SVM_DEFAULT_ASSETS[network] ?? []).map((a) => a.symbol), ...this.opts.assets.filter((a) => a.network === network).map((a) => a.asset)];
         return `${tokens.join(' or ') || 'no known token'} on ${network}`;
       })
       .join(', ');
@@ -259,8 +290,11 @@ export class Payer {
   }
 
   private decimalsOf(r: Pick<PaymentRequirements, 'asset' | 'network'>): number | undefined {
-    const listed = this.opts.assets.find((a) => a.network === r.network && a.asset.toLowerCase() === r.asset.toLowerCase());
-    return listed?.decimals ?? findDefaultAsset(r.asset, r.network as `${string}:${string}`)?.decimals;
+    // A Solana mint's base58 address is case-sensitive; an EVM address is not.
+    const solana = r.network.startsWith('solana:');
+    const listed = this.opts.assets.find((a) => a.network === r.network && (solana ? a.asset === r.asset : a.asset.toLowerCase() === r.asset.toLowerCase()));
+    const known = solana ? findSvmDefaultAsset(r.asset, r.network as `${string}:${string}`) : findDefaultAsset(r.asset, r.network as `${string}:${string}`);
+    return listed?.decimals ?? known?.decimals;
   }
 }
 

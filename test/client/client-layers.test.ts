@@ -33,9 +33,11 @@ describe('client and MCP layers', () => {
     expect(under('mcp').map((i) => i.file)).toContain('mcp/server.ts');
   });
 
-  it('src/client imports only itself, Node, and the x402 packages and viem', () => {
+  // @x402/svm and @solana/kit: a Solana wallet pays with the official `exact` SVM client, whose signer is a
+  // @solana/kit TransactionSigner (solana-wallet.ts makes it from the secret key); both are dependencies already.
+  it('src/client imports only itself, Node, and the x402 packages, viem and @solana/kit', () => {
     const outside = under('client').flatMap((i) =>
-      i.specifiers.filter((s) => (s.local ? !s.to.startsWith('client/') : !/^(node:|@x402\/(core|evm|extensions)(\/|$)|viem(\/|$))/.test(s.to))).map((s) => `${i.file} → ${s.to}`),
+      i.specifiers.filter((s) => (s.local ? !s.to.startsWith('client/') : !/^(node:|@x402\/(core|evm|svm|extensions)(\/|$)|viem(\/|$)|@solana\/kit$)/.test(s.to))).map((s) => `${i.file} → ${s.to}`),
     );
     expect(outside).toEqual([]);
   });
