@@ -6,6 +6,7 @@ export { MarketgateError, chargedWords, type MarketgateErrorKind, type SentPayme
 export { parseAssets, parseNetworks, type ClientOptions } from './options.ts';
 export type { Receipt, ReceiptKey } from './receipts.ts';
 export type { BatchOptions, PaymentAsset } from './payer.ts';
+export { solanaAddress, type SolanaSecretKey } from './solana-wallet.ts';
 export { routeNames, type NameStyle } from './route-names.ts';
 export type { Spending } from './spend.ts';
 export type { QueryArgs, RouteEnvelope, RouteMethods, RouteName, RoutePath, RouteQuery } from './typed.ts';

@@ -46,6 +46,11 @@ export interface SolanaWallet {
   signer: TransactionPartialSigner;
 }
 
+/** The address (base58) of a Solana secret key, checked as `solanaWallet` is; throws a `config` error otherwise. */
+export function solanaAddress(key: SolanaSecretKey): string {
+  return getBase58Decoder().decode(secretBytes(key).subarray(32));
+}
+
 export function solanaWallet(key: SolanaSecretKey): SolanaWallet {
   const bytes = secretBytes(key);
   const address = getBase58Decoder().decode(bytes.subarray(32)) as Address;

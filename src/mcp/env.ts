@@ -1,12 +1,15 @@
 // The MCP server's settings, from its environment (what an agent host's `mcpServers` entry sets). A bad value
 // stops it with one line on stderr naming the variable.
-import { MarketgateError, parseAssets, parseNetworks, type ClientOptions, type PaymentAsset } from '../client/index.ts';
+import { MarketgateError, parseAssets, parseNetworks, solanaAddress, type ClientOptions, type PaymentAsset } from '../client/index.ts';
 
 export const MCP_ENV = {
   MARKETGATE_URL: 'the marketgate server to call (default http://127.0.0.1:3000)',
   MARKETGATE_API_KEY: 'an API key: paid tools are served on it, nothing is paid with x402',
   MARKETGATE_WALLET_KEY: 'a private key (0x + 64 hex digits) that pays paid tools with x402 (USDC)',
-  MARKETGATE_MAX_SPEND_USD: 'the most the wallet pays while this process runs, in dollars (default 0.10)',
+  MARKETGATE_SOLANA_KEY: "a Solana secret key (64 bytes in base58, as Solana wallets export it) that pays paid tools with x402 (USDC on Solana)",
+  MARKETGATE_PREFER: 'with both wallets, which pays when the server offers both: base (default) or solana',
+  MARKETGATE_SOLANA_RPC_URL: "a Solana RPC endpoint the payment's transaction is built against (default: the network's public RPC)",
+  MARKETGATE_MAX_SPEND_USD: 'the most the wallets pay in all while this process runs, in dollars (default 0.10)',
   MARKETGATE_BATCH: "auto (default): pay with batch-settlement (one deposit, then vouchers) when the server offers it and MARKETGATE_MAX_SPEND_USD leaves room for the deposit; true: whenever offered; false: exact only",
   MARKETGATE_RPC_URL: "an RPC endpoint of the payment network: batch-settlement's channel reads, and the reads that release a payment the chain shows was never used",
   MARKETGATE_ASSETS: 'tokens to pay in besides USDC, for test networks: network:address:decimals, comma-separated',
@@ -28,6 +31,18 @@ export function readEnv(env: NodeJS.ProcessEnv): McpSettings {
   const url = get('MARKETGATE_URL') ?? 'http://127.0.0.1:3000';
   const wallet = get('MARKETGATE_WALLET_KEY');
   if (wallet !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(wallet)) throw new EnvError('MARKETGATE_WALLET_KEY must be a private key: 0x followed by 64 hex digits');
+  const solanaKey = get('MARKETGATE_SOLANA_KEY');
+  if (solanaKey !== undefined) {
+    try {
+      solanaAddress(solanaKey);
+    } catch (err) {
+      throw new EnvError(`MARKETGATE_SOLANA_KEY ${err instanceof MarketgateError ? err.error : 'must be a 64-byte secret key in base58'}`);
+    }
+  }
+  const prefer = get('MARKETGATE_PREFER');
+  if (prefer !== undefined && prefer !== 'base' && prefer !== 'solana') throw new EnvError('MARKETGATE_PREFER must be base or solana');
+  const solanaRpc = get('MARKETGATE_SOLANA_RPC_URL');
+  if (solanaRpc !== undefined && !/^https?:\/\//.test(solanaRpc)) throw new EnvError(`MARKETGATE_SOLANA_RPC_URL must be an http(s) URL, got ${JSON.stringify(solanaRpc)}`);
   const max = get('MARKETGATE_MAX_SPEND_USD');
   if (max !== undefined && !/^\d+(\.\d+)?$/.test(max)) throw new EnvError(`MARKETGATE_MAX_SPEND_USD must be a number of dollars such as 0.10, got ${JSON.stringify(max)}`);
   const batch = get('MARKETGATE_BATCH');
@@ -41,13 +56,15 @@ export function readEnv(env: NodeJS.ProcessEnv): McpSettings {
       baseUrl: url,
       ...(apiKey ? { apiKey } : {}),
       ...(wallet ? { wallet: wallet as `0x${string}` } : {}),
+      ...(solanaKey ? { solanaWallet: solanaKey } : {}),
+      ...(prefer ? { prefer } : {}),
       ...(max !== undefined ? { maxSpendUsd: Number(max) } : {}),
       ...(batch === 'false' ? { batch: false } : rpcUrl ? { batch: { rpcUrl, use: batch === 'true' ? true : 'auto' } } : batch === 'true' ? { batch: true } : {}),
       assets: assetList,
       ...allowed,
-      ...(rpcUrl ? { rpcUrls: releaseRpc(rpcUrl, allowed.networks ?? assetList.map((a) => a.network)) } : {}),
+      ...(rpcUrl || solanaRpc ? { rpcUrls: { ...(rpcUrl ? releaseRpc(rpcUrl, allowed.networks ?? assetList.map((a) => a.network)) : {}), ...(solanaRpc ? solanaRpcs(solanaRpc, allowed.networks ?? assetList.map((a) => a.network)) : {}) } } : {}),
     },
-    paysWith: apiKey ? 'an API key' : wallet ? 'a wallet (x402)' : 'nothing',
+    paysWith: apiKey ? 'an API key' : wallet || solanaKey ? 'a wallet (x402)' : 'nothing',
   };
 }
 
@@ -68,6 +85,12 @@ function assets(value: string | undefined): PaymentAsset[] {
 function releaseRpc(url: string, payable: string[]): Record<string, string> {
   const evm = [...new Set(payable.length ? payable : ['eip155:8453'])].filter((n) => n.startsWith('eip155:'));
   return Object.fromEntries(evm.map((n) => [n, url]));
+}
+
+/** The one Solana RPC URL, for every Solana network the wallet may pay on (Solana mainnet when none is named). */
+function solanaRpcs(url: string, payable: string[]): Record<string, string> {
+  const svm = payable.filter((n) => n.startsWith('solana:'));
+  return Object.fromEntries((svm.length ? [...new Set(svm)] : ['solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp']).map((n) => [n, url]));
 }
 
 /** `eip155:8453,eip155:84532`: see parseNetworks. */

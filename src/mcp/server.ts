@@ -37,7 +37,8 @@ async function stdio(): Promise<void> {
   process.stdin.once('end', stop);
   const ctx = { client, canPay: settings.paysWith !== 'nothing' };
   serveStdio(async () => mcpServer(await tools.get(), (tool, args) => callTool(ctx, tool, args)));
-  const payer = settings.paysWith === 'a wallet (x402)' ? ` ${client.payer}, up to $${client.spending().limitUsd}` : '';
+  const wallets = [client.payer, client.solanaPayer].filter((a, i, all) => a !== undefined && all.indexOf(a) === i).join(' and ');
+  const payer = settings.paysWith === 'a wallet (x402)' ? ` ${wallets}, up to $${client.spending().limitUsd}` : '';
   say(`${first.list.length} tools from ${settings.client.baseUrl}/openapi.json; paid tools paid with ${settings.paysWith}${payer}`);
 }
 

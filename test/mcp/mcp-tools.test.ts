@@ -1,8 +1,11 @@
 // How the MCP server makes its tools from an OpenAPI document, and reads its environment: names (collisions
 // between the interfaces resolved the same way whatever the document's order), descriptions with price and
 // access (x402 on or off), input schemas, and one line naming a bad variable.
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { getBase58Decoder } from '@solana/kit';
 import { describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/index.ts';
 import { readEnv } from '../../src/mcp/env.ts';
 import { toolsFrom, type OpenApiDocument } from '../../src/mcp/tools.ts';
 
@@ -64,6 +67,25 @@ describe('the environment', () => {
     expect(readEnv({ MARKETGATE_BATCH: 'false', MARKETGATE_RPC_URL: 'http://h:8545' }).client.batch).toBe(false);
     expect(readEnv({ MARKETGATE_RPC_URL: 'http://h:8545' }).client.batch).toEqual({ rpcUrl: 'http://h:8545', use: 'auto' });
     expect(() => readEnv({ MARKETGATE_BATCH: 'yes' })).toThrow('MARKETGATE_BATCH must be auto, true or false');
+  });
+
+  it('MARKETGATE_SOLANA_KEY, MARKETGATE_PREFER and MARKETGATE_SOLANA_RPC_URL: a Solana wallet, which pays, where its transactions are built', () => {
+    // A keypair as Solana's tools write it: the 32-byte seed, then its ed25519 public key, in base58.
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const bytes = Buffer.concat([Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url'), Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url')]);
+    const secret = getBase58Decoder().decode(bytes);
+    const s = readEnv({ MARKETGATE_SOLANA_KEY: secret, MARKETGATE_PREFER: 'solana', MARKETGATE_SOLANA_RPC_URL: 'http://h:8899' });
+    expect(s).toEqual({
+      client: { baseUrl: 'http://127.0.0.1:3000', solanaWallet: secret, prefer: 'solana', assets: [], rpcUrls: { 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp': 'http://h:8899' } },
+      paysWith: 'a wallet (x402)',
+    });
+    expect(createClient(s.client).solanaPayer).toBe(getBase58Decoder().decode(bytes.subarray(32)));
+    const devnet = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
+    expect(readEnv({ MARKETGATE_SOLANA_RPC_URL: 'http://h:8899', MARKETGATE_RPC_URL: 'http://h:8545', MARKETGATE_NETWORKS: `eip155:8453,${devnet}` }).client.rpcUrls).toEqual({ 'eip155:8453': 'http://h:8545', [devnet]: 'http://h:8899' });
+    expect(() => readEnv({ MARKETGATE_SOLANA_KEY: getBase58Decoder().decode(bytes.subarray(32)) })).toThrow(/^MARKETGATE_SOLANA_KEY must be a 64-byte secret key/);
+    expect(() => readEnv({ MARKETGATE_SOLANA_KEY: `0x${'ab'.repeat(32)}` })).toThrow(/MARKETGATE_SOLANA_KEY/);
+    expect(() => readEnv({ MARKETGATE_PREFER: 'eth' })).toThrow('MARKETGATE_PREFER must be base or solana');
+    expect(() => readEnv({ MARKETGATE_SOLANA_RPC_URL: 'h:8899' })).toThrow(/MARKETGATE_SOLANA_RPC_URL/);
   });
 
   it('MARKETGATE_NETWORKS: the networks the wallet pays on, as the client takes them', () => {
