@@ -25,6 +25,18 @@ export const accessSummarySchema = z.object({
     scheme: z.literal('exact'),
     network: z.string().describe('CAIP-2 network id'),
     price: z.string(),
+    networks: z
+      .array(
+        z.object({
+          scheme: z.string().describe('x402 scheme, e.g. exact'),
+          network: z.string().describe('CAIP-2 network id'),
+          asset: z.string().describe('Token paid in: an EVM contract, or a Solana mint'),
+          payTo: z.string().describe('Address that receives the payment on that network'),
+        }),
+      )
+      .describe(
+        'Where a paid call may be paid, in the order the 402 offers them: exact on the network above (Base), then exact on Solana (SPL USDC) when X402_SVM_PAY_TO is set and the facilitator lists exact on that network; empty when x402 is off',
+      ),
     asset: z.string().nullable(),
     payTo: z.string().nullable(),
     facilitator: z.string().nullable(),

@@ -32,7 +32,7 @@ export function mountRoutes(app: FastifyInstance, ctx: RouteContext, iface: Inte
         // Seconds past its cache TTL an answer may be served while it is refreshed (stale-while-revalidate).
         ...(entry.maxStaleS !== null ? { 'x-max-stale-s': entry.maxStaleS } : {}),
         // Only when payments are on: without X402_PAY_TO a paid route takes an API key and nothing else.
-        ...(entry.price && ctx.access.x402.enabled ? { 'x-payment-info': paymentInfo(entry.price) } : {}),
+        ...(entry.price && ctx.access.x402.enabled ? { 'x-payment-info': paymentInfo(entry.price, ctx.access.x402.networks) } : {}),
         // Declared for every route (NO_QUERY when it takes none): a parameter it does not take is a 400 (validator.ts).
         querystring: def.query ?? NO_QUERY,
         response: responses(def, iface, ctx.access.api_key.how_to_get),

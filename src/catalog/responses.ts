@@ -3,9 +3,13 @@
 import { z } from 'zod';
 import type { InterfaceName, RouteDef } from './route.ts';
 
-/** What x402 discovery (x402scan, @agentcash/discovery) reads from a paid operation: the price in USD and the protocol. */
-export function paymentInfo(price: string) {
-  return { price: { mode: 'fixed', amount: price.replace(/^\$/, ''), currency: 'USD' }, protocols: [{ x402: {} }] };
+/**
+ * What x402 discovery (x402scan, @agentcash/discovery) reads from a paid operation: the price in USD and the
+ * protocol, with the CAIP-2 networks it is paid on (Base, and Solana when offered).
+ */
+export function paymentInfo(price: string, networks: readonly { network: string }[] = []) {
+  const ids = [...new Set(networks.map((n) => n.network))];
+  return { price: { mode: 'fixed', amount: price.replace(/^\$/, ''), currency: 'USD' }, protocols: [{ x402: ids.length ? { networks: ids } : {} }] };
 }
 
 export const sourceMetaSchema = z
@@ -37,6 +41,7 @@ export const paymentRequiredSchema = z
     network: z.string().describe('CAIP-2 network id, e.g. eip155:8453'),
     asset: z.string().describe('Token contract paid in'),
     payTo: z.string().describe('Address that receives the payment'),
+    networks: z.array(z.string()).describe('Every CAIP-2 network the call may be paid on, in the order of accepts (e.g. eip155:8453, then Solana when offered)'),
     accepts: z.array(z.object({}).loose()).describe('The x402 v2 payment requirements, as in the PAYMENT-REQUIRED header'),
   })
   .meta({ id: 'PaymentRequired', description: 'x402 payment challenge' });

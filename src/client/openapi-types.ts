@@ -718,6 +718,8 @@ export interface components {
             asset: string;
             /** @description Address that receives the payment */
             payTo: string;
+            /** @description Every CAIP-2 network the call may be paid on, in the order of accepts (e.g. eip155:8453, then Solana when offered) */
+            networks: string[];
             /** @description The x402 v2 payment requirements, as in the PAYMENT-REQUIRED header */
             accepts: {
                 [key: string]: unknown;
@@ -1745,6 +1747,7 @@ export interface operations {
                      *             "scheme": "exact",
                      *             "network": "eip155:8453",
                      *             "price": "$0.001",
+                     *             "networks": [],
                      *             "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
                      *             "payTo": null,
                      *             "facilitator": null,
@@ -1930,6 +1933,17 @@ export interface operations {
                                     /** @description CAIP-2 network id */
                                     network: string;
                                     price: string;
+                                    /** @description Where a paid call may be paid, in the order the 402 offers them: exact on the network above (Base), then exact on Solana (SPL USDC) when X402_SVM_PAY_TO is set and the facilitator lists exact on that network; empty when x402 is off */
+                                    networks: {
+                                        /** @description x402 scheme, e.g. exact */
+                                        scheme: string;
+                                        /** @description CAIP-2 network id */
+                                        network: string;
+                                        /** @description Token paid in: an EVM contract, or a Solana mint */
+                                        asset: string;
+                                        /** @description Address that receives the payment on that network */
+                                        payTo: string;
+                                    }[];
                                     asset: string | null;
                                     payTo: string | null;
                                     facilitator: string | null;

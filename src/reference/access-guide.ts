@@ -17,6 +17,12 @@ export function accessSummary(config: Config): AccessSummary {
       scheme: 'exact',
       network: x.network,
       price: x.price,
+      networks: x.active
+        ? [
+            ...(x.asset && x.payTo ? [{ scheme: 'exact', network: x.network, asset: x.asset.address, payTo: x.payTo }] : []),
+            ...(x.svm ? [{ scheme: 'exact', network: x.svm.network, asset: x.svm.asset.address, payTo: x.svm.payTo }] : []),
+          ]
+        : [],
       asset: x.asset?.address ?? null,
       payTo: x.payTo ?? null,
       facilitator: x.active ? facilitatorName(x) : null,

@@ -99,6 +99,19 @@ describe('x402 exact on Solana beside Base', () => {
     expect(accepts[1]).toMatchObject({ asset: ledger.mint, payTo: payTo.address, amount: '1000', extra: { feePayer: expect.any(String) } });
   });
 
+  it("discovery lists both networks: the 402 body's networks, /openapi.json's x-payment-info, the agent card's x402", async () => {
+    const body = (await (await fetch(`${base}${PRICE}`)).json()) as { network: string; networks: string[] };
+    expect(body.networks).toEqual(['eip155:31337', DEVNET]);
+    expect(body.network).toBe('eip155:31337');
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, { get: { 'x-payment-info'?: unknown } }> };
+    expect(doc.paths['/v1/price']!.get['x-payment-info']).toEqual({ price: { mode: 'fixed', amount: '0.001', currency: 'USD' }, protocols: [{ x402: { networks: ['eip155:31337', DEVNET] } }] });
+    const card = (await (await fetch(`${base}/.well-known/agent.json`)).json()) as { securitySchemes: { x402: { networks: unknown } } };
+    expect(card.securitySchemes.x402.networks).toEqual([
+      { scheme: 'exact', network: 'eip155:31337', asset: world.fx.usdc, payTo: world.payTo },
+      { scheme: 'exact', network: DEVNET, asset: ledger.mint, payTo: payTo.address },
+    ]);
+  });
+
   it("a Solana payment: 200 with the data, the payer's balance falls by exactly the price, one ledger row with network, base58 payer and signature", async () => {
     const before = await solanaBalances();
     const known = new Set((await rows()).map((r) => r.id));

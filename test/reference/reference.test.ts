@@ -45,7 +45,7 @@ describe('/openapi.json', () => {
         expect(op.security).toEqual([{ ApiKeyAuth: [] }, { X402Payment: [] }]);
         expect(op['x-price']).toBe('$0.001');
         // What x402scan and @agentcash/discovery read: the price in USD (X402_PRICE without the $) and the protocol.
-        expect(op['x-payment-info']).toEqual({ price: { mode: 'fixed', amount: '0.001', currency: 'USD' }, protocols: [{ x402: {} }] });
+        expect(op['x-payment-info']).toEqual({ price: { mode: 'fixed', amount: '0.001', currency: 'USD' }, protocols: [{ x402: { networks: ['eip155:8453'] } }] });
         expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '402']));
       } else if (e.access === 'key') {
         // An API key is required, and nothing is ever charged: no x402 security, no 402.
@@ -60,7 +60,7 @@ describe('/openapi.json', () => {
     }
     const price = doc.paths['/v1/price'].get;
     expect(price.responses['402'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PaymentRequired' });
-    expect(Object.keys(doc.components.schemas.PaymentRequired.properties)).toEqual(['error', 'reason', 'price', 'network', 'asset', 'payTo', 'accepts']);
+    expect(Object.keys(doc.components.schemas.PaymentRequired.properties)).toEqual(['error', 'reason', 'price', 'network', 'asset', 'payTo', 'networks', 'accepts']);
     const tokenRisk = doc.paths['/risk/v1/token-risk'].get;
     expect(tokenRisk.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required])).toEqual([
       ['address', true],
@@ -76,7 +76,7 @@ describe('/openapi.json', () => {
       const doc = (await other.app.inject({ url: '/openapi.json' })).json();
       const paid = other.app.services.catalog.entries.filter((e) => e.access === 'paid');
       expect(paid.length).toBeGreaterThan(0);
-      for (const e of paid) expect(doc.paths[e.url].get['x-payment-info'], e.url).toEqual({ price: { mode: 'fixed', amount: '0.0025', currency: 'USD' }, protocols: [{ x402: {} }] });
+      for (const e of paid) expect(doc.paths[e.url].get['x-payment-info'], e.url).toEqual({ price: { mode: 'fixed', amount: '0.0025', currency: 'USD' }, protocols: [{ x402: { networks: ['eip155:8453'] } }] });
       expect(doc.info['x-guidance']).toMatch(/\$0\.0025 in USD Coin/);
     } finally {
       await other.app.close();

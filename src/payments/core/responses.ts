@@ -52,6 +52,7 @@ export function paymentRequiredBody(headers: Record<string, string>, terms: Paym
     network: terms.network,
     asset: terms.asset,
     payTo: terms.payTo,
+    networks: [...new Set((required?.accepts ?? []).map((a) => a.network))],
     accepts: required?.accepts ?? [],
   };
 }
