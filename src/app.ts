@@ -85,7 +85,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Secrets inside configured URLs (a key in an RPC path, a user:pass@ login) never reach a log line.
   const logger = serverLogger({ level: config.logLevel, secrets: secretParts(configuredUrls(config)), stream: options.logStream });
   const providers = providerInfo(config.sources);
-  const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION });
+  const paymentNetworks = config.x402.active ? [config.x402.network, ...(config.x402.svm ? [config.x402.svm.network] : [])] : [];
+  const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION, paymentNetworks });
   const app = Fastify({
     // Fastify's own HTTP/1.1 server, with each connection's pipelined requests answered one at a time (pipelining.ts).
     serverFactory: pipeliningServer({ maxWaiting: config.maxPipelinedRequests, onClosed: (reason) => metrics.connectionClosed(reason) }),

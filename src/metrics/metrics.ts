@@ -50,8 +50,8 @@ export interface FinalWriteStats {
 
 /** The calls the payment gate makes. */
 export interface PaymentMetrics {
-  /** One payment reached `outcome`. */
-  payment(outcome: PaymentOutcome): void;
+  /** One payment on `network` (CAIP-2: eip155:8453, solana:…) reached `outcome`. */
+  payment(outcome: PaymentOutcome, network: string): void;
   /** One settle call to the facilitator took `seconds`, whatever it answered. */
   settleLatency(seconds: number): void;
 }
@@ -93,6 +93,8 @@ export interface MetricsOptions {
   /** Provider names of the source list: their breaker gauges exist (closed) before their first call. */
   providers: readonly string[];
   version: string;
+  /** The CAIP-2 networks payments are offered on: their payment counters exist (at 0) before the first payment. */
+  paymentNetworks?: readonly string[];
 }
 
 export const METRIC_PREFIX = 'marketgate_';
@@ -168,7 +170,7 @@ class PrometheusMetrics implements Metrics {
   readonly upstream: UpstreamRecorder & HedgeRecorder;
   private readonly routes = new Map<string, RouteSeries>();
   private readonly rateLimits: Counter<'scope'>;
-  private readonly payments: Counter<'outcome'>;
+  private readonly payments: Counter<'outcome' | 'network'>;
   private readonly settle: Histogram;
   private readonly backends: Gauge<'backend'>;
   private ledgerStats: () => FinalWriteStats = () => ({ final_write_failures: 0, final_writes_pending: 0, final_writes_lost: 0 });
@@ -256,11 +258,11 @@ class PrometheusMetrics implements Metrics {
     for (const scope of RATE_LIMIT_SCOPES) this.rateLimits.inc({ scope }, 0);
     this.payments = new Counter({
       name: `${METRIC_PREFIX}payments_total`,
-      help: 'x402 payments by outcome: verified, rejected, settled, cancelled, settle_failed, unknown (settle outcome not learned: check by hand).',
-      labelNames: ['outcome'],
+      help: 'x402 payments by outcome (verified, rejected, settled, cancelled, settle_failed, unknown: settle outcome not learned, check by hand) and CAIP-2 network.',
+      labelNames: ['outcome', 'network'],
       registers,
     });
-    for (const outcome of PAYMENT_OUTCOMES) this.payments.inc({ outcome }, 0);
+    for (const network of options.paymentNetworks ?? []) for (const outcome of PAYMENT_OUTCOMES) this.payments.inc({ outcome, network }, 0);
     this.settle = new Histogram({ name: `${METRIC_PREFIX}payment_settle_duration_seconds`, help: 'Duration of settle calls to the x402 facilitator.', buckets: SETTLE_BUCKETS_S, registers });
     this.backends = new Gauge({ name: `${METRIC_PREFIX}backend_up`, help: '1 when the backend (redis, database) answered when last used or checked, 0 when it failed.', labelNames: ['backend'], registers });
 
@@ -312,8 +314,8 @@ class PrometheusMetrics implements Metrics {
     this.rateLimits.inc({ scope });
   }
 
-  payment(outcome: PaymentOutcome): void {
-    this.payments.inc({ outcome });
+  payment(outcome: PaymentOutcome, network: string): void {
+    this.payments.inc({ outcome, network });
   }
 
   settleLatency(seconds: number): void {

@@ -205,9 +205,9 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     const d = await moved(
       t.app,
       async () => {
-        t.app.metrics.payment('verified');
-        t.app.metrics.payment('settled');
-        t.app.metrics.payment('unknown');
+        t.app.metrics.payment('verified', 'eip155:8453');
+        t.app.metrics.payment('settled', 'eip155:8453');
+        t.app.metrics.payment('unknown', 'eip155:8453');
         t.app.metrics.settleLatency(0.3);
         t.app.metrics.backend('database', false);
         t.app.metrics.backend('redis', true);
@@ -238,7 +238,8 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     const ours = s.labelValues().filter((l) => l.name.startsWith('marketgate_') && !/^marketgate_(process|nodejs)_/.test(l.name));
     expect(ours.length).toBeGreaterThan(100);
     for (const { name, label, value } of ours) {
-      expect(['route', 'method', 'status_class', 'provider', 'outcome', 'state', 'fallback', 'layer', 'scope', 'backend', 'version', 'le', 'store', 'reason'], `${name} ${label}`).toContain(label);
+      // network: the CAIP-2 id of one of the server's own offers (the requirements it matched), never the payer's text.
+      expect(['route', 'method', 'status_class', 'provider', 'outcome', 'state', 'fallback', 'layer', 'scope', 'backend', 'version', 'le', 'store', 'reason', 'network'], `${name} ${label}`).toContain(label);
       for (const secret of ['test-key', 'not-a-key', 'env-1', 'BTC', 'DOGE', '?', '&', '=']) expect(value, `${name} ${label}`).not.toContain(secret);
       expect(value, `${name} ${label}`).not.toMatch(/0x[0-9a-f]{40}/i);
     }

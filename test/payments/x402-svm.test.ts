@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
+import { parseScrape } from '../fakes/prometheus-text.ts';
 import { startSolanaLedger, type SolanaLedger } from './svm/ledger.ts';
 import { listeningApp, paidWorldEnv, PRICE, startPaidWorld, type PaidWorld } from './world.ts';
 import { payingClient } from './x402/paying.ts';
@@ -83,7 +84,7 @@ describe('x402 exact on Solana beside Base', () => {
   let app: FastifyInstance;
   let base: string;
   beforeAll(async () => {
-    ({ app, base } = await listeningApp({ DATA_DIR: await pgliteDataDir(), ...paidWorldEnv(world), ...svmEnv() }));
+    ({ app, base } = await listeningApp({ DATA_DIR: await pgliteDataDir(), ...paidWorldEnv(world), ...svmEnv(), METRICS_TOKEN: 'metrics-token-for-svm-tests' }));
   }, 60_000);
   afterAll(async () => app?.close());
   const rows = (): Promise<PaymentRecord[]> => app.services.paymentRecords.list({});
@@ -138,6 +139,19 @@ describe('x402 exact on Solana beside Base', () => {
     expect(replay.status).toBe(402);
     const after = await solanaBalances();
     expect(before.payer - after.payer).toBe(1000n);
+  });
+
+  it('metrics carry the network: payments_total counts Solana and Base payments apart', async () => {
+    const scrape = async () => parseScrape(await (await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer metrics-token-for-svm-tests' } })).text());
+    const before = await scrape();
+    const res = await wrapFetchWithPayment(fetch, solanaClient())(`${base}${PRICE}`);
+    expect(res.status).toBe(200);
+    const after = await scrape();
+    const moved = (outcome: string, network: string) => after.value('marketgate_payments_total', { outcome, network }) - before.value('marketgate_payments_total', { outcome, network });
+    expect([moved('verified', DEVNET), moved('settled', DEVNET)]).toEqual([1, 1]);
+    expect([moved('verified', 'eip155:31337'), moved('settled', 'eip155:31337')]).toEqual([0, 0]);
+    // Both networks' counters exist from the start (at 0 until a payment).
+    expect(after.matching('marketgate_payments_total', { outcome: 'unknown' }).map((s) => s.labels.network).sort()).toEqual(['eip155:31337', DEVNET].sort());
   });
 
   it('a Base payment and a Solana payment on one server both land in the ledger with their networks', async () => {

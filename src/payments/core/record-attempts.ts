@@ -43,7 +43,7 @@ export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: 
     const attempt = attemptOf(ctx);
     if (attempt) attempt.verifyRefusal = ctx.result.isValid ? undefined : (ctx.result.invalidReason ?? 'invalid');
     if (!ctx.result.isValid) {
-      metrics.payment('rejected');
+      metrics.payment('rejected', ctx.requirements.network);
       return;
     }
     if (!attempt || isRefund(ctx)) return;
@@ -74,7 +74,7 @@ export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: 
         validBefore: auth ? new Date(auth.validBefore * 1000) : null,
         facilitator: opts.facilitator,
       });
-      metrics.payment('verified');
+      metrics.payment('verified', ctx.requirements.network);
     } catch (err) {
       // No payment is taken that cannot be recorded: abort (the SDK cancels it), and the gate answers 503.
       attempt.recordFailure = err;
@@ -93,7 +93,7 @@ export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: 
     const attempt = attemptOf(ctx);
     // A retry of a landed payment is never cancelled: its money moved with the first attempt.
     if (attempt?.resume) return;
-    metrics.payment('cancelled');
+    metrics.payment('cancelled', ctx.requirements.network);
     if (!attempt?.recordId) return;
     const why = ctx.responseStatus ? `${ctx.reason}: ${ctx.responseStatus}` : ctx.reason;
     void records.recordCancelled(attempt.recordId, why);

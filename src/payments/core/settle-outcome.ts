@@ -65,7 +65,7 @@ export function chargedAmount(ctx: Pick<SettleResultContext, 'result' | 'require
 /** The onAfterSettle hook: the transfer is done (a voucher's: charged, claimed and settled later with others). */
 export async function settled(ctx: SettleResultContext, opts: SettleOutcomeOptions): Promise<void> {
   if (opts.schemes.isRefund(ctx.paymentPayload.payload)) return;
-  opts.metrics.payment('settled');
+  opts.metrics.payment('settled', ctx.requirements.network);
   const attempt = attemptOf(ctx);
   if (attempt) attempt.settlement = 'settled';
   const id = attempt?.recordId;
@@ -92,7 +92,7 @@ export async function settleFailure(ctx: SettleFailureContext, opts: SettleOutco
     // The row of this attempt (or, if another row holds the authorization's settlement, its duplicate).
     const answerable = id ? await claim(id, verdict, payer, ctx.requirements.amount, opts) : true;
     if (answerable) {
-      metrics.payment('settled');
+      metrics.payment('settled', ctx.requirements.network);
       if (attempt) attempt.settlement = 'settled';
       const result = { success: true as const, transaction: verdict.txHash ?? '', network: ctx.requirements.network, payer: payer ?? undefined, amount: ctx.requirements.amount };
       // The SDK returns a recovered settlement as it is, without its extensions' enrichment: the receipt is added here.
@@ -100,24 +100,24 @@ export async function settleFailure(ctx: SettleFailureContext, opts: SettleOutco
       return { recovered: true, result: extensions ? { ...result, extensions } : result };
     }
     // Another request of the same authorization was answered: this one is refused, as the facilitator refused it.
-    metrics.payment('settle_failed');
+    metrics.payment('settle_failed', ctx.requirements.network);
     if (attempt) attempt.settlement = 'refused';
     return undefined;
   }
   if (verdict?.kind === 'not_landed' || verdict?.kind === 'used_elsewhere') {
-    metrics.payment('settle_failed');
+    metrics.payment('settle_failed', ctx.requirements.network);
     if (attempt) attempt.settlement = 'not_landed';
     if (id) void records.recordSettleFailed(id, { errorReason: `${reason}; the transfer never landed: nothing was charged`, chain: verdict.state });
     return undefined;
   }
   // Refused, and the chain does not contradict it (unused and still valid, or not asked): nothing moved.
   if (!unheard && verdict?.kind !== 'unreachable') {
-    metrics.payment('settle_failed');
+    metrics.payment('settle_failed', ctx.requirements.network);
     if (attempt) attempt.settlement = 'refused';
     if (id) void records.recordSettleFailed(id, { errorReason: reason });
     return undefined;
   }
-  metrics.payment('unknown');
+  metrics.payment('unknown', ctx.requirements.network);
   if (attempt) attempt.settlement = 'unknown';
   if (id) void records.recordUnknown(id, { errorReason: reason, chain: verdict?.state });
   return undefined;
