@@ -164,7 +164,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   registerKeyAdminRoutes(storage.admin, { keys, db: storage.db });
   // What settling costs (npm run payments -- summary, /metrics), from the ledger at the operator's stated fees.
-  const costs = { fees: config.x402.fees, decimalsOf: (asset: string) => tokenDecimals(asset, config.x402.asset) };
+  const costs = { fees: config.x402.fees, decimalsOf: (asset: string) => tokenDecimals(asset, [config.x402.asset, config.x402.svm?.asset]) };
   registerPaymentAdminRoutes(storage.admin, { records: payments.records, batchEvents: payments.batchEvents, db: storage.db, costs });
   metrics.settlingCosts(() => storage.db.use((db) => settlingCosts(db, {}, costs.fees, costs.decimalsOf)));
   app.decorate('services', { cache, answers, pressure, catalog, config, sources, guard, backends, keys, ...storage, paymentRecords: payments.records, batchEvents: payments.batchEvents, paymentIds: payments.paymentIds });

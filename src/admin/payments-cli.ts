@@ -18,7 +18,7 @@ import { PAYMENT_STATUSES, type FinalWriteStats, type PaymentFilter, type Paymen
 import { listPayments, resolvePayment, summarizePayments, type Resolution } from '../db/payment-reports.ts';
 import { pglitePaths } from '../db/pglite.ts';
 import { settlingCosts, type SettlingCostRow, type SettlingFees } from '../db/settling-costs.ts';
-import { tokenDecimals } from '../payments/networks.ts';
+import { SVM_NETWORKS, tokenDecimals } from '../payments/networks.ts';
 import { PAYMENTS_ENV } from '../payments/settings.ts';
 import { DATABASE_ENV } from '../db/env.ts';
 import { ConfigError } from '../lib/env.ts';
@@ -131,9 +131,11 @@ function databaseSettings(): DatabaseSettings {
 
 /** The facilitator's price and the configured token, as the server reads them (X402_FACILITATOR_FEE_USD, …). */
 function feeSettings(): { fees: SettlingFees; decimalsOf: (asset: string) => number | undefined } {
-  const { X402_FACILITATOR_FEE_USD, X402_FACILITATOR_FREE_PER_MONTH, X402_ASSET, X402_ASSET_DECIMALS } = PAYMENTS_ENV;
-  const e = cliSettings({ X402_FACILITATOR_FEE_USD, X402_FACILITATOR_FREE_PER_MONTH, X402_ASSET, X402_ASSET_DECIMALS });
-  const configured = e.X402_ASSET ? { address: e.X402_ASSET, decimals: e.X402_ASSET_DECIMALS } : undefined;
+  const { X402_FACILITATOR_FEE_USD, X402_FACILITATOR_FREE_PER_MONTH, X402_ASSET, X402_ASSET_DECIMALS, X402_SVM_ASSET } = PAYMENTS_ENV;
+  const e = cliSettings({ X402_FACILITATOR_FEE_USD, X402_FACILITATOR_FREE_PER_MONTH, X402_ASSET, X402_ASSET_DECIMALS, X402_SVM_ASSET });
+  // A token other than USDC takes X402_ASSET_DECIMALS, on Base as on Solana (svm-settings.ts); known USDC is 6.
+  const svmCustom = e.X402_SVM_ASSET && !Object.values(SVM_NETWORKS).some((n) => n.usdc === e.X402_SVM_ASSET) ? e.X402_SVM_ASSET : undefined;
+  const configured = [e.X402_ASSET, svmCustom].map((address) => (address ? { address, decimals: e.X402_ASSET_DECIMALS } : undefined));
   return { fees: { feeUsd: e.X402_FACILITATOR_FEE_USD, freePerMonth: e.X402_FACILITATOR_FREE_PER_MONTH }, decimalsOf: (asset) => tokenDecimals(asset, configured) };
 }
 

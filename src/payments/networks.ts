@@ -16,8 +16,14 @@ export function svmNetwork(value: string): { caip2: `solana:${string}`; usdc: st
   return SVM_NETWORKS[value] ?? Object.values(SVM_NETWORKS).find((n) => n.caip2 === value);
 }
 
-/** The decimals of a token the ledger names: the configured one's, or a known network's USDC (6); else unknown. */
-export function tokenDecimals(asset: string, configured?: { address: string; decimals: number }): number | undefined {
-  if (configured && configured.address.toLowerCase() === asset.toLowerCase()) return configured.decimals;
-  return Object.values(X402_NETWORKS).some((n) => n.usdc.toLowerCase() === asset.toLowerCase()) ? 6 : undefined;
+/**
+ * The decimals of a token the ledger names: a configured one's (X402_ASSET, X402_SVM_ASSET), or a known network's
+ * USDC (6: Base's, or a Solana network's mint); else unknown. An EVM address matches in any case; a Solana mint's
+ * base58 address is case-sensitive.
+ */
+export function tokenDecimals(asset: string, configured: readonly ({ address: string; decimals: number } | undefined)[] = []): number | undefined {
+  const same = (a: string) => (a.startsWith('0x') ? a.toLowerCase() === asset.toLowerCase() : a === asset);
+  const mine = configured.find((c) => c !== undefined && same(c.address));
+  if (mine) return mine.decimals;
+  return [...Object.values(X402_NETWORKS), ...Object.values(SVM_NETWORKS)].some((n) => same(n.usdc)) ? 6 : undefined;
 }

@@ -10,6 +10,7 @@ import { generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { tokenDecimals } from '../../src/payments/networks.ts';
 import type { PaymentRecord } from '../../src/db/payment-rows.ts';
 import { pgliteDataDir, removeTempDirs } from '../db-helpers.ts';
 import { parseScrape } from '../fakes/prometheus-text.ts';
@@ -77,6 +78,17 @@ describe('Solana settings', () => {
       rpcUrl: undefined,
     });
     expect(loadConfig({}).x402.svm).toBeUndefined();
+  });
+});
+
+describe("a Solana token's decimals, for revenue (tokenDecimals)", () => {
+  it('the USDC mints of the Solana networks are 6, case-sensitive; a configured mint takes its decimals', () => {
+    expect(tokenDecimals('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v')).toBe(6);
+    expect(tokenDecimals('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU')).toBe(6);
+    expect(tokenDecimals('epjfwdd5aufqssqem2qn1xzybapc8g4wegGkZwyTDt1v')).toBeUndefined();
+    expect(tokenDecimals('0x833589fcd6edb6e08f4c7c32d4f71b54bda02913')).toBe(6);
+    expect(tokenDecimals(ledger.mint)).toBeUndefined();
+    expect(tokenDecimals(ledger.mint, [undefined, { address: ledger.mint, decimals: 6 }])).toBe(6);
   });
 });
 
@@ -152,6 +164,16 @@ describe('x402 exact on Solana beside Base', () => {
     expect([moved('verified', 'eip155:31337'), moved('settled', 'eip155:31337')]).toEqual([0, 0]);
     // Both networks' counters exist from the start (at 0 until a payment).
     expect(after.matching('marketgate_payments_total', { outcome: 'unknown' }).map((s) => s.labels.network).sort()).toEqual(['eip155:31337', DEVNET].sort());
+  });
+
+  it("settling costs count Solana's paid calls and revenue under its network (the token's decimals known)", async () => {
+    const scrape = async () => parseScrape(await (await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer metrics-token-for-svm-tests' } })).text());
+    const s = await scrape();
+    const calls = s.value('marketgate_x402_paid_calls_total', { scheme: 'exact', network: DEVNET });
+    expect(calls).toBeGreaterThan(0);
+    // $0.001 a call: revenue is there (not null for an unknown token) and matches the calls.
+    expect(s.value('marketgate_x402_revenue_usd_total', { scheme: 'exact', network: DEVNET })).toBeCloseTo(calls * 0.001, 9);
+    expect(s.matching('marketgate_x402_revenue_usd_total', { network: DEVNET })).toHaveLength(1);
   });
 
   it('a Base payment and a Solana payment on one server both land in the ledger with their networks', async () => {
