@@ -161,7 +161,7 @@ class ChannelWatch {
   private readonly waiters = new Map<string, Set<() => void>>();
   readonly storage: ChannelStorage;
 
-  constructor(inner: ChannelStorage) {
+  constructor(private readonly inner: ChannelStorage & { hold?(channelId: string): Promise<void> }) {
     this.storage = {
       get: (id) => inner.get(id),
       list: () => inner.list(),
@@ -175,6 +175,8 @@ class ChannelWatch {
 
   async waitUntilFree(channelId: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    // With a single writer per channel (channel-lease.ts), its live state is the holder's: take the channel first.
+    await this.inner.hold?.(channelId).catch(() => undefined);
     for (;;) {
       const pending = (await this.storage.get(channelId))?.pendingRequest;
       const now = Date.now();
