@@ -102,3 +102,12 @@ export async function wantedChannelLeases(db: Database, channelIds: string[], ow
   ]);
   return rows.map((r) => r.channel_id);
 }
+
+/** A channel's state as last written, and whether an instance other than `owner` holds its lease; undefined: no row. */
+export async function peekChannelLease(db: Database, channelId: string, owner: string): Promise<{ state: Channel | undefined; leasedElsewhere: boolean } | undefined> {
+  const [row] = await db.query<{ state: Channel | null; elsewhere: boolean }>(
+    'SELECT state, (lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_until > now()) AS elsewhere FROM x402_channels WHERE channel_id = $1',
+    [key(channelId), owner],
+  );
+  return row && { state: row.state ?? undefined, leasedElsewhere: row.elsewhere };
+}

@@ -89,7 +89,13 @@ async function batchSettlement(app: FastifyInstance, x402: PaymentSettings, faci
   const events: BatchEventRecorder = opts.batchEventRecorder ?? { record: (event) => stores.batchEvents.record(toBatchEventRow(event)) };
   const batch = createBatchSettlement({ x402, facilitator, storage, events, log: app.log });
   app.x402Batch = batch;
-  app.addHook('onReady', async () => batch.start());
+  app.addHook('onReady', async () => {
+    // Required (true): the facilitator must offer it now, or the server does not start.
+    if (x402.batch.mode === 'true' && !(await batch.offer().catch(() => undefined))) {
+      throw new Error(`X402_BATCH_SETTLEMENT=true, and the facilitator (${facilitatorName(x402)}) does not offer batch-settlement on ${x402.network} with a receiver authorizer (or cannot be reached): set auto or false, or fix the facilitator`);
+    }
+    batch.start();
+  });
   app.addHook('onClose', async () => batch.stop());
   return batch;
 }
@@ -106,7 +112,7 @@ async function batchScheme(batch: BatchSettlement, x402: PaymentSettings): Promi
  */
 async function channelStorage(app: FastifyInstance, opts: PaymentsOptions): Promise<ChannelStorage> {
   if (opts.channelStorage) return opts.channelStorage;
-  const [{ createChannelStorage, takeChannelLease, wantedChannelLeases, writeChannelLease }, { LeasedChannels }] = await Promise.all([
+  const [{ createChannelStorage, takeChannelLease, peekChannelLease, wantedChannelLeases, writeChannelLease }, { LeasedChannels }] = await Promise.all([
     import('../db/x402-channels.ts'),
     import('./schemes/batch-settlement/channel-lease.ts'),
   ]);
@@ -119,7 +125,7 @@ async function channelStorage(app: FastifyInstance, opts: PaymentsOptions): Prom
   });
   const leased = new LeasedChannels(
     {
-      get: (id) => ledger.get(id),
+      peek: (id, owner) => db.use((d) => peekChannelLease(d, id, owner)),
       list: () => ledger.list(),
       take: (id, owner, ms) => db.use((d) => takeChannelLease(d, id, owner, ms)),
       write: (id, owner, state, ms, release) => db.use((d) => writeChannelLease(d, id, owner, state, ms, release)),

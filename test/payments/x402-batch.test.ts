@@ -17,7 +17,7 @@ import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryChannelStorage, type Channel, type ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { buildApp } from '../../src/app.ts';
-import { createChannelStorage, takeChannelLease, wantedChannelLeases, writeChannelLease } from '../../src/db/x402-channels.ts';
+import { createChannelStorage, takeChannelLease, peekChannelLease, wantedChannelLeases, writeChannelLease } from '../../src/db/x402-channels.ts';
 import { LeasedChannels, type LeaseStore } from '../../src/payments/schemes/batch-settlement/channel-lease.ts';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrations.ts';
@@ -386,7 +386,7 @@ describe('a facilitator that does not offer batch-settlement', () => {
   it('the server logs it once and offers exact only; exact payments work', async () => {
     const plain = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, addressIndex: 7 });
     try {
-      const { url, logs } = await startApp(plain.url);
+      const { url, logs } = await startApp(plain.url, { X402_BATCH_SETTLEMENT: 'auto' });
       for (let i = 0; i < 2; i++) {
         const res = await fetch(url);
         expect(res.status).toBe(402);
@@ -412,13 +412,13 @@ describe('a facilitator that offers batch-settlement without a receiver authoriz
   it('needs X402_BATCH_AUTHORIZER_KEY: without it exact only (logged); with it the server signs claims itself', async () => {
     const bare = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, addressIndex: 7, batch: {} });
     try {
-      const without = await startApp(bare.url);
+      const without = await startApp(bare.url, { X402_BATCH_SETTLEMENT: 'auto' });
       const res = await fetch(without.url);
       expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts.map((a) => a.scheme)).toEqual(['exact']);
       expect(without.logs.filter((l) => l.includes('advertises no receiverAuthorizer, and X402_BATCH_AUTHORIZER_KEY is unset'))).toHaveLength(1);
 
       const own = mnemonicToAccount(MNEMONIC, { addressIndex: 15 });
-      const withKey = await startApp(bare.url, { X402_BATCH_AUTHORIZER_KEY: toHex(own.getHdKey().privateKey!) });
+      const withKey = await startApp(bare.url, { X402_BATCH_SETTLEMENT: 'auto', X402_BATCH_AUTHORIZER_KEY: toHex(own.getHdKey().privateKey!) });
       const offered = decodePaymentRequiredHeader((await fetch(withKey.url)).headers.get('payment-required')!).accepts;
       expect(offered[1]).toMatchObject({ scheme: 'batch-settlement', extra: { receiverAuthorizer: own.address } });
 
@@ -522,7 +522,7 @@ describe('a channel the contract refuses to claim', () => {
 function ledgerLeases(d: Database): LeaseStore {
   const ledger = createChannelStorage(d);
   return {
-    get: (id) => ledger.get(id),
+    peek: (id, owner) => peekChannelLease(d, id, owner),
     list: () => ledger.list(),
     take: (id, owner, ms) => takeChannelLease(d, id, owner, ms),
     write: (id, owner, state, ms, release) => writeChannelLease(d, id, owner, state, ms, release),

@@ -21,7 +21,8 @@ import type { LeaseTaken } from '../../../db/x402-channels.ts';
 
 /** Where leases and written state live (the ledger database: x402-channels.ts). */
 export interface LeaseStore {
-  get(channelId: string): Promise<Channel | undefined>;
+  /** The state last written, and whether another instance holds the lease now; undefined: no such channel. */
+  peek(channelId: string, owner: string): Promise<{ state: Channel | undefined; leasedElsewhere: boolean } | undefined>;
   list(): Promise<Channel[]>;
   take(channelId: string, owner: string, leaseMs: number): Promise<LeaseTaken>;
   write(channelId: string, owner: string, state: Channel | undefined, leaseMs: number, release: boolean): Promise<{ held: boolean; wanted: boolean }>;
@@ -75,9 +76,24 @@ export class LeasedChannels implements ChannelStorage {
     private readonly log: { error(obj: object, msg: string): void } = { error: () => {} },
   ) {}
 
+  /**
+   * The channel's live state: taken here first (a payment's checks read it, and its change follows), so it is
+   * never an older copy another instance has moved on from. When it cannot be taken in time, the state last
+   * written: whatever is decided from it is checked again under the lease before anything is admitted.
+   */
   async get(channelId: string): Promise<Channel | undefined> {
-    const held = this.held.get(key(channelId));
-    return held && held.safeUntil > performance.now() ? held.state : this.store.get(channelId);
+    const id = key(channelId);
+    const here = this.held.get(id);
+    if (here && here.safeUntil > performance.now()) return here.state;
+    // Held by no one: the ledger's state is the channel's (and an unknown channel creates nothing here).
+    const row = await this.store.peek(id, this.owner);
+    if (!row?.leasedElsewhere) return row?.state;
+    try {
+      return (await this.serialized(id, () => this.lease(id))).state;
+    } catch (err) {
+      if (!(err instanceof ChannelLeaseBusy)) throw err;
+      return row.state;
+    }
   }
 
   /** Every open channel: the ledger's, with the ones held here as they are in memory. */
@@ -101,11 +117,6 @@ export class LeasedChannels implements ChannelStorage {
       h.lastChange = performance.now();
       return next ? { channel: next, status: 'updated' as const } : { channel: undefined, status: current ? ('deleted' as const) : ('unchanged' as const) };
     });
-  }
-
-  /** Takes the channel (its lease) without changing it: what follows reads its live state here. */
-  async hold(channelId: string): Promise<void> {
-    await this.serialized(key(channelId), () => this.lease(key(channelId)));
   }
 
   /** How many channels this instance holds (for tests and the log). */
