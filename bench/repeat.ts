@@ -78,7 +78,7 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
   // The deposit covers the whole run: one deposit, then vouchers only (a top-up would wait for a block).
   const deposit = `$${((o.calls + 100) / 1000).toFixed(3)}`;
   const server = await startServer(
-    ['dist/server.js'],
+    [...(process.env.BENCH_REPEAT_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REPEAT_PROFILE}`] : []), 'dist/server.js'],
     {
       ...OFFLINE_BASE_URLS,
       LOG_LEVEL: 'warn',

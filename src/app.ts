@@ -196,6 +196,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     keyMinute: (keyId) => marketLimiter.read(`key:${keyId}`, config.keys.rateLimitPerMinute),
     backends: { database: backends.database, redis: backends.redis?.health },
     caches,
+    batchSettlement: () => app.x402Batch?.status() ?? null,
     startedAt: Date.now(),
   };
 

@@ -157,6 +157,8 @@ export interface RouteContext {
   backends: { database: BackendHealth; redis: BackendHealth | undefined };
   /** What the in-process caches hold now (/v1/status). */
   caches(): CacheHoldings;
+  /** Where x402 batch settlement stands (/v1/status); null when it is not installed (X402_BATCH_SETTLEMENT=false, x402 off). */
+  batchSettlement(): { mode: 'auto' | 'true' | 'false' | 'drain'; state: 'offered' | 'not_offered' | 'draining' | 'drained'; owing: number | null } | null;
   /** Epoch ms the app was built (uptime). */
   startedAt: number;
 }

@@ -194,6 +194,18 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX x402_authorizations_expires_at_idx ON x402_authorizations (expires_at)',
     ],
   },
+  {
+    id: 9,
+    name: 'x402_channel_leases',
+    statements: [
+      // A batch-settlement channel's single writer (src/db/x402-channels.ts, channel-lease.ts): the instance that
+      // holds its lease keeps its state in memory and admits its vouchers there; another instance asks for it
+      // (wanted_at) and takes it once released or lapsed.
+      'ALTER TABLE x402_channels ADD COLUMN lease_owner text',
+      'ALTER TABLE x402_channels ADD COLUMN lease_until timestamptz',
+      'ALTER TABLE x402_channels ADD COLUMN lease_wanted_at timestamptz',
+    ],
+  },
 ];
 
 /** The advisory lock every instance takes before migrating (an arbitrary constant, ours alone). */

@@ -49,3 +49,65 @@ export function createChannelStorage(db: Database): ChannelStorage {
     },
   };
 }
+
+/** A channel's lease taken: its state as last written; or held by another instance, until when (the database's time). */
+export type LeaseTaken = { taken: true; state: Channel | undefined } | { taken: false; owner: string; untilMs: number };
+
+/**
+ * Takes the lease of a channel for `owner` for `leaseMs` when no other instance holds it (none, released, or
+ * lapsed); otherwise marks the channel wanted, so that its holder hands it over at its next write.
+ */
+export async function takeChannelLease(db: Database, channelId: string, owner: string, leaseMs: number): Promise<LeaseTaken> {
+  const id = key(channelId);
+  return db.transaction(async (tx) => {
+    await tx.query('INSERT INTO x402_channels (channel_id) VALUES ($1) ON CONFLICT (channel_id) DO NOTHING', [id]);
+    const [row] = await tx.query<{ state: Channel | null; lease_owner: string | null; held: boolean; until_ms: string | null }>(
+      `SELECT state, lease_owner, (lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_until > now()) AS held,
+         (extract(epoch FROM lease_until) * 1000)::bigint::text AS until_ms
+       FROM x402_channels WHERE channel_id = $1 FOR UPDATE`,
+      [id, owner],
+    );
+    if (row!.held) {
+      await tx.query('UPDATE x402_channels SET lease_wanted_at = now() WHERE channel_id = $1', [id]);
+      return { taken: false, owner: row!.lease_owner!, untilMs: Number(row!.until_ms) };
+    }
+    await tx.query(`UPDATE x402_channels SET lease_owner = $2, lease_until = now() + make_interval(secs => $3::double precision / 1000), lease_wanted_at = NULL WHERE channel_id = $1`, [id, owner, leaseMs]);
+    return { taken: true, state: row!.state ?? undefined };
+  });
+}
+
+/**
+ * Writes a held channel's state and renews its lease (`release`: gives it up); false when `owner` no longer holds
+ * it (it lapsed and another instance took it). `wanted`: another instance asked for it since it was taken.
+ */
+export async function writeChannelLease(db: Database, channelId: string, owner: string, state: Channel | undefined, leaseMs: number, release: boolean): Promise<{ held: boolean; wanted: boolean }> {
+  const rows = await db.query<{ wanted: boolean }>(
+    `UPDATE x402_channels SET state = $3::jsonb, updated_at = now(),
+       lease_owner = CASE WHEN $5 THEN NULL ELSE lease_owner END,
+       lease_until = CASE WHEN $5 THEN NULL ELSE now() + make_interval(secs => $4::double precision / 1000) END,
+       lease_wanted_at = CASE WHEN $5 THEN NULL ELSE lease_wanted_at END
+     WHERE channel_id = $1 AND lease_owner = $2
+     RETURNING lease_wanted_at IS NOT NULL AS wanted`,
+    [key(channelId), owner, state ? JSON.stringify(state) : null, leaseMs, release],
+  );
+  return { held: rows.length > 0, wanted: rows[0]?.wanted ?? false };
+}
+
+/** Of `channelIds` held by `owner`, those another instance has asked for since. */
+export async function wantedChannelLeases(db: Database, channelIds: string[], owner: string): Promise<string[]> {
+  if (channelIds.length === 0) return [];
+  const rows = await db.query<{ channel_id: string }>('SELECT channel_id FROM x402_channels WHERE channel_id = ANY($1::text[]) AND lease_owner = $2 AND lease_wanted_at IS NOT NULL', [
+    channelIds.map(key),
+    owner,
+  ]);
+  return rows.map((r) => r.channel_id);
+}
+
+/** A channel's state as last written, and whether an instance other than `owner` holds its lease; undefined: no row. */
+export async function peekChannelLease(db: Database, channelId: string, owner: string): Promise<{ state: Channel | undefined; leasedElsewhere: boolean } | undefined> {
+  const [row] = await db.query<{ state: Channel | null; elsewhere: boolean }>(
+    'SELECT state, (lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_until > now()) AS elsewhere FROM x402_channels WHERE channel_id = $1',
+    [key(channelId), owner],
+  );
+  return row && { state: row.state ?? undefined, leasedElsewhere: row.elsewhere };
+}

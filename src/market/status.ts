@@ -8,7 +8,7 @@ import { INTERFACE_VERSION } from '../lib/version.ts';
 import type { CacheHoldings } from '../metrics/metrics.ts';
 import { accessSummarySchema } from '../catalog/access-summary.ts';
 import { describeEndpoint, endpointSchema } from '../catalog/describe.ts';
-import { defineRoute } from '../catalog/route.ts';
+import { defineRoute, type RouteContext } from '../catalog/route.ts';
 
 const breakerSchema = z.object({
   state: z.enum(['closed', 'open', 'half_open']),
@@ -101,6 +101,18 @@ export const marketStatus = defineRoute({
         answers: cacheStoreSchema.describe('Answers served again from them while fresh, the fast lane (a quarter of CACHE_MAX_BYTES)'),
       })
       .describe("What this instance's in-process cache holds, within CACHE_MAX_BYTES"),
+    batch_settlement: z
+      .object({
+        mode: z.enum(['auto', 'true', 'false', 'drain']).describe('X402_BATCH_SETTLEMENT'),
+        state: z
+          .enum(['offered', 'not_offered', 'draining', 'drained'])
+          .describe(
+            "offered: in every 402 beside exact; not_offered: the facilitator does not list it (or was not asked yet); draining: no longer offered, open channels still owe vouchers or a settlement; drained: none owes anything (X402_BATCH_SETTLEMENT=false is safe)",
+          ),
+        owing_channels: z.number().int().min(0).nullable().describe('Channels holding vouchers not yet claimed, at the last claim-and-settle run; null before the first'),
+      })
+      .nullable()
+      .describe('x402 batch settlement on this instance; null when it is not installed (X402_BATCH_SETTLEMENT=false, or x402 off)'),
   }),
   handler: async (_req, ctx) => {
     const health = ctx.guard.report();
@@ -128,11 +140,16 @@ export const marketStatus = defineRoute({
           redis: ctx.backends.redis?.report() ?? null,
         },
         cache: cacheReport(ctx.caches()),
+        batch_settlement: batchReport(ctx.batchSettlement()),
       },
       [],
     );
   },
 });
+
+function batchReport(b: ReturnType<RouteContext['batchSettlement']>) {
+  return b && { mode: b.mode, state: b.state, owing_channels: b.owing };
+}
 
 /** A provider not called yet: nothing measured, circuit closed. */
 function unmeasured(u: { breakerFailures: number; breakerCooldownMs: number }) {

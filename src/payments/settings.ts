@@ -61,9 +61,10 @@ export const PAYMENTS_ENV = {
     true,
     "Start a paid route's upstream work while the facilitator verifies the payment (its answer is held, never sent, until the payment is verified); false: only after.",
   ),
-  X402_BATCH_SETTLEMENT: env.bool(
-    false,
-    "Also offer x402 batch-settlement (one deposit, then a signed voucher per call, claimed and settled in batches) beside exact, when the facilitator's /supported lists it.",
+  X402_BATCH_SETTLEMENT: env.oneOf(
+    ['auto', 'true', 'false', 'drain'],
+    'auto',
+    "x402 batch-settlement beside exact (one deposit, then a signed voucher per call, claimed and settled in batches). auto: offered when the facilitator's /supported lists it for X402_NETWORK with a receiver authorizer (its own, or X402_BATCH_AUTHORIZER_KEY); true: required (start-up fails when the facilitator does not offer it); false: never; drain: no new channels or vouchers, the open channels' vouchers still claimed and settled until none is left unclaimed (then logged, and shown in /v1/status), after which false is safe.",
   ),
   X402_BATCH_DEPOSIT: env.custom(
     z.string().regex(/^\$\d+(\.\d+)?$/, 'a dollar amount such as $0.10'),
@@ -137,7 +138,10 @@ export interface PaymentSettings {
   svm: SvmPaymentSettings | undefined;
   /** batch-settlement beside exact (see src/payments/schemes/batch-settlement/batch-settlement.ts). */
   batch: {
+    /** Installed (its channels claimed and settled): every mode but false. */
     enabled: boolean;
+    /** X402_BATCH_SETTLEMENT: auto (offered when the facilitator lists it), true (required), false, drain (no new channels; claimed until none owes). */
+    mode: 'auto' | 'true' | 'false' | 'drain';
     /** Dollar amount a channel is asked to hold, e.g. "$0.10". */
     deposit: string;
     withdrawDelayS: number;
@@ -165,7 +169,7 @@ export function paymentSettings(e: PaymentValues, baseRpcUrl: string): PaymentSe
       'invalid configuration:\n  X402_FACILITATOR=coinbase-cdp needs CDP_API_KEY_ID and CDP_API_KEY_SECRET (or set X402_FACILITATOR to a facilitator URL)',
     );
   }
-  if (x402Active && e.X402_BATCH_SETTLEMENT) checkBatchSettlement(e);
+  if (x402Active && e.X402_BATCH_SETTLEMENT !== 'false') checkBatchSettlement(e);
   const network = X402_NETWORKS[e.X402_NETWORK]?.caip2 ?? (e.X402_NETWORK as `eip155:${number}`);
   return {
     active: x402Active,
@@ -186,7 +190,8 @@ export function paymentSettings(e: PaymentValues, baseRpcUrl: string): PaymentSe
     svm: svmPaymentSettings(e),
     fees: { feeUsd: e.X402_FACILITATOR_FEE_USD, freePerMonth: e.X402_FACILITATOR_FREE_PER_MONTH },
     batch: {
-      enabled: e.X402_BATCH_SETTLEMENT,
+      enabled: e.X402_BATCH_SETTLEMENT !== 'false',
+      mode: e.X402_BATCH_SETTLEMENT,
       deposit: e.X402_BATCH_DEPOSIT,
       withdrawDelayS: e.X402_BATCH_WITHDRAW_DELAY_S,
       claimIntervalS: e.X402_BATCH_CLAIM_INTERVAL_S,

@@ -86,11 +86,17 @@ export async function installX402(app: FastifyInstance, opts: PaymentsOptions, s
 /** x402 batch settlement: channels in the ledger database, claimed and settled on a schedule stopped on close. */
 async function batchSettlement(app: FastifyInstance, x402: PaymentSettings, facilitator: FacilitatorClient, opts: PaymentsOptions, stores: PaymentStores): Promise<BatchSettlement> {
   const [{ createBatchSettlement }, { toBatchEventRow }] = await Promise.all([import('./schemes/batch-settlement/batch-settlement.ts'), import('./schemes/batch-settlement/batch-events.ts')]);
-  const storage = await channelStorage(opts);
+  const storage = await channelStorage(app, opts);
   const events: BatchEventRecorder = opts.batchEventRecorder ?? { record: (event) => stores.batchEvents.record(toBatchEventRow(event)) };
   const batch = createBatchSettlement({ x402, facilitator, storage, events, log: app.log });
   app.x402Batch = batch;
-  app.addHook('onReady', async () => batch.start());
+  app.addHook('onReady', async () => {
+    // Required (true): the facilitator must offer it now, or the server does not start.
+    if (x402.batch.mode === 'true' && !(await batch.offer().catch(() => undefined))) {
+      throw new Error(`X402_BATCH_SETTLEMENT=true, and the facilitator (${facilitatorName(x402)}) does not offer batch-settlement on ${x402.network} with a receiver authorizer (or cannot be reached): set auto or false, or fix the facilitator`);
+    }
+    batch.start();
+  });
   app.addHook('onClose', async () => batch.stop());
   return batch;
 }
@@ -110,17 +116,37 @@ async function svmScheme(x402: PaymentSettings, facilitator: FacilitatorClient, 
   return exactSvmScheme({ svm, amount: atomicAmount(x402.price, svm.asset.decimals), maxTimeoutS: x402.maxTimeoutS, facilitator, log: app.log, outcomes });
 }
 
-/** The caller's channel storage, else the ledger database's (every use bounded by DB_TIMEOUT_MS like any other). */
-async function channelStorage(opts: PaymentsOptions): Promise<ChannelStorage> {
+/**
+ * The caller's channel storage, else the ledger database's, held in memory by its single writer (the instance
+ * holding each channel's lease) and written behind (channel-lease.ts); every use bounded by DB_TIMEOUT_MS.
+ */
+async function channelStorage(app: FastifyInstance, opts: PaymentsOptions): Promise<ChannelStorage> {
   if (opts.channelStorage) return opts.channelStorage;
-  const { createChannelStorage } = await import('../db/x402-channels.ts');
+  const [{ createChannelStorage, takeChannelLease, peekChannelLease, wantedChannelLeases, writeChannelLease }, { LeasedChannels }] = await Promise.all([
+    import('../db/x402-channels.ts'),
+    import('./schemes/batch-settlement/channel-lease.ts'),
+  ]);
   const { db } = opts;
-  return createChannelStorage({
+  const ledger = createChannelStorage({
     kind: 'postgres',
     query: (sql, params) => db.use((d) => d.query(sql, params)),
     transaction: (fn) => db.use((d) => d.transaction(fn)),
     close: async () => {},
   });
+  const leased = new LeasedChannels(
+    {
+      peek: (id, owner) => db.use((d) => peekChannelLease(d, id, owner)),
+      list: () => ledger.list(),
+      take: (id, owner, ms) => db.use((d) => takeChannelLease(d, id, owner, ms)),
+      write: (id, owner, state, ms, release) => db.use((d) => writeChannelLease(d, id, owner, state, ms, release)),
+      wanted: (ids, owner) => db.use((d) => wantedChannelLeases(d, ids, owner)),
+    },
+    undefined,
+    app.log,
+  );
+  // Every held channel written and handed back before the ledger closes (onClose runs last in, first out).
+  app.addHook('onClose', async () => leased.close());
+  return leased;
 }
 
 /** Offers and receipts signed with X402_SIGNING_KEY (the offer-receipt extension and what it brings load only then). */

@@ -17,7 +17,9 @@ import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryChannelStorage, type Channel, type ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { buildApp } from '../../src/app.ts';
-import { createChannelStorage } from '../../src/db/x402-channels.ts';
+import { createChannelStorage, takeChannelLease, peekChannelLease, wantedChannelLeases, writeChannelLease } from '../../src/db/x402-channels.ts';
+import { LeasedChannels, type LeaseStore } from '../../src/payments/schemes/batch-settlement/channel-lease.ts';
+import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrations.ts';
 import type { BatchSettlementEvent } from '../../src/payments/schemes/batch-settlement/batch-events.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -266,8 +268,8 @@ describe('x402 batch settlement through the server', () => {
       { type: 'settle', network: chain.network, transaction: run.settle!.transaction, receiver: payTo, token: fx.usdc, amount: '5000' },
       { type: 'refund', ...base, amount: String(DEPOSIT - charged), transaction: refund.transaction },
     ]);
-    // Closed: the channel's row stays (it is the lock), its state is gone.
-    expect(await db.query('SELECT state FROM x402_channels WHERE channel_id = $1', [p.channelId.toLowerCase()])).toEqual([{ state: null }]);
+    // Closed: the channel's row stays (it is the lock), its state is gone, once written behind (channel-lease.ts).
+    await expect.poll(() => db.query('SELECT state FROM x402_channels WHERE channel_id = $1', [p.channelId.toLowerCase()]), { timeout: 5000 }).toEqual([{ state: null }]);
     // Nothing left to claim.
     expect(await server.app.x402Batch!.claimAndSettle()).toEqual({ claims: [] });
 
@@ -324,15 +326,16 @@ describe('x402 batch settlement through the server', () => {
   it('a reservation held by another instance is waited for; past X402_FACILITATOR_TIMEOUT_MS the answer is 402 channel busy', async () => {
     const p = await payer(9);
     expect((await p.pay(server.url)).status).toBe(200);
-    // Another server instance sharing the database holds the channel (no in-process wake-up: polled).
-    const other = createChannelStorage(db);
+    // Another server instance sharing the database holds the channel (no in-process wake-up: polled): it takes
+    // the channel's lease from this one, as every instance does to change a channel (channel-lease.ts).
+    const other = new LeasedChannels(ledgerLeases(db));
     const hold = (ms: number) =>
       other.updateChannel(p.channelId, (c) => ({ ...c!, pendingRequest: { pendingId: 'other-instance', signedMaxClaimable: '2000', expiresAt: Date.now() + ms } }));
 
     await hold(800);
     let t0 = performance.now();
     const waited = await p.pay(server.url);
-    expect(waited.status).toBe(200);
+    expect(waited.status, `${await waited.clone().text()} ${waited.headers.get('payment-required')}`).toBe(200);
     expect(performance.now() - t0).toBeGreaterThan(600);
 
     await hold(60_000);
@@ -345,6 +348,7 @@ describe('x402 batch settlement through the server', () => {
     expect(elapsed).toBeLessThan(8000);
 
     await other.updateChannel(p.channelId, (c) => ({ ...c!, pendingRequest: undefined }));
+    await other.close();
     const again = await p.pay(server.url); // nothing was charged for the refused call
     expect(again.status).toBe(200);
     expect(decodePaymentResponseHeader(again.headers.get('payment-response')!).extra).toMatchObject({ channelState: { chargedCumulativeAmount: '3000' } });
@@ -382,7 +386,7 @@ describe('a facilitator that does not offer batch-settlement', () => {
   it('the server logs it once and offers exact only; exact payments work', async () => {
     const plain = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, addressIndex: 7 });
     try {
-      const { url, logs } = await startApp(plain.url);
+      const { url, logs } = await startApp(plain.url, { X402_BATCH_SETTLEMENT: 'auto' });
       for (let i = 0; i < 2; i++) {
         const res = await fetch(url);
         expect(res.status).toBe(402);
@@ -408,13 +412,13 @@ describe('a facilitator that offers batch-settlement without a receiver authoriz
   it('needs X402_BATCH_AUTHORIZER_KEY: without it exact only (logged); with it the server signs claims itself', async () => {
     const bare = await startFacilitator({ chain: chain.chain, rpcUrl: chain.rpcUrl, network: chain.network, addressIndex: 7, batch: {} });
     try {
-      const without = await startApp(bare.url);
+      const without = await startApp(bare.url, { X402_BATCH_SETTLEMENT: 'auto' });
       const res = await fetch(without.url);
       expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts.map((a) => a.scheme)).toEqual(['exact']);
       expect(without.logs.filter((l) => l.includes('advertises no receiverAuthorizer, and X402_BATCH_AUTHORIZER_KEY is unset'))).toHaveLength(1);
 
       const own = mnemonicToAccount(MNEMONIC, { addressIndex: 15 });
-      const withKey = await startApp(bare.url, { X402_BATCH_AUTHORIZER_KEY: toHex(own.getHdKey().privateKey!) });
+      const withKey = await startApp(bare.url, { X402_BATCH_SETTLEMENT: 'auto', X402_BATCH_AUTHORIZER_KEY: toHex(own.getHdKey().privateKey!) });
       const offered = decodePaymentRequiredHeader((await fetch(withKey.url)).headers.get('payment-required')!).accepts;
       expect(offered[1]).toMatchObject({ scheme: 'batch-settlement', extra: { receiverAuthorizer: own.address } });
 
@@ -451,8 +455,10 @@ describe('X402_BATCH_* settings', () => {
     expect(() => loadConfig({ ...env, X402_BATCH_WITHDRAW_DELAY_S: '60' })).toThrow('X402_BATCH_WITHDRAW_DELAY_S');
     expect(() => loadConfig({ ...env, X402_BATCH_AUTHORIZER_KEY: '0x1234' })).toThrow('X402_BATCH_AUTHORIZER_KEY="[secret]" is invalid');
   });
-  it('is off by default', () => {
-    expect(loadConfig({ X402_PAY_TO: payTo, X402_FACILITATOR: 'http://127.0.0.1:9' }).x402.batch.enabled).toBe(false);
+  it('is auto by default: installed, offered once the facilitator lists it; false turns it off', () => {
+    expect(loadConfig({ X402_PAY_TO: payTo, X402_FACILITATOR: 'http://127.0.0.1:9' }).x402.batch).toMatchObject({ enabled: true, mode: 'auto' });
+    expect(loadConfig({ X402_PAY_TO: payTo, X402_FACILITATOR: 'http://127.0.0.1:9', X402_BATCH_SETTLEMENT: 'false' }).x402.batch).toMatchObject({ enabled: false, mode: 'false' });
+    expect(() => loadConfig({ X402_PAY_TO: payTo, X402_FACILITATOR: 'http://127.0.0.1:9', X402_BATCH_SETTLEMENT: 'yes' })).toThrow('expected one of auto, true, false, drain');
   });
 });
 
@@ -511,3 +517,15 @@ describe('a channel the contract refuses to claim', () => {
     expect(logs.some((l) => l.includes('a channel could not be claimed') && l.includes(gone.channelId))).toBe(true);
   });
 });
+
+/** The leases of the ledger database `d`, as an instance's LeasedChannels takes them. */
+function ledgerLeases(d: Database): LeaseStore {
+  const ledger = createChannelStorage(d);
+  return {
+    peek: (id, owner) => peekChannelLease(d, id, owner),
+    list: () => ledger.list(),
+    take: (id, owner, ms) => takeChannelLease(d, id, owner, ms),
+    write: (id, owner, state, ms, release) => writeChannelLease(d, id, owner, state, ms, release),
+    wanted: (ids, owner) => wantedChannelLeases(d, ids, owner),
+  };
+}

@@ -1,4 +1,4 @@
-// x402 `batch-settlement` beside `exact` (X402_BATCH_SETTLEMENT=true): the payer deposits once into an
+// x402 `batch-settlement` beside `exact` (X402_BATCH_SETTLEMENT auto, true or drain): the payer deposits once into an
 // on-chain channel, then signs a cumulative voucher per call; the server checks the voucher locally and
 // serves the call with no facilitator round trip and no transaction; a schedule claims the vouchers and
 // settles the claimed funds in batches (claim-scheduler.ts). Built on @x402/evm's BatchSettlementEvmScheme.
@@ -7,7 +7,9 @@
 // and the route's second `accepts` entry — or nothing, logged once, when the facilitator's /supported does
 // not list batch-settlement for the network (or lists it without a receiver authorizer while this server
 // has none): registering the scheme then would make the SDK's initialisation fail for every route, `exact`
-// included.
+// included. `true` makes that a start-up failure (x402.ts); `drain` offers nothing (no new channels, no
+// vouchers) and keeps claiming and settling the open channels until none owes anything, then says so once
+// (the log, /v1/status): X402_BATCH_SETTLEMENT=false is then safe, with nothing left unclaimed.
 //
 // One payer's concurrent calls on one channel are serialised: the scheme admits one call per channel at a
 // time (it reserves the channel between verify and settle); a second call waits here for the first to finish
@@ -42,8 +44,21 @@ export interface BatchSettlementOptions {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
+/** Where batch settlement stands (/v1/status). */
+export interface BatchSettlementStatus {
+  mode: PaymentSettings['batch']['mode'];
+  /**
+   * offered: in every 402 beside exact; not_offered: the facilitator does not list it (or not yet asked);
+   * draining: offered no more, open channels still owe; drained: none owes anything (false is safe).
+   */
+  state: 'offered' | 'not_offered' | 'draining' | 'drained';
+  /** Channels with vouchers not yet claimed (counted at the last claim run; null before one). */
+  owing: number | null;
+}
+
 export interface BatchSettlement {
   readonly scheme: BatchSettlementEvmScheme;
+  status(): BatchSettlementStatus;
   /**
    * What to offer, from the facilitator's /supported (asked once; asked again after a failure to reach it,
    * which is thrown so the gate answers 503 as for `exact`).
@@ -96,7 +111,12 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   };
 
   let decided: Promise<BatchOffer | undefined> | undefined;
+  const status: BatchSettlementStatus = { mode: settings.mode, state: settings.mode === 'drain' ? 'draining' : 'not_offered', owing: null };
   const decide = async (): Promise<BatchOffer | undefined> => {
+    if (settings.mode === 'drain') {
+      opts.log.info({ network: x402.network }, 'x402: X402_BATCH_SETTLEMENT=drain: batch-settlement is not offered; the open channels are claimed and settled until none owes anything');
+      return undefined;
+    }
     const supported = await opts.facilitator.getSupported();
     const kind = supported.kinds.find((k) => k.x402Version === 2 && k.scheme === BATCH_SETTLEMENT && matchesNetwork(k, x402.network));
     if (!kind) {
@@ -114,7 +134,17 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
       { network: x402.network, receiverAuthorizer: receiverAuthorizerSigner?.address ?? advertisedAuthorizer(kind), withdrawDelayS: settings.withdrawDelayS },
       'x402: offering batch-settlement beside exact',
     );
+    status.state = 'offered';
     return offered;
+  };
+
+  /** Drain: done once no channel holds an unclaimed voucher and nothing claimed waits to be settled. */
+  const afterRun = async (settlePending: boolean) => {
+    const owing = (await channels.storage.list()).filter((c) => BigInt(c.chargedCumulativeAmount) > BigInt(c.totalClaimed)).length;
+    status.owing = owing;
+    if (settings.mode !== 'drain' || status.state === 'drained' || owing > 0 || settlePending) return;
+    status.state = 'drained';
+    opts.log.info({ network: x402.network }, 'x402 batch settlement drained: no open channel holds unclaimed vouchers and every claim is settled; X402_BATCH_SETTLEMENT=false is now safe');
   };
 
   const scheduler = createClaimScheduler({
@@ -125,10 +155,12 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
     intervalMs: settings.claimIntervalS * 1000,
     events: opts.events,
     log: opts.log,
+    afterRun,
   });
 
   return {
     scheme,
+    status: () => ({ ...status }),
     offer() {
       decided ??= decide().catch((err) => {
         decided = undefined;
@@ -136,7 +168,11 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
       });
       return decided;
     },
-    start: () => scheduler.start(),
+    start() {
+      scheduler.start();
+      // Draining: the first run now, not one interval later.
+      if (settings.mode === 'drain') void scheduler.runOnce();
+    },
     claimAndSettle: () => scheduler.runOnce(),
     stop: () => scheduler.stop(),
   };

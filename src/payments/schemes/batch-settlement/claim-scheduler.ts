@@ -31,6 +31,8 @@ export interface ClaimSchedulerOptions {
   /** Where each claim and settlement is recorded. */
   events: BatchEventRecorder;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /** After each run: whether claimed funds still wait to be settled (drain watches it). */
+  afterRun?: (settlePending: boolean) => Promise<void> | void;
 }
 
 /** What one run did. */
@@ -143,6 +145,7 @@ export function createClaimScheduler(opts: ClaimSchedulerOptions): ClaimSchedule
       const vouchers = out.claims.reduce((n, c) => n + c.claims.length, 0);
       opts.log.info({ vouchers, claimTransactions: out.claims.map((c) => c.transaction), settled: out.settle?.amount }, 'x402 batch settlement: claimed and settled');
     }
+    await Promise.resolve(opts.afterRun?.(settlePending)).catch((err) => opts.log.warn({ err: String((err as Error)?.message ?? err) }, 'x402 batch settlement: after-run check failed'));
     return out;
   };
 
