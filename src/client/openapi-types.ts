@@ -2091,6 +2091,21 @@ export interface operations {
                                     expired: number;
                                 };
                             };
+                            /** @description x402 batch settlement on this instance; null when it is not installed (X402_BATCH_SETTLEMENT=false, or x402 off) */
+                            batch_settlement: {
+                                /**
+                                 * @description X402_BATCH_SETTLEMENT
+                                 * @enum {string}
+                                 */
+                                mode: "auto" | "true" | "false" | "drain";
+                                /**
+                                 * @description offered: in every 402 beside exact; not_offered: the facilitator does not list it (or was not asked yet); draining: no longer offered, open channels still owe vouchers or a settlement; drained: none owes anything (X402_BATCH_SETTLEMENT=false is safe)
+                                 * @enum {string}
+                                 */
+                                state: "offered" | "not_offered" | "draining" | "drained";
+                                /** @description Channels holding vouchers not yet claimed, at the last claim-and-settle run; null before the first */
+                                owing_channels: number | null;
+                            } | null;
                         };
                         meta: {
                             /** @description ISO-8601 time of this response */
