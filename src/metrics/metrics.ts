@@ -259,8 +259,7 @@ class PrometheusMetrics implements Metrics {
     this.payments = new Counter({
       name: `${METRIC_PREFIX}payments_total`,
       help: 'x402 payments by outcome (verified, rejected, settled, cancelled, settle_failed, unknown: settle outcome not learned, check by hand) and CAIP-2 network.',
-      labelNames: ['outcome', 'network'],
-      registers,
+      labelNames: ['outcome', 'network'], registers,
     });
     for (const network of options.paymentNetworks ?? []) for (const outcome of PAYMENT_OUTCOMES) this.payments.inc({ outcome, network }, 0);
     this.settle = new Histogram({ name: `${METRIC_PREFIX}payment_settle_duration_seconds`, help: 'Duration of settle calls to the x402 facilitator.', buckets: SETTLE_BUCKETS_S, registers });
