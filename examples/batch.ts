@@ -1,6 +1,7 @@
 // Paying with x402 `batch-settlement`: one deposit on chain, then a signed voucher per call (no transaction, no
-// facilitator call), and the unused deposit back at the end. Used when the server offers it (X402_BATCH_SETTLEMENT)
-// and the client opts in; the deposit never exceeds what maxSpendUsd leaves.
+// facilitator call), and the unused deposit back at the end. The client's default ('auto') wherever the server offers
+// it and maxSpendUsd leaves room for the deposit it asks; here required (`batch: { rpcUrl }`), with the deposit cut
+// to what maxSpendUsd leaves.
 //   MARKETGATE_URL=… MARKETGATE_WALLET_KEY=0x… MARKETGATE_RPC_URL=https://mainnet.base.org node --import tsx examples/batch.ts
 // In your own project: import { createClient, MarketgateError, parseAssets } from 'marketgate/client';
 import { createClient, MarketgateError, parseAssets } from '../src/client/index.ts';

@@ -18,6 +18,7 @@ const client = createClient({
   baseUrl: process.env.MARKETGATE_URL ?? 'http://127.0.0.1:3000',
   wallet: walletKey as `0x${string}`,
   maxSpendUsd: 0.01, // ten calls at $0.001; the eleventh fails before anything is signed
+  batch: false, // exact only (the default, 'auto', pays batch-settlement where offered and maxSpendUsd allows its deposit)
   assets: parseAssets(process.env.MARKETGATE_ASSETS ?? ''),
 });
 

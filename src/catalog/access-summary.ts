@@ -42,7 +42,7 @@ export const accessSummarySchema = z.object({
     facilitator: z.string().nullable(),
     batch_settlement: z
       .boolean()
-      .describe('X402_BATCH_SETTLEMENT: the "batch-settlement" scheme (one deposit, a signed voucher per call) is offered beside "exact" when the facilitator lists it; the 402 says which'),
+      .describe('X402_BATCH_SETTLEMENT auto (the default) or true: the "batch-settlement" scheme (one deposit, a signed voucher per call) is offered beside "exact" when the facilitator lists it; the 402 says which (/v1/status batch_settlement: where it stands)'),
     receipts: signingKeySchema
       .nullable()
       .describe(

@@ -773,10 +773,10 @@ export interface operations {
                      *         "status": "ok",
                      *         "service": "marketgate token risk",
                      *         "version": "1.0.0",
-                     *         "uptime_s": 5
+                     *         "uptime_s": 2
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:33.957Z",
+                     *         "timestamp": "2026-12-07T13:51:17.484Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -963,9 +963,9 @@ export interface operations {
                      *         "disclaimer": "Automated risk signals from a third-party provider (GoPlus Security) and from the token's chain, combined by a published formula. Not financial advice and not an audit: a low score does not mean a token is legitimate, and a high score does not prove fraud. Signals can be missing, stale or wrong; check the raw data and do your own research."
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:33.963Z",
+                     *         "timestamp": "2026-12-07T13:51:17.501Z",
                      *         "sources": [],
-                     *         "request_id": "e5104a45-2"
+                     *         "request_id": "fcadb871-2"
                      *       }
                      *     }
                      */
@@ -1331,17 +1331,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.121Z",
+                     *         "timestamp": "2026-12-07T13:51:17.588Z",
                      *         "sources": [
                      *           {
                      *             "provider": "goplus",
-                     *             "fetched_at": "2026-12-07T06:50:34.069Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.573Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T06:50:34.120Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.587Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -1609,10 +1609,10 @@ export interface operations {
                      *         "status": "ok",
                      *         "service": "marketgate market data",
                      *         "version": "1.0.0-mvp",
-                     *         "uptime_s": 5
+                     *         "uptime_s": 2
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.123Z",
+                     *         "timestamp": "2026-12-07T13:51:17.590Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -1763,13 +1763,13 @@ export interface operations {
                      *             "docs": "https://docs.gopluslabs.io/reference/api-overview",
                      *             "notes": "Keyless works with a low limit (about 30 calls/min); errors arrive as HTTP 200 with code != 1 (4029 = rate limited, 2 = data pending).",
                      *             "status": "ok",
-                     *             "last_success_at": "2026-12-07T06:50:34.069Z",
+                     *             "last_success_at": "2026-12-07T13:51:17.573Z",
                      *             "last_error": null,
                      *             "recent": {
                      *               "calls": 1,
                      *               "failures": 0,
-                     *               "latency_ms_p50": 99.6,
-                     *               "latency_ms_max": 99.6
+                     *               "latency_ms_p50": 61.5,
+                     *               "latency_ms_max": 61.5
                      *             },
                      *             "breaker": {
                      *               "state": "closed",
@@ -1873,10 +1873,11 @@ export interface operations {
                      *             "evicted": 0,
                      *             "expired": 0
                      *           }
-                     *         }
+                     *         },
+                     *         "batch_settlement": null
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.148Z",
+                     *         "timestamp": "2026-12-07T13:51:17.610Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -1947,7 +1948,7 @@ export interface operations {
                                     asset: string | null;
                                     payTo: string | null;
                                     facilitator: string | null;
-                                    /** @description X402_BATCH_SETTLEMENT: the "batch-settlement" scheme (one deposit, a signed voucher per call) is offered beside "exact" when the facilitator lists it; the 402 says which */
+                                    /** @description X402_BATCH_SETTLEMENT auto (the default) or true: the "batch-settlement" scheme (one deposit, a signed voucher per call) is offered beside "exact" when the facilitator lists it; the 402 says which (/v1/status batch_settlement: where it stands) */
                                     batch_settlement: boolean;
                                     /** @description X402_SIGNING_KEY: the public key this server signs x402 offers (every 402) and receipts (every paid answer, binding its Content-Digest) with, in the offer-receipt extension; null when it signs nothing */
                                     receipts: {
@@ -2221,7 +2222,7 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.157Z",
+                     *         "timestamp": "2026-12-07T13:51:17.622Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -2364,11 +2365,11 @@ export interface operations {
                      *         "as_of": "2017-07-12T14:31:39.040Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.168Z",
+                     *         "timestamp": "2026-12-07T13:51:17.638Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:34.168Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.638Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2516,7 +2517,7 @@ export interface operations {
                      *         "currency": "USDT",
                      *         "candles": [
                      *           {
-                     *             "time": "2026-12-06T07:00:00.000Z",
+                     *             "time": "2026-12-06T14:00:00.000Z",
                      *             "open": 34139.06,
                      *             "high": 34240.42,
                      *             "low": 33967.19,
@@ -2524,7 +2525,7 @@ export interface operations {
                      *             "volume": 811.11699
                      *           },
                      *           {
-                     *             "time": "2026-12-06T08:00:00.000Z",
+                     *             "time": "2026-12-06T15:00:00.000Z",
                      *             "open": 34103.05,
                      *             "high": 34205.18,
                      *             "low": 33851.32,
@@ -2532,7 +2533,7 @@ export interface operations {
                      *             "volume": 861.26533
                      *           },
                      *           {
-                     *             "time": "2026-12-06T09:00:00.000Z",
+                     *             "time": "2026-12-06T16:00:00.000Z",
                      *             "open": 33972.92,
                      *             "high": 34052.01,
                      *             "low": 33619.01,
@@ -2542,11 +2543,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.186Z",
+                     *         "timestamp": "2026-12-07T13:51:17.653Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:34.185Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.652Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2740,11 +2741,11 @@ export interface operations {
                      *         "as_of": "2022-06-04T00:30:25.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.197Z",
+                     *         "timestamp": "2026-12-07T13:51:17.660Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kraken",
-                     *             "fetched_at": "2026-12-07T06:50:34.197Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.659Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2950,17 +2951,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.300Z",
+                     *         "timestamp": "2026-12-07T13:51:17.678Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T06:50:34.235Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.670Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "bybit",
-                     *             "fetched_at": "2026-12-07T06:50:34.245Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.670Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3218,11 +3219,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.322Z",
+                     *         "timestamp": "2026-12-07T13:51:17.682Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T06:50:34.321Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.681Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3463,33 +3464,33 @@ export interface operations {
                      *         "perp_as_of": "2026-07-06T03:16:28.007Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.332Z",
+                     *         "timestamp": "2026-12-07T13:51:17.683Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:34.168Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.638Z",
                      *             "cached": true,
-                     *             "age_s": 0.2
+                     *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T06:50:34.235Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.670Z",
                      *             "cached": true,
-                     *             "age_s": 0.1
+                     *             "age_s": 0
                      *           }
                      *         ],
                      *         "legs": {
                      *           "spot": {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:34.168Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.638Z",
                      *             "as_of": "2017-07-12T14:31:39.040Z"
                      *           },
                      *           "perp": {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T06:50:34.235Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.670Z",
                      *             "as_of": "2026-07-06T03:16:28.007Z"
                      *           },
-                     *           "fetched_apart_s": 0.067
+                     *           "fetched_apart_s": 0.032
                      *         }
                      *       }
                      *     }
@@ -3652,11 +3653,11 @@ export interface operations {
                      *         "change_24h_pct": 3.70375133425
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.335Z",
+                     *         "timestamp": "2026-12-07T13:51:17.686Z",
                      *         "sources": [
                      *           {
                      *             "provider": "hyperliquid",
-                     *             "fetched_at": "2026-12-07T06:50:34.335Z",
+                     *             "fetched_at": "2026-12-07T13:51:17.686Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3823,11 +3824,11 @@ export interface operations {
                      *         "block_number": 32
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.088Z",
+                     *         "timestamp": "2026-12-07T13:51:18.174Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:35.088Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.174Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3978,11 +3979,11 @@ export interface operations {
                      *         "balance": "1.5"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.151Z",
+                     *         "timestamp": "2026-12-07T13:51:18.196Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:35.151Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.196Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4130,11 +4131,11 @@ export interface operations {
                      *         "pending": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.182Z",
+                     *         "timestamp": "2026-12-07T13:51:18.203Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T06:50:35.182Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.203Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4281,11 +4282,11 @@ export interface operations {
                      *         "base_fee_per_gas_gwei": "0.024777172"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.197Z",
+                     *         "timestamp": "2026-12-07T13:51:18.210Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:35.197Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.210Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4445,11 +4446,11 @@ export interface operations {
                      *         "log_count": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.275Z",
+                     *         "timestamp": "2026-12-07T13:51:18.245Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:35.203Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.226Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4608,11 +4609,11 @@ export interface operations {
                      *         "address": "0x60AE81f75f8c397e09d6881da13e0954DbeB8c61"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.450Z",
+                     *         "timestamp": "2026-12-07T13:51:18.554Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:36.450Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.554Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4802,11 +4803,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.547Z",
+                     *         "timestamp": "2026-12-07T13:51:18.597Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T06:50:36.526Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.581Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5013,11 +5014,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.578Z",
+                     *         "timestamp": "2026-12-07T13:51:18.639Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T06:50:36.577Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.632Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5222,11 +5223,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.606Z",
+                     *         "timestamp": "2026-12-07T13:51:18.644Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T06:50:36.606Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.644Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5460,7 +5461,7 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.610Z",
+                     *         "timestamp": "2026-12-07T13:51:18.648Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -5654,11 +5655,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.631Z",
+                     *         "timestamp": "2026-12-07T13:51:18.651Z",
                      *         "sources": [
                      *           {
                      *             "provider": "treasury",
-                     *             "fetched_at": "2026-12-07T06:50:36.631Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.651Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5912,11 +5913,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.675Z",
+                     *         "timestamp": "2026-12-07T13:51:18.656Z",
                      *         "sources": [
                      *           {
                      *             "provider": "nasdaq",
-                     *             "fetched_at": "2026-12-07T06:50:36.674Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.656Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6102,11 +6103,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T00:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.862Z",
+                     *         "timestamp": "2026-12-07T13:51:18.666Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:36.767Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.663Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6285,7 +6286,7 @@ export interface operations {
                      *             "ce": 37966.14,
                      *             "size": 456.9,
                      *             "size_pct": 1.2034407501,
-                     *             "formed_at": "2026-11-04T00:00:00.000Z",
+                     *             "formed_at": "2026-11-04T08:00:00.000Z",
                      *             "age_candles": 197,
                      *             "status": "filled",
                      *             "fill_pct": 100,
@@ -6298,7 +6299,7 @@ export interface operations {
                      *             "ce": 38178.725,
                      *             "size": 77.51,
                      *             "size_pct": 0.203018827894,
-                     *             "formed_at": "2026-11-04T20:00:00.000Z",
+                     *             "formed_at": "2026-11-05T04:00:00.000Z",
                      *             "age_candles": 192,
                      *             "status": "unfilled",
                      *             "fill_pct": 0,
@@ -6311,7 +6312,7 @@ export interface operations {
                      *             "ce": 37994.345,
                      *             "size": 74.13,
                      *             "size_pct": 0.195107982517,
-                     *             "formed_at": "2026-11-05T00:00:00.000Z",
+                     *             "formed_at": "2026-11-05T08:00:00.000Z",
                      *             "age_candles": 191,
                      *             "status": "unfilled",
                      *             "fill_pct": 0,
@@ -6325,21 +6326,21 @@ export interface operations {
                      *           "ce": 32594.005,
                      *           "size": 177.91,
                      *           "size_pct": 0.545836573321,
-                     *           "formed_at": "2026-12-06T20:00:00.000Z",
+                     *           "formed_at": "2026-12-07T04:00:00.000Z",
                      *           "age_candles": 0,
                      *           "status": "unfilled",
                      *           "fill_pct": 0,
                      *           "distance_pct": 0.924385846328
                      *         },
                      *         "nearest_unfilled_below": null,
-                     *         "as_of": "2026-12-07T04:00:00.000Z"
+                     *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.053Z",
+                     *         "timestamp": "2026-12-07T13:51:18.683Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:37.052Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.675Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6592,34 +6593,34 @@ export interface operations {
                      *         "buy_side": [
                      *           {
                      *             "price": 38631.54,
-                     *             "formed_at": "2026-11-29T03:00:00.000Z",
+                     *             "formed_at": "2026-11-29T10:00:00.000Z",
                      *             "status": "untaken"
                      *           },
                      *           {
                      *             "price": 36767.43,
-                     *             "formed_at": "2026-11-29T14:00:00.000Z",
+                     *             "formed_at": "2026-11-29T21:00:00.000Z",
                      *             "status": "untaken"
                      *           },
                      *           {
                      *             "price": 36124.64,
-                     *             "formed_at": "2026-11-30T05:00:00.000Z",
+                     *             "formed_at": "2026-11-30T12:00:00.000Z",
                      *             "status": "taken"
                      *           }
                      *         ],
                      *         "sell_side": [
                      *           {
                      *             "price": 35628.43,
-                     *             "formed_at": "2026-11-29T10:00:00.000Z",
-                     *             "status": "taken"
-                     *           },
-                     *           {
-                     *             "price": 35180.7,
                      *             "formed_at": "2026-11-29T17:00:00.000Z",
                      *             "status": "taken"
                      *           },
                      *           {
+                     *             "price": 35180.7,
+                     *             "formed_at": "2026-11-30T00:00:00.000Z",
+                     *             "status": "taken"
+                     *           },
+                     *           {
                      *             "price": 34836.05,
-                     *             "formed_at": "2026-11-29T22:00:00.000Z",
+                     *             "formed_at": "2026-11-30T05:00:00.000Z",
                      *             "status": "taken"
                      *           }
                      *         ],
@@ -6630,23 +6631,23 @@ export interface operations {
                      *         "nearest_untaken_above": {
                      *           "side": "buy_side",
                      *           "price": 33481.23,
-                     *           "formed_at": "2026-12-07T01:00:00.000Z",
+                     *           "formed_at": "2026-12-07T08:00:00.000Z",
                      *           "distance_pct": 3.95531079416
                      *         },
                      *         "nearest_untaken_below": {
                      *           "side": "sell_side",
                      *           "price": 31766.46,
-                     *           "formed_at": "2026-12-03T16:00:00.000Z",
+                     *           "formed_at": "2026-12-03T23:00:00.000Z",
                      *           "distance_pct": -1.36884988604
                      *         },
-                     *         "as_of": "2026-12-07T06:00:00.000Z"
+                     *         "as_of": "2026-12-07T13:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.086Z",
+                     *         "timestamp": "2026-12-07T13:51:18.706Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:37.082Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.700Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6922,14 +6923,14 @@ export interface operations {
                      *           "nearest_untaken_below": 31766.46
                      *         },
                      *         "candles_analysed": 500,
-                     *         "as_of": "2026-12-07T04:00:00.000Z"
+                     *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.148Z",
+                     *         "timestamp": "2026-12-07T13:51:18.724Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:37.117Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.718Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7151,11 +7152,11 @@ export interface operations {
                      *         "realized_volatility_as_of": "2019-02-15T11:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.175Z",
+                     *         "timestamp": "2026-12-07T13:51:18.732Z",
                      *         "sources": [
                      *           {
                      *             "provider": "deribit",
-                     *             "fetched_at": "2026-12-07T06:50:37.173Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.730Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7319,11 +7320,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.198Z",
+                     *         "timestamp": "2026-12-07T13:51:18.735Z",
                      *         "sources": [
                      *           {
                      *             "provider": "defillama",
-                     *             "fetched_at": "2026-12-07T06:50:37.198Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.735Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7531,11 +7532,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.222Z",
+                     *         "timestamp": "2026-12-07T13:51:18.739Z",
                      *         "sources": [
                      *           {
                      *             "provider": "alternative.me",
-                     *             "fetched_at": "2026-12-07T06:50:37.222Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.737Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7666,11 +7667,11 @@ export interface operations {
                      *         "as_of": "2024-04-07T18:00:55.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.242Z",
+                     *         "timestamp": "2026-12-07T13:51:18.742Z",
                      *         "sources": [
                      *           {
                      *             "provider": "coingecko",
-                     *             "fetched_at": "2026-12-07T06:50:37.241Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.741Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7812,11 +7813,11 @@ export interface operations {
                      *         "method": "eth_feeHistory"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.297Z",
+                     *         "timestamp": "2026-12-07T13:51:18.745Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:37.295Z",
+                     *             "fetched_at": "2026-12-07T13:51:18.744Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }

@@ -26,7 +26,7 @@ export function accessSummary(config: Config): AccessSummary {
       asset: x.asset?.address ?? null,
       payTo: x.payTo ?? null,
       facilitator: x.active ? facilitatorName(x) : null,
-      batch_settlement: x.active && x.batch.enabled,
+      batch_settlement: x.active && (x.batch.mode === 'auto' || x.batch.mode === 'true'),
       receipts: x.active && x.signingKey ? publishedSigningKey(x.signingKey) : null,
     },
   };

@@ -15,13 +15,15 @@ describe("llms.txt's access paragraph", () => {
     expect(textFor({})).toBe(`Free endpoints need nothing. ${KEY} x402 pay-per-call ($0.001) is not configured on this server, so paid endpoints need an API key.`);
   });
 
-  it('x402 on, batch settlement off: the "exact" scheme only', () => {
-    const text = textFor(X402_ON);
+  it('x402 on, batch settlement off (false, or drain): the "exact" scheme only', () => {
+    expect(textFor({ ...X402_ON, X402_BATCH_SETTLEMENT: 'drain' })).not.toContain('batch-settlement');
+    const text = textFor({ ...X402_ON, X402_BATCH_SETTLEMENT: 'false' });
     expect(text).toContain(`${KEY} Or pay per call with x402 (protocol v2, scheme "exact"): $0.001 in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453, to ${PAY_TO}.`);
     expect(text).not.toContain('batch-settlement');
   });
 
-  it('x402 on with batch settlement: names it beside "exact"', () => {
+  it('x402 on with batch settlement (auto, the default, or true): names it beside "exact"', () => {
+    expect(textFor(X402_ON)).toContain('"batch-settlement" (one deposit');
     const text = textFor({ ...X402_ON, X402_BATCH_SETTLEMENT: 'true' });
     expect(text).toContain(
       'Or pay per call with x402 (protocol v2, scheme "exact", or "batch-settlement" (one deposit, then a signed voucher per call) when the 402 lists it beside "exact"): $0.001',
