@@ -1,7 +1,8 @@
 // npm run bench: builds the server (as `npm start` runs it: compiled JavaScript) and measures
 //   cached     the cached path against bare Fastify sending the same bytes and headers (cached-path.ts);
 //   startup    spawn of the compiled server → its first /health answer (startup.ts);
-//   paid       what an x402 payment adds to a call, with the route's work started during verify and without (paid-path.ts);
+//   paid       what an x402 `exact` payment adds to a call, from Base and from Solana (one facilitator, the same delays), with the
+//              route's work started during verify and without (paid-path.ts);
 //   repeat     a repeat buyer's calls in a row: keyed, batch-paid (vouchers) and exact-paid, latency, server CPU, exchanges,
 //              facilitator calls and transactions (repeat.ts; BENCH_REPEAT_CALLS, BENCH_REPEAT_EXACT_CALLS);
 //   scale-out  three instances on one Redis: upstream calls per key per TTL, and the cached path with L2 vs L1 alone (scale-out.ts);
