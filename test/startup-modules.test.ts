@@ -56,10 +56,14 @@ describe('start-up', () => {
   }, 60_000);
 
   it('with x402 on loads the x402 SDK (its route declarations are checked at start-up), still not the rest', async () => {
-    const loaded = await packagesAtStart({ X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: 'http://127.0.0.1:9', X402_FACILITATOR_TIMEOUT_MS: '200' });
+    const x402On = { X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: 'http://127.0.0.1:9', X402_FACILITATOR_TIMEOUT_MS: '200' };
+    const loaded = await packagesAtStart({ ...x402On, X402_BATCH_SETTLEMENT: 'false' });
     expect(loaded).toEqual(expect.arrayContaining(['@x402/core', '@x402/evm', '@x402/extensions']));
     // viem only with batch settlement (its vouchers) or an on-chain route; the CDP SDK only for its facilitator.
     expect(loaded.filter((p) => ['viem', 'ioredis', 'prom-client', '@electric-sql/pglite', 'pg', '@coinbase/x402'].includes(p))).toEqual([]);
+    // Batch settlement is installed by default (X402_BATCH_SETTLEMENT=auto: offered once the facilitator lists it): viem with it.
+    const batch = await packagesAtStart(x402On);
+    expect(batch.filter((p) => ['viem', 'ioredis', 'prom-client', '@electric-sql/pglite', 'pg', '@coinbase/x402'].includes(p))).toEqual(['viem']);
   }, 60_000);
 });
 
