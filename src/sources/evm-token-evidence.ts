@@ -5,12 +5,18 @@
 // The first round of reads runs in parallel; a beacon's implementation and owner are a second round.
 // A value the chain did not give is null beside its reason.
 import { UpstreamError } from '../lib/errors.ts';
-import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep } from './token-simulator.ts';
+import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep, type SimulationResult } from './token-simulator.ts';
+import { TOKEN_SIMULATOR_RUNTIME } from './token-simulator-code.ts';
+import { readRestrictions, type Gap, type RestrictionSettings, type Restrictions } from './token-restrictions.ts';
+import type { LaterBlock } from './block-override.ts';
 
 /** A JSON-RPC answer: a result, or an error the node answered with (a revert is such an answer). */
 export type RpcAnswer = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
-/** One JSON-RPC call; throws an UpstreamError when the node could not be read. */
-export type RpcCall = (method: string, params: unknown[]) => Promise<RpcAnswer>;
+/**
+ * One JSON-RPC call; throws an UpstreamError when the node could not be read. Calls made together go out as
+ * one batch (rpc-batch.ts); `alone` sends one by itself (a read whose answer may be large).
+ */
+export type RpcCall = (method: string, params: unknown[], options?: { alone?: boolean }) => Promise<RpcAnswer>;
 
 export type ProxyKind = 'eip1967' | 'eip1967_beacon' | 'eip1822' | 'eip1167';
 
@@ -27,7 +33,8 @@ export interface ProxyEvidence {
   upgradeable: boolean;
 }
 
-export interface SimulationEvidence {
+/** The buy-transfer-sell simulation, and the trading restrictions simulated after it (token-restrictions.ts). */
+export interface SimulationEvidence extends Partial<Restrictions> {
   router: string;
   pair: string;
   /** Wrapped native coin spent on the buy, in its smallest unit. */
@@ -43,17 +50,23 @@ export interface SimulationEvidence {
 }
 
 export interface EvmTokenEvidence {
+  /** The latest block when the reads began; the later rounds are pinned to it. null when the node did not say. */
+  block_number: number | null;
   has_code: boolean;
   proxy: ProxyEvidence | null;
   owner: { address: string; renounced: boolean } | null;
   owner_unavailable: string | null;
   simulation: SimulationEvidence | null;
   simulation_unavailable: string | null;
+  /** The signals the chain could not determine, with why: moved to `data.data_gaps` by the risk check, not shown here. */
+  gaps: Gap[];
 }
 
 export interface DexSettings {
   router: string | undefined;
   wrappedNative: string;
+  /** The trading-restriction checks' settings; without them only the first simulation runs. */
+  restrictions?: RestrictionSettings;
 }
 
 // EIP-1967: bytes32(uint256(keccak256('eip1967.proxy.<name>')) - 1); EIP-1822: keccak256("PROXIABLE").
@@ -104,7 +117,8 @@ const call = (to: string, data: string) => [{ to, data }, 'latest'];
 
 export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: string, dex: DexSettings): Promise<EvmTokenEvidence> {
   const slot = (name: keyof typeof SLOTS) => rpc('eth_getStorageAt', [token, SLOTS[name], 'latest']).then((a) => resultOf(source, 'eth_getStorageAt', a));
-  const [code, implementation, admin, beacon, proxiable, ownerAnswer, simulation] = await Promise.all([
+  const [head, code, implementation, admin, beacon, proxiable, ownerAnswer, { first, ...simulation }] = await Promise.all([
+    rpc('eth_getBlockByNumber', ['latest', false]).then(readHead),
     rpc('eth_getCode', [token, 'latest']).then((a) => resultOf(source, 'eth_getCode', a)),
     slot('implementation'),
     slot('admin'),
@@ -116,18 +130,35 @@ export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: 
 
   if (code === '0x') {
     const none = 'the address holds no code (not a contract)';
-    return { has_code: false, proxy: null, owner: null, owner_unavailable: none, simulation: null, simulation_unavailable: none };
+    return { block_number: head && Number(head.number), has_code: false, proxy: null, owner: null, owner_unavailable: none, simulation: null, simulation_unavailable: none, gaps: [] };
   }
   const owner = readOwner(ownerAnswer);
   const ownerAddress = 'address' in owner ? owner.address : null;
-  const proxy = await readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress);
+  // The second round: a beacon's reads and the restrictions' first round, one batch.
+  const [proxy, restricted] = await Promise.all([
+    readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress),
+    first !== null && head !== null && dex.restrictions !== undefined && dex.router !== undefined
+      ? readRestrictions(rpc, { market: { router: dex.router, wrappedNative: dex.wrappedNative, token }, block: head, first, owner: ownerAddress, code: TOKEN_SIMULATOR_RUNTIME, settings: dex.restrictions })
+      : null,
+  ]);
   return {
+    block_number: head && Number(head.number),
     has_code: true,
     proxy,
     owner: ownerAddress === null ? null : { address: ownerAddress, renounced: isRenounced(ownerAddress) },
     owner_unavailable: 'unavailable' in owner ? owner.unavailable : null,
     ...simulation,
+    simulation: simulation.simulation && restricted ? { ...simulation.simulation, ...restricted.restrictions } : simulation.simulation,
+    gaps: restricted?.gaps ?? [],
   };
+}
+
+/** The latest block's number and timestamp (eth_getBlockByNumber); null when the node gave none. */
+function readHead(answer: RpcAnswer): LaterBlock | null {
+  if (!('result' in answer)) return null;
+  const b = answer.result as { number?: unknown; timestamp?: unknown } | null;
+  const isHex = (v: unknown): v is string => typeof v === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(v);
+  return b !== null && isHex(b.number) && isHex(b.timestamp) ? { number: BigInt(b.number), time: BigInt(b.timestamp) } : null;
 }
 
 async function readProxy(
@@ -172,11 +203,12 @@ async function readProxy(
   return null;
 }
 
-type SimulationPart = Pick<EvmTokenEvidence, 'simulation' | 'simulation_unavailable'>;
+/** The simulation's evidence, and its raw figures (`first`, null when it did not run) for the restriction checks. */
+type SimulationPart = Pick<EvmTokenEvidence, 'simulation' | 'simulation_unavailable'> & { first: SimulationResult | null };
 
 /** The buy-transfer-sell simulation, or why there is none. A node that refuses it does not fail the other reads. */
 async function simulate(source: string, rpc: RpcCall, token: string, dex: DexSettings): Promise<SimulationPart> {
-  const unavailable = (reason: string): SimulationPart => ({ simulation: null, simulation_unavailable: reason });
+  const unavailable = (reason: string): SimulationPart => ({ simulation: null, simulation_unavailable: reason, first: null });
   if (dex.router === undefined) return unavailable(`no V2-style DEX router is configured for this chain (${source}; see DEX_ROUTER_<CHAIN>)`);
   let answer: RpcAnswer;
   try {
@@ -211,5 +243,6 @@ async function simulate(source: string, rpc: RpcCall, token: string, dex: DexSet
       revert_reason: r.failedStep === null ? null : revertReason(r.revertData),
     },
     simulation_unavailable: null,
+    first: r,
   };
 }
