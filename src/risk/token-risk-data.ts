@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { CHAIN_SIGNALS, SELL_BLOCKED_TAX_PCT, TAX_TOLERANCE } from './onchain-signals.ts';
 import { CLOSED_SOURCE_FLOOR, CRITICAL_FLOOR, GROUPS } from './signals.ts';
+import { blockNumber, dataGaps, restrictionFields, unknownChecks } from './restrictions-schema.ts';
+import { UNKNOWN_SELL_FLOOR } from './unknown-checks.ts';
 
 const flagValue = z.union([z.boolean(), z.number()]).nullable();
 const signalValue = z.union([z.boolean(), z.number()]);
@@ -38,11 +40,12 @@ const simulation = z
 
 const evmOnchain = z
   .object({
+    block_number: blockNumber,
     has_code: z.boolean(),
     proxy: proxy.nullable().describe('null: not a proxy (or no code)'),
     owner: z.object({ address: evmAddress, renounced: z.boolean().describe('The zero address or a burn address') }).nullable(),
     owner_unavailable: z.string().nullable().describe('Why owner is null (no owner() function, no code)'),
-    simulation: simulation.nullable(),
+    simulation: simulation.extend(restrictionFields).nullable(),
     simulation_unavailable: z.string().nullable().describe('Why simulation is null: no router configured for the chain, no pair with the wrapped native coin, no code, the node refused it'),
   });
 
@@ -94,6 +97,7 @@ export const tokenRiskData = z.object({
     not_scored: z
       .array(z.object({ signal: z.string(), value: signalValue, reason: z.string() }))
       .describe('Signals the provider gave that are shown in flags but not scored, each with why (e.g. a simulated tax of 1 caused by cannot_buy)'),
+    unknown: unknownChecks,
     weight_total: z.number(),
     critical_floor_applied: z
       .boolean()
@@ -101,6 +105,7 @@ export const tokenRiskData = z.object({
     closed_source_floor_applied: z
       .boolean()
       .describe(`The contract source is not verified and the token is not on the trust list: score raised to at least ${CLOSED_SOURCE_FLOOR}`),
+    unknown_sell_floor_applied: z.boolean().describe(`Whether the token can be sold is unknown (score_breakdown.unknown): score raised to at least ${UNKNOWN_SELL_FLOOR}`),
   }),
   coverage: z.object({ present: z.number().int(), total: z.number().int(), ratio: z.number() }).describe("Of the provider's applicable signals, how many it gave"),
   flags: z
@@ -126,6 +131,7 @@ export const tokenRiskData = z.object({
       "The chain's own evidence, read over the chain's RPC (meta.sources names it): for EVM the contract's code, proxy, owner and a simulated buy, transfer and sell " +
         `(an eth_call with state overrides: nothing is sent); for Solana the mint's account. null when it could not be read (see onchain_unavailable). A sell tax of ${SELL_BLOCKED_TAX_PCT} % or more counts as a failed sell.`,
     ),
+  data_gaps: dataGaps,
   onchain_unavailable: z.string().nullable().describe("Why onchain is null: the chain's RPC failed or timed out (named), or the address is not a token there"),
   disagreements: z
     .array(disagreement)

@@ -7,7 +7,7 @@
 import { UpstreamError } from '../lib/errors.ts';
 import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep, type SimulationResult } from './token-simulator.ts';
 import { TOKEN_SIMULATOR_RUNTIME } from './token-simulator-code.ts';
-import { readRestrictions, type Gap, type RestrictionSettings, type Restrictions } from './token-restrictions.ts';
+import { noRestrictions, readRestrictions, type Gap, type RestrictionSettings, type Restrictions } from './token-restrictions.ts';
 import type { LaterBlock } from './block-override.ts';
 
 /** A JSON-RPC answer: a result, or an error the node answered with (a revert is such an answer). */
@@ -34,7 +34,10 @@ export interface ProxyEvidence {
 }
 
 /** The buy-transfer-sell simulation, and the trading restrictions simulated after it (token-restrictions.ts). */
-export interface SimulationEvidence extends Partial<Restrictions> {
+export type SimulationEvidence = TradeSimulation & Restrictions;
+
+/** The buy-transfer-sell simulation's own figures. */
+export interface TradeSimulation {
   router: string;
   pair: string;
   /** Wrapped native coin spent on the buy, in its smallest unit. */
@@ -137,9 +140,11 @@ export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: 
   // The second round: a beacon's reads and the restrictions' first round, one batch.
   const [proxy, restricted] = await Promise.all([
     readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress),
-    first !== null && head !== null && dex.restrictions !== undefined && dex.router !== undefined
-      ? readRestrictions(rpc, { market: { router: dex.router, wrappedNative: dex.wrappedNative, token }, block: head, first, owner: ownerAddress, code: TOKEN_SIMULATOR_RUNTIME, settings: dex.restrictions })
-      : null,
+    first === null || dex.router === undefined
+      ? null
+      : head === null || dex.restrictions === undefined
+        ? noRestrictions({ router: dex.router, wrappedNative: dex.wrappedNative, token }, first, 'the node did not give its latest block, to pin the later simulations to')
+        : readRestrictions(rpc, { market: { router: dex.router, wrappedNative: dex.wrappedNative, token }, block: head, first, owner: ownerAddress, code: TOKEN_SIMULATOR_RUNTIME, settings: dex.restrictions }),
   ]);
   return {
     block_number: head && Number(head.number),
@@ -148,7 +153,7 @@ export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: 
     owner: ownerAddress === null ? null : { address: ownerAddress, renounced: isRenounced(ownerAddress) },
     owner_unavailable: 'unavailable' in owner ? owner.unavailable : null,
     ...simulation,
-    simulation: simulation.simulation && restricted ? { ...simulation.simulation, ...restricted.restrictions } : simulation.simulation,
+    simulation: simulation.simulation && restricted ? { ...simulation.simulation, ...restricted.restrictions } : null,
     gaps: restricted?.gaps ?? [],
   };
 }
@@ -204,7 +209,7 @@ async function readProxy(
 }
 
 /** The simulation's evidence, and its raw figures (`first`, null when it did not run) for the restriction checks. */
-type SimulationPart = Pick<EvmTokenEvidence, 'simulation' | 'simulation_unavailable'> & { first: SimulationResult | null };
+type SimulationPart = { simulation: TradeSimulation | null; simulation_unavailable: string | null; first: SimulationResult | null };
 
 /** The buy-transfer-sell simulation, or why there is none. A node that refuses it does not fail the other reads. */
 async function simulate(source: string, rpc: RpcCall, token: string, dex: DexSettings): Promise<SimulationPart> {
@@ -217,6 +222,10 @@ async function simulate(source: string, rpc: RpcCall, token: string, dex: DexSet
     // The node answered with an error of its own (e.g. state overrides not supported): the other reads stand.
     if (err instanceof UpstreamError && err.failure === 'provider') return unavailable(`the node refused the simulation: ${err.message}`);
     throw err;
+  }
+  // An error that is no revert is the node's refusal (the state override not supported, say): named as such.
+  if ('error' in answer && answer.error.code !== 3 && !/revert/i.test(answer.error.message)) {
+    return unavailable(`the node refused the simulation: ${source} error: JSON-RPC error ${answer.error.code} (${answer.error.message})`);
   }
   if ('error' in answer) {
     const data = typeof answer.error.data === 'string' ? answer.error.data : '';

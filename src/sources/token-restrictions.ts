@@ -142,6 +142,24 @@ export async function readRestrictions(rpc: RpcCall, input: RestrictionInput): P
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
+/** The restrictions when they could not be simulated at all: every field null, each signal a gap with `reason`. */
+export function noRestrictions(market: Market, first: SimulationResult, reason: string): { restrictions: Restrictions; gaps: Gap[] } {
+  const bought = first.failedStep !== 'quote' && first.failedStep !== 'buy';
+  return {
+    restrictions: {
+      trading_enabled: bought ? true : first.failedStep === 'buy' ? false : null,
+      max_tx: null,
+      max_wallet: null,
+      cooldown: null,
+      tax_later: null,
+      holders_sell_ok: null,
+      holders_tried: null,
+      inputs: { router: market.router.toLowerCase(), path: [market.wrappedNative.toLowerCase(), market.token.toLowerCase()], amount_in: first.buyIn.toString(), from: SIMULATOR.buyer },
+    },
+    gaps: ['max_tx', 'max_wallet', 'cooldown', 'tax_later', 'holders_sell'].map((signal) => ({ signal, reason })),
+  };
+}
+
 /** The cooldown check's two blocks: one block and one second after the latest, then one more of each. */
 function cooldownBlocks(block: LaterBlock, market: Market) {
   const [firstSell, secondSell] = cooldownCalls(market);
