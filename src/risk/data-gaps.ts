@@ -49,8 +49,9 @@ export function dataGaps({ family, raw, flags, onchain, onchainUnavailable }: Ga
   };
   const providerReason = (signal: string): string => {
     if (raw === null) return 'GoPlus has no data for this token';
-    const spot = Object.values(BLIND_SPOTS).find((b) => values.get(b.signal) === b.value && SIGNALS.find((s) => s.name === signal)?.blindWhen !== undefined);
-    return spot ? `GoPlus gave no value (${spot.reason})` : 'GoPlus gave no value';
+    const blindWhen = SIGNALS.find((s) => s.name === signal)?.blindWhen;
+    const spot = blindWhen === undefined ? undefined : BLIND_SPOTS[blindWhen];
+    return spot !== undefined && values.get(spot.signal) === spot.value ? `GoPlus gave no value (${spot.reason})` : 'GoPlus gave no value';
   };
 
   const gaps: DataGap[] = [];
