@@ -111,8 +111,10 @@ export function assess(family: ChainFamily, raw: Record<string, unknown> | null,
   const weighted = weightTotal > 0 ? Math.round([...scored, ...unknown].reduce((sum, s) => sum + points(s.weight, s.risk), 0)) : null;
   // An unverified contract hides most of what the other checks would find: not a low score unless trusted.
   const closedSource = values.get('closed_source') === true && values.get('trusted') !== true;
-  // A token that may not be sellable is not a low risk because the check could not run.
-  const floor = critical ? CRITICAL_FLOOR : closedSource || unknown.length > 0 ? Math.max(closedSource ? CLOSED_SOURCE_FLOOR : 0, unknown.length > 0 ? UNKNOWN_SELL_FLOOR : 0) : null;
+  // A token that may not be sellable is not a low risk because the check could not run (unless the provider
+  // lists it as trusted, as for the closed-source floor).
+  const unknownSell = unknown.length > 0 && values.get('trusted') !== true;
+  const floor = critical ? CRITICAL_FLOOR : closedSource || unknownSell ? Math.max(closedSource ? CLOSED_SOURCE_FLOOR : 0, unknownSell ? UNKNOWN_SELL_FLOOR : 0) : null;
   const floorApplied = floor !== null && weighted !== null && weighted < floor;
 
   return {
@@ -124,7 +126,7 @@ export function assess(family: ChainFamily, raw: Record<string, unknown> | null,
       weight_total: weightTotal,
       critical_floor_applied: floorApplied && critical,
       closed_source_floor_applied: floorApplied && !critical && closedSource,
-      unknown_sell_floor_applied: floorApplied && !critical && unknown.length > 0,
+      unknown_sell_floor_applied: floorApplied && !critical && unknownSell,
     },
     coverage: { present, total: applicable.length, ratio: roundTo(applicable.length ? present / applicable.length : 0, 4) },
     flags,
