@@ -5,18 +5,13 @@
 // The first round of reads runs in parallel; a beacon's implementation and owner are a second round.
 // A value the chain did not give is null beside its reason.
 import { UpstreamError } from '../lib/errors.ts';
+import type { RpcAnswer, RpcCall } from './rpc-call.ts';
 import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep, type SimulationResult } from './token-simulator.ts';
 import { TOKEN_SIMULATOR_RUNTIME } from './token-simulator-code.ts';
 import { noRestrictions, readRestrictions, type Gap, type RestrictionSettings, type Restrictions } from './token-restrictions.ts';
 import type { LaterBlock } from './block-override.ts';
 
-/** A JSON-RPC answer: a result, or an error the node answered with (a revert is such an answer). */
-export type RpcAnswer = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
-/**
- * One JSON-RPC call; throws an UpstreamError when the node could not be read. Calls made together go out as
- * one batch (rpc-batch.ts); `alone` sends one by itself (a read whose answer may be large).
- */
-export type RpcCall = (method: string, params: unknown[], options?: { alone?: boolean }) => Promise<RpcAnswer>;
+export type { RpcAnswer, RpcCall } from './rpc-call.ts';
 
 export type ProxyKind = 'eip1967' | 'eip1967_beacon' | 'eip1822' | 'eip1167';
 
