@@ -1363,7 +1363,7 @@ export interface operations {
                                 signals: {
                                     signal: string;
                                     /**
-                                     * @description provider: GoPlus's signal; chain: read from the chain (chain_sell_blocked, chain_proxy_admin_live, chain_mint_authority_live, chain_freeze_authority_live)
+                                     * @description provider: GoPlus's signal; chain: read from the chain (chain_sell_blocked, chain_proxy_admin_live, chain_holders_cannot_sell, chain_tax_raised_later, chain_trading_disabled, chain_cooldown, chain_max_tx, chain_max_wallet, chain_mint_authority_live, chain_freeze_authority_live)
                                      * @enum {string}
                                      */
                                     source: "provider" | "chain";
@@ -1382,11 +1382,21 @@ export interface operations {
                                     value: boolean | number;
                                     reason: string;
                                 }[];
+                                /** @description Checks counted as unknown (risk 0.5) because neither side could make them: "sellable" when no is_honeypot and no simulated sell; the score is then at least 50 */
+                                unknown: {
+                                    signal: string;
+                                    weight: number;
+                                    risk: number;
+                                    reason: string;
+                                    contribution: number;
+                                }[];
                                 weight_total: number;
                                 /** @description A critical signal fired (is_honeypot, sell_tax 1, non_transferable, or a simulated sell that failed: chain_sell_blocked): score raised to at least 80 */
                                 critical_floor_applied: boolean;
                                 /** @description The contract source is not verified and the token is not on the trust list: score raised to at least 50 */
                                 closed_source_floor_applied: boolean;
+                                /** @description Whether the token can be sold is unknown (score_breakdown.unknown): score raised to at least 50 */
+                                unknown_sell_floor_applied: boolean;
                             };
                             /** @description Of the provider's applicable signals, how many it gave */
                             coverage: {
@@ -1430,6 +1440,8 @@ export interface operations {
                             }[] | null;
                             /** @description The chain's own evidence, read over the chain's RPC (meta.sources names it): for EVM the contract's code, proxy, owner and a simulated buy, transfer and sell (an eth_call with state overrides: nothing is sent); for Solana the mint's account. null when it could not be read (see onchain_unavailable). A sell tax of 99.5 % or more counts as a failed sell. */
                             onchain: ({
+                                /** @description The latest block when the reads began; the later reads are pinned to it (null when the node did not give it) */
+                                block_number: number | null;
                                 has_code: boolean;
                                 /** @description null: not a proxy (or no code) */
                                 proxy: {
@@ -1484,6 +1496,58 @@ export interface operations {
                                     failed_step: "quote" | "buy" | "transfer" | "sell" | null;
                                     /** @description That step's revert reason (Error(string) message, panic, or custom error selector) */
                                     revert_reason: string | null;
+                                    /** @description A buy is possible at all: the simulated buy, or the smallest buy of the limits' bisection, went through. null when no buy could be tried */
+                                    trading_enabled: boolean | null;
+                                    /** @description null when no buy or sell up to half the pair's token reserve failed where a smaller one went through (or, with a data_gaps entry max_tx, when it could not be tried) */
+                                    max_tx: {
+                                        /** @description The largest buy that went through (tokens out of the pair), found by bisection; null when no buy limit was found */
+                                        buy_tokens: string | null;
+                                        /** @description The largest sell that went through, found by bisection; null when no sell limit was found (or sells could not be tried: see data_gaps max_tx_sell) */
+                                        sell_tokens: string | null;
+                                        /** @description The smaller limit as a percentage of the total supply, to 0.0001 */
+                                        pct_supply: number | null;
+                                    } | null;
+                                    /** @description null when buys filled one wallet to half the pair's token reserve (or, with a data_gaps entry, when it could not be tried) */
+                                    max_wallet: {
+                                        /** @description The largest holding buys into one fresh wallet reached, in the token's smallest unit */
+                                        tokens: string;
+                                        /** @description As a percentage of the total supply, to 0.0001; null when the supply could not be read */
+                                        pct_supply: number | null;
+                                    } | null;
+                                    /** @description true when a second sell, one block and one second after a first one that went through, failed (eth_simulateV1 only); null when it could not be tried */
+                                    cooldown: boolean | null;
+                                    /** @description The buy-transfer-sell simulated again in a later block: a tax raised after launch shows here. null when the node ran neither method (see data_gaps) */
+                                    tax_later: {
+                                        /** @description Buy tax in the later block, in percent to 0.01; null when not measured */
+                                        buy_tax_pct: number | null;
+                                        /** @description Sell tax in the later block, in percent to 0.01; null when not measured */
+                                        sell_tax_pct: number | null;
+                                        /** @description Whether the later sell went through (a sell tax of 99.5 % or more counts as failed in scoring) */
+                                        sell_ok: boolean | null;
+                                        /** @description Blocks the simulation was moved forward (RISK_SIM_LATER_BLOCKS) */
+                                        after_blocks: number;
+                                        /** @description Seconds the timestamp was moved forward (one hour) */
+                                        after_s: number;
+                                        /**
+                                         * @description How: eth_simulateV1's block overrides, or (fallback) eth_call's block-override parameter
+                                         * @enum {string}
+                                         */
+                                        block_override: "eth_simulateV1" | "eth_call";
+                                    } | null;
+                                    /** @description How many of the holders tried could sell (the fresh buy's amount, at most their holding); null when none was tried */
+                                    holders_sell_ok: number | null;
+                                    /** @description The token's largest holders (up to 3) among the recipients of its recent Transfer logs, the pair, the owner and burn addresses left out; null when the logs could not be read */
+                                    holders_tried: number | null;
+                                    /** @description What the simulation traded, so that it can be rerun on another node */
+                                    inputs: {
+                                        router: string;
+                                        /** @description [wrapped native coin, token] */
+                                        path: string[];
+                                        /** @description Wrapped native coin spent on the first buy, in its smallest unit */
+                                        amount_in: string;
+                                        /** @description The simulator's buyer address (its code placed there by a state override) */
+                                        from: string;
+                                    };
                                 } | null;
                                 /** @description Why simulation is null: no router configured for the chain, no pair with the wrapped native coin, no code, the node refused it */
                                 simulation_unavailable: string | null;
@@ -1517,6 +1581,11 @@ export interface operations {
                                     default_state_frozen: boolean;
                                 };
                             } | null);
+                            /** @description Every signal neither the provider nor the chain could determine, with why (a provider signal the chain determined is not a gap) */
+                            data_gaps: {
+                                signal: string;
+                                reason: string;
+                            }[];
                             /** @description Why onchain is null: the chain's RPC failed or timed out (named), or the address is not a token there */
                             onchain_unavailable: string | null;
                             /** @description Every fact the provider and the chain both report and report differently (taxes: more than 1 percentage point apart) */
