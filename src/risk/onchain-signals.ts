@@ -78,7 +78,8 @@ export const CHAIN_SIGNALS: readonly ChainSignalDef[] = [
     family: 'evm',
     description: `With the block moved forward (tax_later), a tax rose by more than ${TAX_TOLERANCE * 100} percentage point or the sell failed; critical when the later sell fails or keeps ${SELL_BLOCKED_TAX_PCT} % or more`,
     read: evm(taxRaisedLater),
-    weight: 4,
+    // Above a tax's own weight (4): a tax raised after launch is a trap laid for the buyers of the launch.
+    weight: 6,
     critical: true,
     criticalWhen: (o) => isEvmOnchain(o) && laterSellBlocked(o) === true,
   },

@@ -116,7 +116,7 @@ describe('trading restrictions, by simulation', () => {
     expect(s.tax_later).toMatchObject({ sell_ok: true, after_blocks: 300, after_s: 3600, block_override: 'eth_simulateV1' });
     expect(Math.abs(s.tax_later.buy_tax_pct - 25)).toBeLessThanOrEqual(0.3);
     expect(Math.abs(s.tax_later.sell_tax_pct - 90)).toBeLessThanOrEqual(0.3);
-    expect(signal(data, 'chain_tax_raised_later')).toMatchObject({ value: true, weight: 4, group: 'tax' });
+    expect(signal(data, 'chain_tax_raised_later')).toMatchObject({ value: true, weight: 6, group: 'tax' });
     // A 90 % sell still leaves something: not critical.
     expect(data.score_breakdown.critical_floor_applied).toBe(false);
   });
