@@ -18,6 +18,7 @@ function node(slots: Partial<Record<keyof typeof SLOTS, string>>, owners: Record
   const calls: string[] = [];
   const rpc = async (method: string, params: unknown[]): Promise<RpcAnswer> => {
     calls.push(method);
+    if (method === 'eth_getBlockByNumber') return { result: { number: '0x45', timestamp: '0x6553f100' } };
     if (method === 'eth_getCode') return { result: '0x6080' };
     if (method === 'eth_getStorageAt') {
       const name = (Object.keys(SLOTS) as (keyof typeof SLOTS)[]).find((k) => SLOTS[k] === params[1])!;
@@ -36,6 +37,8 @@ describe('proxies the local chain does not deploy', () => {
   it('UUPS (EIP-1967 implementation slot, no admin slot): the admin is owner(), and says so', async () => {
     const e = await read(node({ implementation: word(IMPL) }, { [TOKEN]: { result: word(OWNER) } }));
     expect(e.proxy).toEqual({ kind: 'eip1967', implementation: IMPL, admin: OWNER, admin_source: 'owner', beacon: null, upgradeable: true });
+    // The latest block, read in the first round: what the later rounds are pinned to.
+    expect(e.block_number).toBe(0x45);
   });
 
   it('UUPS without owner(): who can upgrade is unknown (admin null)', async () => {
