@@ -2,15 +2,17 @@
 // whether the address holds code; whether it is a proxy (EIP-1967 implementation, admin and beacon slots,
 // EIP-1822's PROXIABLE slot, EIP-1167 minimal proxy code) and who can upgrade it; owner() and whether it is
 // renounced; and a buy-transfer-sell simulation through the chain's V2-style router (token-simulator.ts).
-// The first round of reads runs in parallel; a beacon's implementation and owner are a second round.
+// The first round of reads runs in parallel; a beacon's implementation and owner are a second round. The
+// liquidity, capabilities, owner kind and impersonation reads (evm-evidence-extras.ts) start with the first round.
 // A value the chain did not give is null beside its reason.
 import { UpstreamError } from '../lib/errors.ts';
+import { startEvidenceExtras, type EvidenceExtrasSettings, type ExtrasPart } from './evm-evidence-extras.ts';
+import type { OwnerKindEvidence } from './evm-owner-kind.ts';
 import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep } from './token-simulator.ts';
 
-/** A JSON-RPC answer: a result, or an error the node answered with (a revert is such an answer). */
-export type RpcAnswer = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
-/** One JSON-RPC call; throws an UpstreamError when the node could not be read. */
-export type RpcCall = (method: string, params: unknown[]) => Promise<RpcAnswer>;
+import type { RpcAnswer, RpcCall } from './evm-abi.ts';
+
+export type { RpcAnswer, RpcCall } from './evm-abi.ts';
 
 export type ProxyKind = 'eip1967' | 'eip1967_beacon' | 'eip1822' | 'eip1167';
 
@@ -42,14 +44,18 @@ export interface SimulationEvidence {
   revert_reason: string | null;
 }
 
-export interface EvmTokenEvidence {
+export interface EvmTokenEvidence extends ExtrasPart {
   has_code: boolean;
   proxy: ProxyEvidence | null;
-  owner: { address: string; renounced: boolean } | null;
+  /** The owner, what kind of account it is (null: its code could not be read), and a Safe's or a timelock's figures. */
+  owner: ({ address: string; renounced: boolean } & OwnerKindEvidence) | null;
   owner_unavailable: string | null;
   simulation: SimulationEvidence | null;
   simulation_unavailable: string | null;
 }
+
+/** No stablecoin, no lockers, no canonical tokens: the extras' settings when none are given. */
+const NO_EXTRAS: EvidenceExtrasSettings = { stable: undefined, lockers: [], canonical: [] };
 
 export interface DexSettings {
   router: string | undefined;
@@ -102,32 +108,59 @@ function readOwner(answer: RpcAnswer): { address: string } | { unavailable: stri
 
 const call = (to: string, data: string) => [{ to, data }, 'latest'];
 
-export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: string, dex: DexSettings): Promise<EvmTokenEvidence> {
+export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: string, dex: DexSettings, extrasSettings = NO_EXTRAS): Promise<EvmTokenEvidence> {
   const slot = (name: keyof typeof SLOTS) => rpc('eth_getStorageAt', [token, SLOTS[name], 'latest']).then((a) => resultOf(source, 'eth_getStorageAt', a));
+  const ownerCall = rpc('eth_call', call(token, OWNER));
+  const extras = startEvidenceExtras(rpc, token, dex, extrasSettings, ownerCall.then(ownerForLiquidity));
   const [code, implementation, admin, beacon, proxiable, ownerAnswer, simulation] = await Promise.all([
     rpc('eth_getCode', [token, 'latest']).then((a) => resultOf(source, 'eth_getCode', a)),
     slot('implementation'),
     slot('admin'),
     slot('beacon'),
     slot('proxiable'),
-    rpc('eth_call', call(token, OWNER)),
+    ownerCall,
     simulate(source, rpc, token, dex),
   ]);
 
   if (code === '0x') {
     const none = 'the address holds no code (not a contract)';
-    return { has_code: false, proxy: null, owner: null, owner_unavailable: none, simulation: null, simulation_unavailable: none };
+    return {
+      has_code: false,
+      proxy: null,
+      owner: null,
+      owner_unavailable: none,
+      simulation: null,
+      simulation_unavailable: none,
+      ...noCodeExtras(none),
+    };
   }
   const owner = readOwner(ownerAnswer);
   const ownerAddress = 'address' in owner ? owner.address : null;
   const proxy = await readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress);
+  const { part, ownerKind } = await extras.finish({ code, implementation: proxy === null ? undefined : proxy.implementation, owner: ownerAddress });
   return {
     has_code: true,
     proxy,
-    owner: ownerAddress === null ? null : { address: ownerAddress, renounced: isRenounced(ownerAddress) },
+    owner: ownerAddress === null ? null : { address: ownerAddress, renounced: isRenounced(ownerAddress), ...ownerKind! },
     owner_unavailable: 'unavailable' in owner ? owner.unavailable : null,
     ...simulation,
+    ...part,
   };
+}
+
+const noCodeExtras = (none: string): ExtrasPart => ({
+  liquidity: null,
+  liquidity_unavailable: none,
+  capabilities: null,
+  capabilities_unavailable: none,
+  impersonation: null,
+  impersonation_unavailable: none,
+});
+
+/** What the liquidity read needs of owner(): its address, if any, and whether it is renounced. */
+function ownerForLiquidity(answer: RpcAnswer) {
+  const owner = readOwner(answer);
+  return 'address' in owner ? { address: owner.address, renounced: isRenounced(owner.address) } : { address: null, renounced: false };
 }
 
 async function readProxy(
