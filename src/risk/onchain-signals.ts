@@ -8,6 +8,7 @@ import { isEvmOnchain, type EvmOnchain, type Onchain, type SolanaOnchain } from 
 import { bit, decimal, defaultAccountFrozen, firstBit, nonEmptyList, solanaTransferFee, status, type FlagValue, type Raw } from './provider-readers.ts';
 import type { Group } from './signals.ts';
 import { isRenounced } from '../sources/evm-token-evidence.ts';
+import { EVIDENCE_SIGNALS, ownerGuard } from './evidence-signals.ts';
 
 export interface ChainSignalDef {
   name: string;
@@ -18,6 +19,10 @@ export interface ChainSignalDef {
   weight: number;
   /** When it fires (true), the score is at least CRITICAL_FLOOR. */
   critical?: boolean;
+  /** Risk of a value, 0 to 1 (default: true → 1, false → 0); it may look at the whole evidence. */
+  risk?: (v: number | boolean, o: Onchain) => number;
+  /** The provider signal this one stands in for: scored only when the provider's came back null. */
+  standsInFor?: string;
 }
 
 const evm = (read: (o: EvmOnchain) => FlagValue) => (o: Onchain) => (isEvmOnchain(o) ? read(o) : null);
@@ -54,9 +59,11 @@ export const CHAIN_SIGNALS: readonly ChainSignalDef[] = [
     name: 'chain_proxy_admin_live',
     group: 'authority',
     family: 'evm',
-    description: 'The contract is an upgradeable proxy (EIP-1967, its beacon, or EIP-1822) whose admin is a live address: its code can be replaced',
+    description:
+      'The contract is an upgradeable proxy (EIP-1967, its beacon, or EIP-1822) whose admin is a live address: its code can be replaced (risk halved when the admin is the owner and a timelock of a day or more)',
     read: evm(liveProxyAdmin),
     weight: 3,
+    risk: (v, o) => (v !== true ? 0 : isEvmOnchain(o) && o.proxy?.admin != null && o.proxy.admin === o.owner?.address ? ownerGuard(o) : 1),
   },
   {
     name: 'chain_mint_authority_live',
@@ -74,6 +81,7 @@ export const CHAIN_SIGNALS: readonly ChainSignalDef[] = [
     read: solana((o) => o.freeze_authority !== null),
     weight: 4,
   },
+  ...EVIDENCE_SIGNALS,
 ];
 
 export interface Disagreement {

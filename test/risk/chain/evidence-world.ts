@@ -82,6 +82,8 @@ export async function startEvidenceWorld(): Promise<EvidenceWorld> {
   const deadline = () => 2n ** 40n;
   const pairOf = async (a: Address, b: Address) => (await pc.readContract({ address: w.factory, abi: UNISWAP.factory.abi, functionName: 'getPair', args: [a, b] })) as Address;
 
+  // Every listed token's pair takes WETH: the deployer is given enough for dozens (1,000,000 ETH).
+  await pc.request({ method: 'hardhat_setBalance' as never, params: [DEPLOYER.address, `0x${(10n ** 24n).toString(16)}`] as never });
   const stable = await deploy('StableToken', [parseUnits('1000000', 6)]);
   await write(stable, 'StableToken', 'approve', [w.router, STABLE_PAIR.stable]);
   await mined(
