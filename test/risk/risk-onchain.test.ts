@@ -87,7 +87,7 @@ describe('EVM evidence read from the chain', () => {
     expect(data.onchain).toEqual({
       has_code: true,
       proxy: null,
-      owner: { address: lower(w.owner), renounced: false },
+      owner: { address: lower(w.owner), renounced: false, kind: 'eoa', threshold: null, owners: null, min_delay_s: null },
       owner_unavailable: null,
       simulation: {
         router: lower(w.router),
@@ -103,6 +103,14 @@ describe('EVM evidence read from the chain', () => {
         revert_reason: null,
       },
       simulation_unavailable: null,
+      // The default stablecoin (Ethereum's USDC) has no code on the local chain: no USD price, no $1,000 impact.
+      // (test/risk/risk-onchain-evidence.test.ts reads them with a stable pair of the local chain.)
+      liquidity: { pair: lower(w.pairs.plain), reserve_native: 100, reserve_usd: null, impact_1k_pct: null, lp_burned_pct: 0, lp_locked_pct: 0, lp_owner_pct: 100 },
+      liquidity_unavailable: null,
+      capabilities: [],
+      capabilities_unavailable: null,
+      impersonation: null,
+      impersonation_unavailable: null,
     });
     expect(data.onchain_unavailable).toBeNull();
     expect(data.disagreements).toEqual([]);
@@ -168,7 +176,7 @@ describe('EVM evidence read from the chain', () => {
       beacon: null,
       upgradeable: true,
     });
-    expect(data.onchain.owner).toEqual({ address: lower(w.owner), renounced: false });
+    expect(data.onchain.owner).toEqual({ address: lower(w.owner), renounced: false, kind: 'eoa', threshold: null, owners: null, min_delay_s: null });
     expect(data.onchain.simulation).toMatchObject({ sell_ok: true, sell_tax_pct: 0 });
     expect(chainSignal(data, 'chain_proxy_admin_live')).toMatchObject({ value: true, risk: 1, weight: 3 });
     // The provider said is_proxy "0".
@@ -200,7 +208,20 @@ describe('EVM evidence read from the chain', () => {
   it('an address without code: has_code false, everything else null with the reason', async () => {
     const { data } = await check(lower(PROXY_ADMIN));
     const none = 'the address holds no code (not a contract)';
-    expect(data.onchain).toEqual({ has_code: false, proxy: null, owner: null, owner_unavailable: none, simulation: null, simulation_unavailable: none });
+    expect(data.onchain).toEqual({
+      has_code: false,
+      proxy: null,
+      owner: null,
+      owner_unavailable: none,
+      simulation: null,
+      simulation_unavailable: none,
+      liquidity: null,
+      liquidity_unavailable: none,
+      capabilities: null,
+      capabilities_unavailable: none,
+      impersonation: null,
+      impersonation_unavailable: none,
+    });
     expect(data.score_breakdown.signals.filter((s: { source: string }) => s.source === 'chain')).toEqual([]);
   });
 });
