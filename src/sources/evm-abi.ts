@@ -3,8 +3,11 @@
 
 /** A JSON-RPC answer: a result, or an error the node answered with (a revert is such an answer). */
 export type RpcAnswer = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
-/** One JSON-RPC call; throws an UpstreamError when the node could not be read. */
-export type RpcCall = (method: string, params: unknown[]) => Promise<RpcAnswer>;
+/**
+ * One JSON-RPC call; throws an UpstreamError when the node could not be read. Calls made together go out as
+ * one batch (rpc-batch.ts); `alone` sends one by itself (a read whose answer may be large).
+ */
+export type RpcCall = (method: string, params: unknown[], options?: { alone?: boolean }) => Promise<RpcAnswer>;
 
 export const SELECTORS = {
   factory: '0xc45a0155', // factory()

@@ -16,16 +16,18 @@ import { env, type EnvVar } from '../lib/env.ts';
 import { sourceMeta } from '../upstream/envelope.ts';
 import { stampNow } from '../upstream/cache.ts';
 import { UpstreamError } from '../lib/errors.ts';
-import { JSON_RPC } from '../upstream/json-rpc.ts';
+import { JSON_RPC, JSON_RPC_BATCH } from '../upstream/json-rpc.ts';
 import { checkEvmAddress } from '../params/evm-address.ts';
 import { defineSource, upstreamCause, type SourceContext, type Sourced } from './define-source.ts';
 import { ALL_EVM_CHAINS, evmNetwork, type EvmChain, type EvmChainName, type EvmDex, type EvmNetworkName } from './evm-networks.ts';
 import { chainLookups, type ChainLookups, type FetchResult } from './evm-lookups.ts';
-import { readEvmTokenEvidence, type EvmTokenEvidence, type RpcAnswer } from './evm-token-evidence.ts';
+import { readEvmTokenEvidence, type EvmTokenEvidence } from './evm-token-evidence.ts';
 import { CANONICAL_TOKENS, wrapperToken } from './evm-canonical-tokens.ts';
 import type { EvidenceExtrasSettings } from './evm-evidence-extras.ts';
 import { LP_LOCKERS } from './evm-lp-lockers.ts';
 import { TOKEN_EVIDENCE_ENV, untilDeadline } from './token-evidence-env.ts';
+import { batchingRpc } from './rpc-batch.ts';
+import { RESTRICTION_ENV, type RestrictionSettings } from './token-restrictions.ts';
 import { loadViem } from './viem.ts';
 
 export type { EvmChain, EvmChainName } from './evm-networks.ts';
@@ -40,6 +42,13 @@ const rpcAnswer = z.union([
   z.object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
   z.object({ jsonrpc: z.literal('2.0'), result: z.unknown() }),
 ]);
+/** A batch's answers, each with the id of its call. */
+const rpcBatchAnswer = z.array(
+  z.union([
+    z.object({ jsonrpc: z.literal('2.0'), id: z.unknown(), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
+    z.object({ jsonrpc: z.literal('2.0'), id: z.unknown(), result: z.unknown() }),
+  ]),
+);
 
 export interface EvmRpcSettings {
   baseUrl: string;
@@ -47,7 +56,7 @@ export interface EvmRpcSettings {
   headTtlS: number;
   finalTtlS: number;
   /** The V2-style router and wrapped native coin the token simulation trades through. */
-  dex: { router: string | undefined; wrappedNative: string };
+  dex: { router: string | undefined; wrappedNative: string; restrictions: RestrictionSettings };
   /** Seconds a token's evidence is reused. */
   evidenceTtlS: number;
   /** The liquidity's stablecoin and LP lockers, and the canonical tokens impostors copy. */
@@ -153,19 +162,20 @@ function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
     ensUniversalResolver,
     async tokenEvidence(token, deadlineAt) {
       const remaining = untilDeadline(ctx.name, deadlineAt);
-      const rpc = async (method: string, params: unknown[]): Promise<RpcAnswer> => {
+      // The reads of one round go out as one batch (rpc-batch.ts), each request within what is left of the deadline.
+      const rpc = batchingRpc(ctx.name, async (batch) => {
         const res = await ctx.fetch({
           url: baseUrl,
           method: 'POST',
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+          body: JSON.stringify(batch),
           idempotent: true,
-          protocol: JSON_RPC,
-          schema: rpcAnswer,
+          protocol: JSON_RPC_BATCH,
+          schema: rpcBatchAnswer,
           ttlS: 0,
           deadlineMs: remaining(),
         });
         return res.data;
-      };
+      });
       const key = `evidence ${token.toLowerCase()} ${dex.router ?? '-'} ${dex.wrappedNative}`;
       return ctx.compute(key, evidenceTtlS, () => readEvmTokenEvidence(ctx.name, rpc, token, dex, extras), remaining());
     },
@@ -239,6 +249,7 @@ function rpcSource<const K extends string>(key: K, chain: EvmChain<EvmNetworkNam
       ...dexEnv(chain, chain.dex),
       ...liquidityEnv(chain),
       ...TOKEN_EVIDENCE_ENV,
+      ...RESTRICTION_ENV,
       ...extraEnv,
     } as Record<string, EnvVar>,
     settings: (e) => ({
@@ -247,7 +258,11 @@ function rpcSource<const K extends string>(key: K, chain: EvmChain<EvmNetworkNam
       headTtlS: e.CACHE_TTL_CHAIN_HEAD_S as number,
       finalTtlS: e.CACHE_TTL_CHAIN_FINAL_S as number,
       ensUniversalResolver: e.ENS_UNIVERSAL_RESOLVER as Address | undefined,
-      dex: { router: e[`DEX_ROUTER_${upper}`] as string | undefined, wrappedNative: e[`WRAPPED_NATIVE_${upper}`] as string },
+      dex: {
+        router: e[`DEX_ROUTER_${upper}`] as string | undefined,
+        wrappedNative: e[`WRAPPED_NATIVE_${upper}`] as string,
+        restrictions: { laterBlocks: e.RISK_SIM_LATER_BLOCKS as number, logBlocks: e.RISK_HOLDER_LOG_BLOCKS as number },
+      },
       evidenceTtlS: e.CACHE_TTL_TOKEN_ONCHAIN_S as number,
       extras: {
         stable: e[`STABLE_TOKEN_${upper}`] as string | undefined,

@@ -8,8 +8,10 @@
 import { UpstreamError } from '../lib/errors.ts';
 import { startEvidenceExtras, type EvidenceExtrasSettings, type ExtrasPart } from './evm-evidence-extras.ts';
 import type { OwnerKindEvidence } from './evm-owner-kind.ts';
-import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep } from './token-simulator.ts';
-
+import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep, type SimulationResult } from './token-simulator.ts';
+import { TOKEN_SIMULATOR_RUNTIME } from './token-simulator-code.ts';
+import { readRestrictions, type Gap, type RestrictionSettings, type Restrictions } from './token-restrictions.ts';
+import type { LaterBlock } from './block-override.ts';
 import type { RpcAnswer, RpcCall } from './evm-abi.ts';
 
 export type { RpcAnswer, RpcCall } from './evm-abi.ts';
@@ -29,7 +31,8 @@ export interface ProxyEvidence {
   upgradeable: boolean;
 }
 
-export interface SimulationEvidence {
+/** The buy-transfer-sell simulation, and the trading restrictions simulated after it (token-restrictions.ts). */
+export interface SimulationEvidence extends Partial<Restrictions> {
   router: string;
   pair: string;
   /** Wrapped native coin spent on the buy, in its smallest unit. */
@@ -45,6 +48,8 @@ export interface SimulationEvidence {
 }
 
 export interface EvmTokenEvidence extends ExtrasPart {
+  /** The latest block when the reads began; the later rounds are pinned to it. null when the node did not say. */
+  block_number: number | null;
   has_code: boolean;
   proxy: ProxyEvidence | null;
   /** The owner, what kind of account it is (null: its code could not be read), and a Safe's or a timelock's figures. */
@@ -52,6 +57,8 @@ export interface EvmTokenEvidence extends ExtrasPart {
   owner_unavailable: string | null;
   simulation: SimulationEvidence | null;
   simulation_unavailable: string | null;
+  /** The signals the chain could not determine, with why: moved to `data.data_gaps` by the risk check, not shown here. */
+  gaps: Gap[];
 }
 
 /** No stablecoin, no lockers, no canonical tokens: the extras' settings when none are given. */
@@ -60,6 +67,8 @@ const NO_EXTRAS: EvidenceExtrasSettings = { stable: undefined, lockers: [], cano
 export interface DexSettings {
   router: string | undefined;
   wrappedNative: string;
+  /** The trading-restriction checks' settings; without them only the first simulation runs. */
+  restrictions?: RestrictionSettings;
 }
 
 // EIP-1967: bytes32(uint256(keccak256('eip1967.proxy.<name>')) - 1); EIP-1822: keccak256("PROXIABLE").
@@ -112,7 +121,8 @@ export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: 
   const slot = (name: keyof typeof SLOTS) => rpc('eth_getStorageAt', [token, SLOTS[name], 'latest']).then((a) => resultOf(source, 'eth_getStorageAt', a));
   const ownerCall = rpc('eth_call', call(token, OWNER));
   const extras = startEvidenceExtras(rpc, token, dex, extrasSettings, ownerCall.then(ownerForLiquidity));
-  const [code, implementation, admin, beacon, proxiable, ownerAnswer, simulation] = await Promise.all([
+  const [head, code, implementation, admin, beacon, proxiable, ownerAnswer, { first, ...simulation }] = await Promise.all([
+    rpc('eth_getBlockByNumber', ['latest', false]).then(readHead),
     rpc('eth_getCode', [token, 'latest']).then((a) => resultOf(source, 'eth_getCode', a)),
     slot('implementation'),
     slot('admin'),
@@ -125,25 +135,36 @@ export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: 
   if (code === '0x') {
     const none = 'the address holds no code (not a contract)';
     return {
+      block_number: head && Number(head.number),
       has_code: false,
       proxy: null,
       owner: null,
       owner_unavailable: none,
       simulation: null,
       simulation_unavailable: none,
+      gaps: [],
       ...noCodeExtras(none),
     };
   }
   const owner = readOwner(ownerAnswer);
   const ownerAddress = 'address' in owner ? owner.address : null;
-  const proxy = await readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress);
+  // The second round: a beacon's reads and the restrictions' first round, one batch.
+  const [proxy, restricted] = await Promise.all([
+    readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress),
+    first !== null && head !== null && dex.restrictions !== undefined && dex.router !== undefined
+      ? readRestrictions(rpc, { market: { router: dex.router, wrappedNative: dex.wrappedNative, token }, block: head, first, owner: ownerAddress, code: TOKEN_SIMULATOR_RUNTIME, settings: dex.restrictions })
+      : null,
+  ]);
   const { part, ownerKind } = await extras.finish({ code, implementation: proxy === null ? undefined : proxy.implementation, owner: ownerAddress });
   return {
+    block_number: head && Number(head.number),
     has_code: true,
     proxy,
     owner: ownerAddress === null ? null : { address: ownerAddress, renounced: isRenounced(ownerAddress), ...ownerKind! },
     owner_unavailable: 'unavailable' in owner ? owner.unavailable : null,
     ...simulation,
+    simulation: simulation.simulation && restricted ? { ...simulation.simulation, ...restricted.restrictions } : simulation.simulation,
+    gaps: restricted?.gaps ?? [],
     ...part,
   };
 }
@@ -161,6 +182,14 @@ const noCodeExtras = (none: string): ExtrasPart => ({
 function ownerForLiquidity(answer: RpcAnswer) {
   const owner = readOwner(answer);
   return 'address' in owner ? { address: owner.address, renounced: isRenounced(owner.address) } : { address: null, renounced: false };
+}
+
+/** The latest block's number and timestamp (eth_getBlockByNumber); null when the node gave none. */
+function readHead(answer: RpcAnswer): LaterBlock | null {
+  if (!('result' in answer)) return null;
+  const b = answer.result as { number?: unknown; timestamp?: unknown } | null;
+  const isHex = (v: unknown): v is string => typeof v === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(v);
+  return b !== null && isHex(b.number) && isHex(b.timestamp) ? { number: BigInt(b.number), time: BigInt(b.timestamp) } : null;
 }
 
 async function readProxy(
@@ -205,11 +234,12 @@ async function readProxy(
   return null;
 }
 
-type SimulationPart = Pick<EvmTokenEvidence, 'simulation' | 'simulation_unavailable'>;
+/** The simulation's evidence, and its raw figures (`first`, null when it did not run) for the restriction checks. */
+type SimulationPart = Pick<EvmTokenEvidence, 'simulation' | 'simulation_unavailable'> & { first: SimulationResult | null };
 
 /** The buy-transfer-sell simulation, or why there is none. A node that refuses it does not fail the other reads. */
 async function simulate(source: string, rpc: RpcCall, token: string, dex: DexSettings): Promise<SimulationPart> {
-  const unavailable = (reason: string): SimulationPart => ({ simulation: null, simulation_unavailable: reason });
+  const unavailable = (reason: string): SimulationPart => ({ simulation: null, simulation_unavailable: reason, first: null });
   if (dex.router === undefined) return unavailable(`no V2-style DEX router is configured for this chain (${source}; see DEX_ROUTER_<CHAIN>)`);
   let answer: RpcAnswer;
   try {
@@ -244,5 +274,6 @@ async function simulate(source: string, rpc: RpcCall, token: string, dex: DexSet
       revert_reason: r.failedStep === null ? null : revertReason(r.revertData),
     },
     simulation_unavailable: null,
+    first: r,
   };
 }
