@@ -26,6 +26,7 @@ export const EVIDENCE_CONTRACTS = [
   'BalanceSetterToken',
   'UpgradeableToken',
   'Eip1967Proxy',
+  'SellTaxToken',
 ] as const;
 export type EvidenceContract = (typeof EVIDENCE_CONTRACTS)[number];
 
