@@ -1363,7 +1363,7 @@ export interface operations {
                                 signals: {
                                     signal: string;
                                     /**
-                                     * @description provider: GoPlus's signal; chain: read from the chain (chain_sell_blocked, chain_proxy_admin_live, chain_holders_cannot_sell, chain_tax_raised_later, chain_trading_disabled, chain_cooldown, chain_max_tx, chain_max_wallet, chain_mint_authority_live, chain_freeze_authority_live)
+                                     * @description provider: GoPlus's signal; chain: read from the chain (chain_sell_blocked, chain_proxy_admin_live, chain_holders_cannot_sell, chain_tax_raised_later, chain_trading_disabled, chain_cooldown, chain_max_tx, chain_max_wallet, chain_mint_authority_live, chain_freeze_authority_live, chain_lp_pullable, chain_thin_liquidity, chain_power_mint, chain_power_blacklist, chain_power_pause, chain_power_set_fees, chain_power_set_limits, chain_power_set_balance, chain_impersonation, chain_top10_share, chain_metadata_mutable, chain_pausable)
                                      * @enum {string}
                                      */
                                     source: "provider" | "chain";
@@ -1469,6 +1469,17 @@ export interface operations {
                                     address: string;
                                     /** @description The zero address or a burn address */
                                     renounced: boolean;
+                                    /**
+                                     * @description eoa: no code at the address (a key holder, or a burn address: see renounced); safe: getThreshold() and getOwners() answer; timelock: getMinDelay() answers; contract: any other code. null when its code could not be read
+                                     * @enum {string|null}
+                                     */
+                                    kind: "eoa" | "contract" | "safe" | "timelock" | null;
+                                    /** @description A Safe's confirmations needed; null for any other kind */
+                                    threshold: number | null;
+                                    /** @description How many owners a Safe has; null for any other kind */
+                                    owners: number | null;
+                                    /** @description A timelock's minimum delay, seconds; null for any other kind */
+                                    min_delay_s: number | null;
                                 } | null;
                                 /** @description Why owner is null (no owner() function, no code) */
                                 owner_unavailable: string | null;
@@ -1551,6 +1562,42 @@ export interface operations {
                                 } | null;
                                 /** @description Why simulation is null: no router configured for the chain, no pair with the wrapped native coin, no code, the node refused it */
                                 simulation_unavailable: string | null;
+                                liquidity: {
+                                    /** @description The token's pair with the wrapped native coin on the simulation's DEX (its factory's getPair) */
+                                    pair: string;
+                                    /** @description The pair's wrapped native reserve, in coins */
+                                    reserve_native: number | null;
+                                    /** @description That reserve's worth in USD, the wrapped native coin priced by its pair with STABLE_TOKEN_<CHAIN> on the same DEX (the pool's total is about twice); null without such a pair */
+                                    reserve_usd: number | null;
+                                    /** @description Price impact of selling $1,000 worth of the token into the pair, percent to 0.01 (constant product, the DEX fee left out): 100 × 1000 / (reserve_usd + 1000) */
+                                    impact_1k_pct: number | null;
+                                    /** @description Share of the pair's LP supply held by the zero and the 0x…dEaD addresses, percent */
+                                    lp_burned_pct: number | null;
+                                    /** @description Share held by the known LP lockers of LP_LOCKERS_<CHAIN>, percent (0 when none are configured) */
+                                    lp_locked_pct: number | null;
+                                    /** @description Share held by the token's owner() (0 when renounced; null when there is no owner()), percent. The deployer is not read: no standard RPC names a contract's creator */
+                                    lp_owner_pct: number | null;
+                                } | null;
+                                /** @description Why liquidity is null: no router configured, no pair with the wrapped native coin, no code */
+                                liquidity_unavailable: string | null;
+                                /** @description Owner-only powers whose function selectors are in the code (the implementation's, for a proxy), against the published table */
+                                capabilities: {
+                                    /** @enum {string} */
+                                    power: "mint" | "blacklist" | "pause" | "set_fees" | "set_limits" | "set_balance";
+                                    /** @description The 4-byte function selector found in the code (docs/using/token-risk.md lists the signatures) */
+                                    selector: string;
+                                }[] | null;
+                                /** @description Why capabilities is null: no code, or a proxy's implementation that could not be read */
+                                capabilities_unavailable: string | null;
+                                /** @description The canonical token of this chain whose name or symbol this token carries at another address; null when none */
+                                impersonation: {
+                                    /** @description USDC, USDT, WBTC, or the native wrapper (WETH, WBNB, …) */
+                                    of: string;
+                                    /** @description 0x address, lower-case */
+                                    canonical_address: string;
+                                } | null;
+                                /** @description Why impersonation could not be judged: neither name() nor symbol() answered, or no code */
+                                impersonation_unavailable: string | null;
                             } | null) | ({
                                 mint_authority: string | null;
                                 freeze_authority: string | null;
@@ -1579,7 +1626,13 @@ export interface operations {
                                     non_transferable: boolean;
                                     /** @description New token accounts start frozen */
                                     default_state_frozen: boolean;
+                                    /** @description Token-2022 pausable extension with an authority (or paused now): every transfer can be stopped */
+                                    pausable: boolean;
                                 };
+                                /** @description Percent of supply in the 10 largest token accounts (getTokenLargestAccounts; pools' vaults included); null when it could not be read */
+                                top10_pct: number | null;
+                                /** @description Whether the name and symbol can still change: the Metaplex metadata account is mutable with a live update authority (or a Token-2022 tokenMetadata extension names one); null when no metadata could be read */
+                                metadata_mutable: boolean | null;
                             } | null);
                             /** @description Every signal neither the provider nor the chain could determine, with why (a provider signal the chain determined is not a gap) */
                             data_gaps: {

@@ -10,6 +10,7 @@ import type { Group } from './signals.ts';
 import { isRenounced } from '../sources/evm-token-evidence.ts';
 import { SELL_BLOCKED_TAX_PCT, TAX_TOLERANCE } from './onchain-thresholds.ts';
 import { cooldownFound, holdersCannotSell, laterSellBlocked, maxTxFound, maxWalletFound, noHolderCanSell, taxRaisedLater, tradingDisabled } from './restriction-signals.ts';
+import { EVIDENCE_SIGNALS, ownerGuard } from './evidence-signals.ts';
 
 export interface ChainSignalDef {
   name: string;
@@ -22,6 +23,10 @@ export interface ChainSignalDef {
   critical?: boolean;
   /** With `critical`: only when this also holds of the evidence. */
   criticalWhen?: (o: Onchain) => boolean;
+  /** Risk of a value, 0 to 1 (default: true → 1, false → 0); it may look at the whole evidence. */
+  risk?: (v: number | boolean, o: Onchain) => number;
+  /** The provider signal this one stands in for: scored only when the provider's came back null. */
+  standsInFor?: string;
 }
 
 const evm = (read: (o: EvmOnchain) => FlagValue) => (o: Onchain) => (isEvmOnchain(o) ? read(o) : null);
@@ -57,9 +62,11 @@ export const CHAIN_SIGNALS: readonly ChainSignalDef[] = [
     name: 'chain_proxy_admin_live',
     group: 'authority',
     family: 'evm',
-    description: 'The contract is an upgradeable proxy (EIP-1967, its beacon, or EIP-1822) whose admin is a live address: its code can be replaced',
+    description:
+      'The contract is an upgradeable proxy (EIP-1967, its beacon, or EIP-1822) whose admin is a live address: its code can be replaced (risk halved when the admin is the owner and a timelock of a day or more)',
     read: evm(liveProxyAdmin),
     weight: 3,
+    risk: (v, o) => (v !== true ? 0 : isEvmOnchain(o) && o.proxy?.admin != null && o.proxy.admin === o.owner?.address ? ownerGuard(o) : 1),
   },
   // Trading restrictions, simulated (restriction-signals.ts).
   {
@@ -103,6 +110,7 @@ export const CHAIN_SIGNALS: readonly ChainSignalDef[] = [
     read: solana((o) => o.freeze_authority !== null),
     weight: 4,
   },
+  ...EVIDENCE_SIGNALS,
 ];
 
 export interface Disagreement {

@@ -93,12 +93,14 @@ export function assess(family: ChainFamily, raw: Record<string, unknown> | null,
     if (s.critical && (s.criticalWhen ? s.criticalWhen(value) : risk >= 1)) critical = true;
     scored.push({ signal: s.name, source: 'provider', group: s.group, value, weight: s.weight, risk: roundTo(risk, 4) });
   }
-  // The chain's own signals (booleans: set = risk 1), beside the provider's; coverage stays the provider's.
+  // The chain's own signals, beside the provider's (booleans: set = risk 1, unless a signal says otherwise);
+  // one that stands in for a provider signal counts only when the provider's is missing. Coverage stays the provider's.
   for (const s of CHAIN_SIGNALS) {
     const value = onchain && s.family === family ? s.read(onchain) : null;
-    if (value === null) continue;
+    if (value === null || (s.standsInFor !== undefined && values.get(s.standsInFor) != null)) continue;
     if (s.critical && value === true && (s.criticalWhen === undefined || s.criticalWhen(onchain!))) critical = true;
-    scored.push({ signal: s.name, source: 'chain', group: s.group, value, weight: s.weight, risk: value === true ? 1 : 0 });
+    const risk = s.risk ? s.risk(value, onchain!) : value === true ? 1 : 0;
+    scored.push({ signal: s.name, source: 'chain', group: s.group, value, weight: s.weight, risk: roundTo(risk, 4) });
   }
 
   // A check neither side could make (can the token be sold?) counts as unknown beside what was scored; with

@@ -1,6 +1,7 @@
 // The `data` of GET /risk/v1/token-risk, as documented (OpenAPI, /docs): the score and its breakdown, the
 // provider's flags and raw object, and the chain's own evidence (`onchain`) with the disagreements.
 import { z } from 'zod';
+import { evmEvidenceFields, ownerKindFields, pausableField, solanaEvidenceFields } from './evidence-schema.ts';
 import { CHAIN_SIGNALS, SELL_BLOCKED_TAX_PCT, TAX_TOLERANCE } from './onchain-signals.ts';
 import { CLOSED_SOURCE_FLOOR, CRITICAL_FLOOR, GROUPS } from './signals.ts';
 import { blockNumber, dataGaps, restrictionFields, unknownChecks } from './restrictions-schema.ts';
@@ -43,10 +44,11 @@ const evmOnchain = z
     block_number: blockNumber,
     has_code: z.boolean(),
     proxy: proxy.nullable().describe('null: not a proxy (or no code)'),
-    owner: z.object({ address: evmAddress, renounced: z.boolean().describe('The zero address or a burn address') }).nullable(),
+    owner: z.object({ address: evmAddress, renounced: z.boolean().describe('The zero address or a burn address'), ...ownerKindFields }).nullable(),
     owner_unavailable: z.string().nullable().describe('Why owner is null (no owner() function, no code)'),
     simulation: simulation.extend(restrictionFields).nullable(),
     simulation_unavailable: z.string().nullable().describe('Why simulation is null: no router configured for the chain, no pair with the wrapped native coin, no code, the node refused it'),
+    ...evmEvidenceFields,
   });
 
 const solanaOnchain = z
@@ -68,8 +70,10 @@ const solanaOnchain = z
         transfer_hook: z.string().nullable().describe('Program every transfer calls'),
         non_transferable: z.boolean(),
         default_state_frozen: z.boolean().describe('New token accounts start frozen'),
+        pausable: pausableField,
       })
       .describe('Token-2022 extensions that matter to a holder (an SPL Token mint has none: all off)'),
+    ...solanaEvidenceFields,
   });
 
 const disagreement = z.object({

@@ -22,6 +22,9 @@ import { defineSource, upstreamCause, type SourceContext, type Sourced } from '.
 import { ALL_EVM_CHAINS, evmNetwork, type EvmChain, type EvmChainName, type EvmDex, type EvmNetworkName } from './evm-networks.ts';
 import { chainLookups, type ChainLookups, type FetchResult } from './evm-lookups.ts';
 import { readEvmTokenEvidence, type EvmTokenEvidence } from './evm-token-evidence.ts';
+import { CANONICAL_TOKENS, wrapperToken } from './evm-canonical-tokens.ts';
+import type { EvidenceExtrasSettings } from './evm-evidence-extras.ts';
+import { LP_LOCKERS } from './evm-lp-lockers.ts';
 import { TOKEN_EVIDENCE_ENV, untilDeadline } from './token-evidence-env.ts';
 import { batchingRpc } from './rpc-batch.ts';
 import { RESTRICTION_ENV, type RestrictionSettings } from './token-restrictions.ts';
@@ -56,6 +59,8 @@ export interface EvmRpcSettings {
   dex: { router: string | undefined; wrappedNative: string; restrictions: RestrictionSettings };
   /** Seconds a token's evidence is reused. */
   evidenceTtlS: number;
+  /** The liquidity's stablecoin and LP lockers, and the canonical tokens impostors copy. */
+  extras: EvidenceExtrasSettings;
   /** ENS Universal Resolver to use instead of viem's default for the chain (Ethereum only). */
   ensUniversalResolver: Address | undefined;
 }
@@ -114,7 +119,7 @@ const ENS_ENV = {
 } as const;
 
 function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
-  const { baseUrl, chain, headTtlS, finalTtlS, ensUniversalResolver, dex, evidenceTtlS } = ctx.settings;
+  const { baseUrl, chain, headTtlS, finalTtlS, ensUniversalResolver, dex, evidenceTtlS, extras } = ctx.settings;
   const fetchResult: FetchResult = async (method, params, answer, ttlS) => {
     const res = await ctx.fetch({
       url: baseUrl,
@@ -172,7 +177,7 @@ function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
         return res.data;
       });
       const key = `evidence ${token.toLowerCase()} ${dex.router ?? '-'} ${dex.wrappedNative}`;
-      return ctx.compute(key, evidenceTtlS, () => readEvmTokenEvidence(ctx.name, rpc, token, dex), remaining());
+      return ctx.compute(key, evidenceTtlS, () => readEvmTokenEvidence(ctx.name, rpc, token, dex, extras), remaining());
     },
   };
 }
@@ -187,6 +192,42 @@ function dexEnv(chain: EvmChain<EvmNetworkName>, dex: EvmDex): Record<string, En
   return {
     [`DEX_ROUTER_${upper}`]: addressVar(dex.router, router),
     [`WRAPPED_NATIVE_${upper}`]: addressVar(dex.wrappedNative, `Wrapped ${chain.symbol} on ${chain.viem.name}: the coin the token simulation buys with (its pairs on the router).`),
+  };
+}
+
+/** A comma-separated list of addresses (EIP-55 checked when mixed-case); `def` the documented default. */
+function addressListVar(def: string | undefined, doc: string) {
+  return env.custom(
+    z.string().transform((v, c) => {
+      const out: string[] = [];
+      for (const part of v.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+        const check = checkEvmAddress(part);
+        if (check.ok) out.push(check.address);
+        else c.addIssue({ code: 'custom', message: `comma-separated 0x addresses (${part} is not one${check.reason === 'checksum' ? ': wrong EIP-55 checksum' : ''})` });
+      }
+      return out;
+    }),
+    def,
+    doc,
+  );
+}
+
+/** STABLE_TOKEN_<NAME> and LP_LOCKERS_<NAME>: the liquidity read's USD price and known LP lockers. */
+function liquidityEnv(chain: EvmChain<EvmNetworkName>): Record<string, EnvVar> {
+  const upper = chain.name.toUpperCase();
+  const usdc = CANONICAL_TOKENS[chain.name].find((t) => t.of === 'USDC');
+  const lockers = LP_LOCKERS[chain.name];
+  return {
+    [`STABLE_TOKEN_${upper}`]: addressVar(
+      usdc?.address,
+      `Stablecoin (1 unit = $1) whose pair with the wrapped ${chain.symbol} on the simulation's router prices the token's liquidity in USD on ${chain.viem.name}` +
+        (usdc ? ' (default: native USDC, developers.circle.com/stablecoins/usdc-contract-addresses).' : '; none by default (no native USDC cited), so reserve_usd is null until set.'),
+    ),
+    [`LP_LOCKERS_${upper}`]: addressListVar(
+      lockers.addresses.length ? lockers.addresses.join(',') : undefined,
+      `Comma-separated LP locker contracts on ${chain.viem.name}: LP tokens they hold count as locked` +
+        (lockers.addresses.length ? ` (default: ${lockers.source}).` : '; none by default (none cited).'),
+    ),
   };
 }
 
@@ -206,6 +247,7 @@ function rpcSource<const K extends string>(key: K, chain: EvmChain<EvmNetworkNam
       [variable]: env.url(chain.defaultRpc, `JSON-RPC endpoint of ${chain.viem.name} (chain id ${chain.id}).`),
       ...CHAIN_TTL_ENV,
       ...dexEnv(chain, chain.dex),
+      ...liquidityEnv(chain),
       ...TOKEN_EVIDENCE_ENV,
       ...RESTRICTION_ENV,
       ...extraEnv,
@@ -222,6 +264,11 @@ function rpcSource<const K extends string>(key: K, chain: EvmChain<EvmNetworkNam
         restrictions: { laterBlocks: e.RISK_SIM_LATER_BLOCKS as number, logBlocks: e.RISK_HOLDER_LOG_BLOCKS as number },
       },
       evidenceTtlS: e.CACHE_TTL_TOKEN_ONCHAIN_S as number,
+      extras: {
+        stable: e[`STABLE_TOKEN_${upper}`] as string | undefined,
+        lockers: (e[`LP_LOCKERS_${upper}`] as string[] | undefined) ?? [],
+        canonical: [...CANONICAL_TOKENS[chain.name], wrapperToken(chain, e[`WRAPPED_NATIVE_${upper}`] as string)],
+      },
     }),
     create: createEvmRpc,
   });

@@ -2,16 +2,19 @@
 // whether the address holds code; whether it is a proxy (EIP-1967 implementation, admin and beacon slots,
 // EIP-1822's PROXIABLE slot, EIP-1167 minimal proxy code) and who can upgrade it; owner() and whether it is
 // renounced; and a buy-transfer-sell simulation through the chain's V2-style router (token-simulator.ts).
-// The first round of reads runs in parallel; a beacon's implementation and owner are a second round.
+// The first round of reads runs in parallel; a beacon's implementation and owner are a second round. The
+// liquidity, capabilities, owner kind and impersonation reads (evm-evidence-extras.ts) start with the first round.
 // A value the chain did not give is null beside its reason.
 import { UpstreamError } from '../lib/errors.ts';
-import type { RpcAnswer, RpcCall } from './rpc-call.ts';
+import { startEvidenceExtras, type EvidenceExtrasSettings, type ExtrasPart } from './evm-evidence-extras.ts';
+import type { OwnerKindEvidence } from './evm-owner-kind.ts';
 import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep, type SimulationResult } from './token-simulator.ts';
 import { TOKEN_SIMULATOR_RUNTIME } from './token-simulator-code.ts';
 import { noRestrictions, readRestrictions, type Gap, type RestrictionSettings, type Restrictions } from './token-restrictions.ts';
 import type { LaterBlock } from './block-override.ts';
+import type { RpcAnswer, RpcCall } from './evm-abi.ts';
 
-export type { RpcAnswer, RpcCall } from './rpc-call.ts';
+export type { RpcAnswer, RpcCall } from './evm-abi.ts';
 
 export type ProxyKind = 'eip1967' | 'eip1967_beacon' | 'eip1822' | 'eip1167';
 
@@ -47,18 +50,22 @@ export interface TradeSimulation {
   revert_reason: string | null;
 }
 
-export interface EvmTokenEvidence {
+export interface EvmTokenEvidence extends ExtrasPart {
   /** The latest block when the reads began; the later rounds are pinned to it. null when the node did not say. */
   block_number: number | null;
   has_code: boolean;
   proxy: ProxyEvidence | null;
-  owner: { address: string; renounced: boolean } | null;
+  /** The owner, what kind of account it is (null: its code could not be read), and a Safe's or a timelock's figures. */
+  owner: ({ address: string; renounced: boolean } & OwnerKindEvidence) | null;
   owner_unavailable: string | null;
   simulation: SimulationEvidence | null;
   simulation_unavailable: string | null;
   /** The signals the chain could not determine, with why: moved to `data.data_gaps` by the risk check, not shown here. */
   gaps: Gap[];
 }
+
+/** No stablecoin, no lockers, no canonical tokens: the extras' settings when none are given. */
+const NO_EXTRAS: EvidenceExtrasSettings = { stable: undefined, lockers: [], canonical: [] };
 
 export interface DexSettings {
   router: string | undefined;
@@ -113,8 +120,10 @@ function readOwner(answer: RpcAnswer): { address: string } | { unavailable: stri
 
 const call = (to: string, data: string) => [{ to, data }, 'latest'];
 
-export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: string, dex: DexSettings): Promise<EvmTokenEvidence> {
+export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: string, dex: DexSettings, extrasSettings = NO_EXTRAS): Promise<EvmTokenEvidence> {
   const slot = (name: keyof typeof SLOTS) => rpc('eth_getStorageAt', [token, SLOTS[name], 'latest']).then((a) => resultOf(source, 'eth_getStorageAt', a));
+  const ownerCall = rpc('eth_call', call(token, OWNER));
+  const extras = startEvidenceExtras(rpc, token, dex, extrasSettings, ownerCall.then(ownerForLiquidity));
   const [head, code, implementation, admin, beacon, proxiable, ownerAnswer, { first, ...simulation }] = await Promise.all([
     rpc('eth_getBlockByNumber', ['latest', false]).then(readHead),
     rpc('eth_getCode', [token, 'latest']).then((a) => resultOf(source, 'eth_getCode', a)),
@@ -122,19 +131,34 @@ export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: 
     slot('admin'),
     slot('beacon'),
     slot('proxiable'),
-    rpc('eth_call', call(token, OWNER)),
+    ownerCall,
     simulate(source, rpc, token, dex),
   ]);
 
   if (code === '0x') {
     const none = 'the address holds no code (not a contract)';
-    return { block_number: head && Number(head.number), has_code: false, proxy: null, owner: null, owner_unavailable: none, simulation: null, simulation_unavailable: none, gaps: [] };
+    return {
+      block_number: head && Number(head.number),
+      has_code: false,
+      proxy: null,
+      owner: null,
+      owner_unavailable: none,
+      simulation: null,
+      simulation_unavailable: none,
+      gaps: [],
+      ...noCodeExtras(none),
+    };
   }
   const owner = readOwner(ownerAnswer);
   const ownerAddress = 'address' in owner ? owner.address : null;
-  // The second round: a beacon's reads and the restrictions' first round, one batch.
-  const [proxy, restricted] = await Promise.all([
-    readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress),
+  // The second round, one batch: a beacon's reads, the extras' second reads (owner kind, the implementation's
+  // code: after the beacon's for a beacon proxy) and the restrictions' first round. Nothing waits for the
+  // restrictions' last round but the answer: the reads stay within three rounds.
+  const [{ proxy, part, ownerKind }, restricted] = await Promise.all([
+    readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress).then(async (proxy) => ({
+      proxy,
+      ...(await extras.finish({ code, implementation: proxy === null ? undefined : proxy.implementation, owner: ownerAddress })),
+    })),
     first === null || dex.router === undefined
       ? null
       : head === null || dex.restrictions === undefined
@@ -145,12 +169,28 @@ export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: 
     block_number: head && Number(head.number),
     has_code: true,
     proxy,
-    owner: ownerAddress === null ? null : { address: ownerAddress, renounced: isRenounced(ownerAddress) },
+    owner: ownerAddress === null ? null : { address: ownerAddress, renounced: isRenounced(ownerAddress), ...ownerKind! },
     owner_unavailable: 'unavailable' in owner ? owner.unavailable : null,
     ...simulation,
     simulation: simulation.simulation && restricted ? { ...simulation.simulation, ...restricted.restrictions } : null,
     gaps: restricted?.gaps ?? [],
+    ...part,
   };
+}
+
+const noCodeExtras = (none: string): ExtrasPart => ({
+  liquidity: null,
+  liquidity_unavailable: none,
+  capabilities: null,
+  capabilities_unavailable: none,
+  impersonation: null,
+  impersonation_unavailable: none,
+});
+
+/** What the liquidity read needs of owner(): its address, if any, and whether it is renounced. */
+function ownerForLiquidity(answer: RpcAnswer) {
+  const owner = readOwner(answer);
+  return 'address' in owner ? { address: owner.address, renounced: isRenounced(owner.address) } : { address: null, renounced: false };
 }
 
 /** The latest block's number and timestamp (eth_getBlockByNumber); null when the node gave none. */

@@ -3,7 +3,7 @@
 // answers are matched to the calls by id. A call can ask to go alone (`alone`): a read whose answer may be
 // large (eth_getLogs) then cannot fail the batch of the others.
 import { UpstreamError } from '../lib/errors.ts';
-import type { RpcAnswer, RpcCall } from './rpc-call.ts';
+import type { RpcAnswer, RpcCall } from './evm-abi.ts';
 
 /** One JSON-RPC request body item. */
 export interface RpcRequest {

@@ -9,7 +9,7 @@
 import { UpstreamError } from '../lib/errors.ts';
 import { env } from '../lib/env.ts';
 import { callWithBlockParams, readSimulateV1, simulateV1Params, type BlockOverrideMethod, type LaterBlock } from './block-override.ts';
-import type { RpcAnswer, RpcCall } from './rpc-call.ts';
+import type { RpcAnswer, RpcCall } from './evm-abi.ts';
 import {
   cooldownCalls,
   decodeBool,

@@ -93,7 +93,7 @@ describe('EVM evidence read from the chain', () => {
       block_number: Number(await w.chain.publicClient.getBlockNumber()),
       has_code: true,
       proxy: null,
-      owner: { address: lower(w.owner), renounced: false },
+      owner: { address: lower(w.owner), renounced: false, kind: 'eoa', threshold: null, owners: null, min_delay_s: null },
       owner_unavailable: null,
       simulation: {
         router: lower(w.router),
@@ -118,6 +118,14 @@ describe('EVM evidence read from the chain', () => {
         inputs: { router: lower(w.router), path: [lower(w.weth), lower(w.tokens.plain)], amount_in: '10000000000000000', from: '0xebc8486ff8be3706383f34f0db5654f8046af40f' },
       },
       simulation_unavailable: null,
+      // The default stablecoin (Ethereum's USDC) has no code on the local chain: no USD price, no $1,000 impact.
+      // (test/risk/risk-onchain-evidence.test.ts reads them with a stable pair of the local chain.)
+      liquidity: { pair: lower(w.pairs.plain), reserve_native: 100, reserve_usd: null, impact_1k_pct: null, lp_burned_pct: 0, lp_locked_pct: 0, lp_owner_pct: 100 },
+      liquidity_unavailable: null,
+      capabilities: [],
+      capabilities_unavailable: null,
+      impersonation: null,
+      impersonation_unavailable: null,
     });
     // What neither side could determine: the provider's sample (not in a DEX) gives no LP share; no real holder to try.
     expect(data.data_gaps).toEqual([
@@ -198,7 +206,7 @@ describe('EVM evidence read from the chain', () => {
       beacon: null,
       upgradeable: true,
     });
-    expect(data.onchain.owner).toEqual({ address: lower(w.owner), renounced: false });
+    expect(data.onchain.owner).toEqual({ address: lower(w.owner), renounced: false, kind: 'eoa', threshold: null, owners: null, min_delay_s: null });
     expect(data.onchain.simulation).toMatchObject({ sell_ok: true, sell_tax_pct: 0 });
     expect(chainSignal(data, 'chain_proxy_admin_live')).toMatchObject({ value: true, risk: 1, weight: 3 });
     // The provider said is_proxy "0".
@@ -230,7 +238,21 @@ describe('EVM evidence read from the chain', () => {
   it('an address without code: has_code false, everything else null with the reason', async () => {
     const { data } = await check(lower(PROXY_ADMIN));
     const none = 'the address holds no code (not a contract)';
-    expect(data.onchain).toEqual({ block_number: expect.any(Number), has_code: false, proxy: null, owner: null, owner_unavailable: none, simulation: null, simulation_unavailable: none });
+    expect(data.onchain).toEqual({
+      block_number: expect.any(Number),
+      has_code: false,
+      proxy: null,
+      owner: null,
+      owner_unavailable: none,
+      simulation: null,
+      simulation_unavailable: none,
+      liquidity: null,
+      liquidity_unavailable: none,
+      capabilities: null,
+      capabilities_unavailable: none,
+      impersonation: null,
+      impersonation_unavailable: none,
+    });
     expect(data.score_breakdown.signals.filter((s: { source: string }) => s.source === 'chain')).toEqual([]);
   });
 });

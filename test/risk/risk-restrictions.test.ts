@@ -18,6 +18,8 @@ let app: FastifyInstance;
 const node = new FakeUpstream();
 const goplus = new FakeUpstream();
 let provider: Record<string, unknown> = {};
+/** When each request to the node arrived and was answered, in order. */
+const timings: { start: number; end: number }[] = [];
 let mode: OverrideNodeMode = { simulateV1: 'emulate', callOverride: 'emulate' };
 const lower = (a: string) => a.toLowerCase();
 const E18 = 10n ** 18n;
@@ -39,7 +41,13 @@ beforeAll(async () => {
   traps = await deployTrapTokens(w);
   const emulate = overrideNode(w.chain.rpcUrl, () => mode);
   await Promise.all([node.start(), goplus.start()]);
-  node.route('POST /', async (req) => ({ body: await emulate(req.body), headers: { 'content-type': 'application/json' } }));
+  node.route('POST /', async (req) => {
+    const span = { start: performance.now(), end: Infinity };
+    timings.push(span);
+    const body = await emulate(req.body);
+    span.end = performance.now();
+    return { body, headers: { 'content-type': 'application/json' } };
+  });
   goplus.route('GET /api/v1/token_security/1', (req) => ({ body: goplusAnswer(String(req.query.get('contract_addresses')), provider) }));
   ({ app } = await makeApp({
     GOPLUS_BASE_URL: goplus.url,
@@ -57,6 +65,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   node.requests.length = 0;
+  timings.length = 0;
   provider = {};
   mode = { simulateV1: 'emulate', callOverride: 'emulate' };
   app.services.cache.clear();
@@ -193,14 +202,26 @@ describe('block overrides: eth_simulateV1 first, then eth_call', () => {
 });
 
 describe('speed: three rounds of batched JSON-RPC', () => {
-  it('round 1 one batch; round 2 the logs alone and the later blocks; round 3 the limits and the holders, pinned to round 1\'s block', async () => {
+  it("every read is in one of three rounds (a request that starts after another's answer is a round later); round 3 pinned to round 1's block", async () => {
     await check(traps.tokens.cooldown);
-    const rounds = node.requests.map((r) => callsOf(r).map((c) => c.method).sort());
-    expect(rounds).toHaveLength(4);
-    expect(rounds[0]).toEqual(['eth_call', 'eth_call', 'eth_getBlockByNumber', 'eth_getCode', 'eth_getStorageAt', 'eth_getStorageAt', 'eth_getStorageAt', 'eth_getStorageAt']);
-    expect(rounds.slice(1, 3).sort()).toEqual([['eth_getLogs'], ['eth_simulateV1', 'eth_simulateV1']]);
-    expect(rounds[3]).toEqual(['eth_call', 'eth_call']);
+    // The round of each request: one more than the latest round of any request answered before it started.
+    const spans = timings.slice();
+    const round: number[] = [];
+    spans.forEach((r, i) => (round[i] = 1 + Math.max(0, ...spans.slice(0, i).map((q, j) => (q.end <= r.start ? round[j]! : 0)))));
+    expect(Math.max(...round)).toBe(3);
+    const methods = (i: number) => callsOf(node.requests[i]!).map((c) => c.method);
+    // Round 1: one batch with the head, the code, the slots, owner() and the first simulation.
+    expect(round.filter((r) => r === 1)).toHaveLength(1);
+    expect(methods(round.indexOf(1))).toEqual(expect.arrayContaining(['eth_getBlockByNumber', 'eth_getCode', 'eth_getStorageAt', 'eth_call']));
+    // The logs alone, in round 2; the later blocks in round 2; the limits and the holders' sells in round 3, at round 1's block.
+    const logs = node.requests.findIndex((r) => callsOf(r).some((c) => c.method === 'eth_getLogs'));
+    expect(methods(logs)).toEqual(['eth_getLogs']);
+    expect(round[logs]).toBe(2);
+    expect(round[node.requests.findIndex((r) => callsOf(r).some((c) => c.method === 'eth_simulateV1'))]).toBe(2);
+    const limits = node.requests.findIndex((r) => callsOf(r).some((c) => c.method === 'eth_call' && String((c.params[0] as { data: string }).data).startsWith('0x1124959e')));
+    expect(round[limits]).toBe(3);
     const block = `0x${(await w.chain.publicClient.getBlockNumber()).toString(16)}`;
-    expect(callsOf(node.requests[3]!).map((c) => c.params[1])).toEqual([block, block]);
+    const simulatorCalls = callsOf(node.requests[limits]!).filter((c) => (c.params[0] as { from?: string }).from !== undefined);
+    expect(simulatorCalls.map((c) => c.params[1])).toEqual([block, block]);
   });
 });
