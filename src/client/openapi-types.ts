@@ -1599,6 +1599,8 @@ export interface operations {
                                 /** @description Why impersonation could not be judged: neither name() nor symbol() answered, or no code */
                                 impersonation_unavailable: string | null;
                             } | null) | ({
+                                /** @description The slot the mint's account was read at (the answer's context.slot) */
+                                block_number: number;
                                 mint_authority: string | null;
                                 freeze_authority: string | null;
                                 /** @description In the token's smallest unit */

@@ -53,6 +53,7 @@ const evmOnchain = z
 
 const solanaOnchain = z
   .object({
+    block_number: z.number().int().describe("The slot the mint's account was read at (the answer's context.slot)"),
     mint_authority: z.string().nullable(),
     freeze_authority: z.string().nullable(),
     supply: z.string().describe("In the token's smallest unit"),

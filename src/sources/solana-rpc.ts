@@ -47,6 +47,8 @@ export interface MintExtensions {
 }
 
 export interface SolanaMintEvidence {
+  /** The slot the mint's account was read at (the answer's context.slot): Solana's block_number. */
+  block_number: number;
   mint_authority: string | null;
   freeze_authority: string | null;
   /** In the token's smallest unit. */
@@ -142,7 +144,7 @@ function extensionsOf(exts: z.output<typeof extensionSchema>[]): MintExtensions 
 }
 
 /** The node's answer → the mint's evidence, or what the account is instead. Throws (a schema error) on a malformed mint. */
-export function readMint(value: z.output<typeof answer>['result']['value']): MintRead {
+export function readMint(value: z.output<typeof answer>['result']['value'], slot: string): MintRead {
   if (value === null) return { unavailable: 'the chain has no account at this address' };
   const program = Object.entries(SOLANA_PROGRAMS).find(([, id]) => id === value.owner)?.[0] as TokenProgram | undefined;
   if (typeof value.data !== 'object' || Array.isArray(value.data) || program === undefined || value.data.parsed.type !== 'mint') {
@@ -152,6 +154,7 @@ export function readMint(value: z.output<typeof answer>['result']['value']): Min
   const info = mintInfo.parse(value.data.parsed.info);
   return {
     mint: {
+      block_number: Number(slot),
       mint_authority: info.mintAuthority,
       freeze_authority: info.freezeAuthority,
       supply: info.supply,
@@ -179,7 +182,7 @@ function createSolanaRpc(ctx: SourceContext<SolanaRpcSettings>) {
     .pipe(
       answer.transform((a, check) => {
         try {
-          return readMint(a.result.value);
+          return readMint(a.result.value, a.result.context.slot);
         } catch (err) {
           // A mint whose fields are not the documented shape: the answer is malformed, not a mint we guess at.
           const issue = err instanceof z.ZodError ? err.issues[0] : undefined;

@@ -33,6 +33,8 @@ describe("a Solana mint's account, read from the chain", () => {
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getAccountInfo', params: [SOLANA_MINTS.splMint, { encoding: 'jsonParsed', commitment: 'confirmed' }] }),
     );
     expect(data.onchain).toEqual({
+      // The slot of the recorded answer's context.
+      block_number: 335501751,
       mint_authority: 'Gh9ZwEmdLJ8DscKNTkTqPbNwLNNBjuSzaG9Vp2KGtKJr',
       freeze_authority: null,
       supply: '1690580887590527729',
@@ -66,6 +68,8 @@ describe("a Solana mint's account, read from the chain", () => {
     serveGoplus();
     const { data } = await ask(SOLANA_MINTS.token2022);
     expect(data.onchain).toEqual({
+      // The slot of the recorded answer's context.
+      block_number: 335501751,
       mint_authority: '7MyTjmRygJoCuDBUtAuSugiYZFULD2SWaoUTmtjtRDzD',
       freeze_authority: '7MyTjmRygJoCuDBUtAuSugiYZFULD2SWaoUTmtjtRDzD',
       supply: '99998926239436',

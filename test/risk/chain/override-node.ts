@@ -7,7 +7,7 @@
 //   eth_simulateV1({ blockStateCalls }): snapshot, the first block's state overrides applied with hardhat_setCode
 //     and hardhat_setBalance; per block (one call each): mine up to it, its timestamp set, the call's answer read
 //     by eth_call at "pending", then the call sent as a transaction (its sender impersonated) so that the next
-//     block sees its state; revert. Answers `[{ number, timestamp, calls: [{ status, returnData }] }]`.
+//     block sees its state (not the last call: nothing sees it); revert. Answers `[{ number, timestamp, calls: [{ status, returnData }] }]`.
 // `mode` makes the node one that lacks them: 'error' answers an unknown method (eth_simulateV1) or an
 // invalid parameter (eth_call's fourth), 'ignore' drops eth_call's fourth parameter silently.
 export interface OverrideNodeMode {
@@ -59,12 +59,14 @@ export function overrideNode(rpcUrl: string, mode: () => OverrideNodeMode) {
         if (o.balance) await must('hardhat_setBalance', [address, o.balance]);
       }
       const blocks = [];
-      for (const b of spec.blockStateCalls) {
+      for (const [i, b] of spec.blockStateCalls.entries()) {
         const calls = [];
-        for (const call of b.calls) {
+        for (const [j, call] of b.calls.entries()) {
           await nextBlock(b.blockOverrides);
           const answer = await raw('eth_call', [call, 'pending']);
           calls.push(answer.error ? { status: '0x0', returnData: typeof answer.error.data === 'string' ? answer.error.data : '0x', error: answer.error } : { status: '0x1', returnData: answer.result });
+          // The last call's state is seen by no later one: not sent (the snapshot is reverted anyway).
+          if (i === spec.blockStateCalls.length - 1 && j === b.calls.length - 1) break;
           await must('hardhat_impersonateAccount', [call.from]);
           await must('hardhat_setBalance', [call.from, '0x56bc75e2d63100000']);
           const hash = (await must('eth_sendTransaction', [{ ...call, gas: '0xffffff' }])) as string;
