@@ -771,10 +771,10 @@ export interface operations {
                      *         "status": "ok",
                      *         "service": "marketgate token risk",
                      *         "version": "1.0.0",
-                     *         "uptime_s": 5
+                     *         "uptime_s": 1
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:33.957Z",
+                     *         "timestamp": "2026-12-07T13:49:02.079Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -961,9 +961,9 @@ export interface operations {
                      *         "disclaimer": "Automated risk signals from a third-party provider (GoPlus Security) and from the token's chain, combined by a published formula. Not financial advice and not an audit: a low score does not mean a token is legitimate, and a high score does not prove fraud. Signals can be missing, stale or wrong; check the raw data and do your own research."
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:33.963Z",
+                     *         "timestamp": "2026-12-07T13:49:02.084Z",
                      *         "sources": [],
-                     *         "request_id": "e5104a45-2"
+                     *         "request_id": "f197c54a-2"
                      *       }
                      *     }
                      */
@@ -1118,7 +1118,7 @@ export interface operations {
                      *               "value": true,
                      *               "weight": 10,
                      *               "risk": 1,
-                     *               "contribution": 10.2
+                     *               "contribution": 9.17
                      *             },
                      *             {
                      *               "signal": "cannot_sell_all",
@@ -1140,9 +1140,11 @@ export interface operations {
                      *             }
                      *           ],
                      *           "not_scored": [],
-                     *           "weight_total": 98,
+                     *           "unknown": [],
+                     *           "weight_total": 109,
                      *           "critical_floor_applied": true,
-                     *           "closed_source_floor_applied": false
+                     *           "closed_source_floor_applied": false,
+                     *           "unknown_sell_floor_applied": false
                      *         },
                      *         "coverage": {
                      *           "present": 28,
@@ -1196,11 +1198,16 @@ export interface operations {
                      *         "checks_not_made": [],
                      *         "malicious_addresses": null,
                      *         "onchain": {
+                     *           "block_number": 28,
                      *           "has_code": true,
                      *           "proxy": null,
                      *           "owner": {
                      *             "address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
-                     *             "renounced": false
+                     *             "renounced": false,
+                     *             "kind": "contract",
+                     *             "threshold": null,
+                     *             "owners": null,
+                     *             "min_delay_s": null
                      *           },
                      *           "owner_unavailable": null,
                      *           "simulation": {
@@ -1213,10 +1220,46 @@ export interface operations {
                      *             "transfer_ok": true,
                      *             "sell_ok": true,
                      *             "failed_step": null,
-                     *             "revert_reason": null
+                     *             "revert_reason": null,
+                     *             "trading_enabled": true,
+                     *             "max_tx": null,
+                     *             "max_wallet": null,
+                     *             "cooldown": null,
+                     *             "tax_later": null,
+                     *             "holders_sell_ok": null,
+                     *             "holders_tried": null,
+                     *             "inputs": {
+                     *               "router": "0x4752ba5dbc23f44d87826276bf6fd6b1c372ad24",
+                     *               "path": [
+                     *                 "0x4200000000000000000000000000000000000006",
+                     *                 "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"
+                     *               ],
+                     *               "amount_in": "10000000000000000",
+                     *               "from": "0xebc8486ff8be3706383f34f0db5654f8046af40f"
+                     *             }
                      *           },
-                     *           "simulation_unavailable": null
+                     *           "simulation_unavailable": null,
+                     *           "liquidity": null,
+                     *           "liquidity_unavailable": "the router 0x4752ba5dbc23f44d87826276bf6fd6b1c372ad24 did not answer factory()",
+                     *           "capabilities": [],
+                     *           "capabilities_unavailable": null,
+                     *           "impersonation": null,
+                     *           "impersonation_unavailable": null
                      *         },
+                     *         "data_gaps": [
+                     *           {
+                     *             "signal": "max_tx",
+                     *             "reason": "the limits simulation could not run: the recorded world has no answer for eth_call"
+                     *           },
+                     *           {
+                     *             "signal": "tax_later",
+                     *             "reason": "the node ran neither eth_simulateV1 nor eth_call with a block override (the recorded world has no answer for eth_call)"
+                     *           },
+                     *           {
+                     *             "signal": "holders_sell",
+                     *             "reason": "the token's Transfer logs of the last 1000 blocks could not be read: the recorded world has no answer for eth_getLogs"
+                     *           }
+                     *         ],
                      *         "onchain_unavailable": null,
                      *         "disagreements": [
                      *           {
@@ -1329,17 +1372,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.121Z",
+                     *         "timestamp": "2026-12-07T13:49:02.115Z",
                      *         "sources": [
                      *           {
                      *             "provider": "goplus",
-                     *             "fetched_at": "2026-12-07T06:50:34.069Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.103Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T06:50:34.120Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.113Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -1731,10 +1774,10 @@ export interface operations {
                      *         "status": "ok",
                      *         "service": "marketgate market data",
                      *         "version": "1.0.0-mvp",
-                     *         "uptime_s": 5
+                     *         "uptime_s": 1
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.123Z",
+                     *         "timestamp": "2026-12-07T13:49:02.116Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -1884,13 +1927,13 @@ export interface operations {
                      *             "docs": "https://docs.gopluslabs.io/reference/api-overview",
                      *             "notes": "Keyless works with a low limit (about 30 calls/min); errors arrive as HTTP 200 with code != 1 (4029 = rate limited, 2 = data pending).",
                      *             "status": "ok",
-                     *             "last_success_at": "2026-12-07T06:50:34.069Z",
+                     *             "last_success_at": "2026-12-07T13:49:02.103Z",
                      *             "last_error": null,
                      *             "recent": {
                      *               "calls": 1,
                      *               "failures": 0,
-                     *               "latency_ms_p50": 99.6,
-                     *               "latency_ms_max": 99.6
+                     *               "latency_ms_p50": 15.3,
+                     *               "latency_ms_max": 15.3
                      *             },
                      *             "breaker": {
                      *               "state": "closed",
@@ -1982,14 +2025,14 @@ export interface operations {
                      *         "cache": {
                      *           "upstream": {
                      *             "entries": 2,
-                     *             "bytes": 9210,
+                     *             "bytes": 11530,
                      *             "max_bytes": 50331648,
                      *             "evicted": 0,
                      *             "expired": 0
                      *           },
                      *           "answers": {
                      *             "entries": 1,
-                     *             "bytes": 25812,
+                     *             "bytes": 30072,
                      *             "max_bytes": 16777216,
                      *             "evicted": 0,
                      *             "expired": 0
@@ -1997,7 +2040,7 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.148Z",
+                     *         "timestamp": "2026-12-07T13:49:02.124Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -2316,7 +2359,7 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.157Z",
+                     *         "timestamp": "2026-12-07T13:49:02.140Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -2459,11 +2502,11 @@ export interface operations {
                      *         "as_of": "2017-07-12T14:31:39.040Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.168Z",
+                     *         "timestamp": "2026-12-07T13:49:02.144Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:34.168Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.144Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2611,7 +2654,7 @@ export interface operations {
                      *         "currency": "USDT",
                      *         "candles": [
                      *           {
-                     *             "time": "2026-12-06T07:00:00.000Z",
+                     *             "time": "2026-12-06T14:00:00.000Z",
                      *             "open": 34139.06,
                      *             "high": 34240.42,
                      *             "low": 33967.19,
@@ -2619,7 +2662,7 @@ export interface operations {
                      *             "volume": 811.11699
                      *           },
                      *           {
-                     *             "time": "2026-12-06T08:00:00.000Z",
+                     *             "time": "2026-12-06T15:00:00.000Z",
                      *             "open": 34103.05,
                      *             "high": 34205.18,
                      *             "low": 33851.32,
@@ -2627,7 +2670,7 @@ export interface operations {
                      *             "volume": 861.26533
                      *           },
                      *           {
-                     *             "time": "2026-12-06T09:00:00.000Z",
+                     *             "time": "2026-12-06T16:00:00.000Z",
                      *             "open": 33972.92,
                      *             "high": 34052.01,
                      *             "low": 33619.01,
@@ -2637,11 +2680,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.186Z",
+                     *         "timestamp": "2026-12-07T13:49:02.148Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:34.185Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.147Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2835,11 +2878,11 @@ export interface operations {
                      *         "as_of": "2022-06-04T00:30:25.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.197Z",
+                     *         "timestamp": "2026-12-07T13:49:02.151Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kraken",
-                     *             "fetched_at": "2026-12-07T06:50:34.197Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.150Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3045,17 +3088,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.300Z",
+                     *         "timestamp": "2026-12-07T13:49:02.164Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T06:50:34.235Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.158Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "bybit",
-                     *             "fetched_at": "2026-12-07T06:50:34.245Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.158Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3313,11 +3356,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.322Z",
+                     *         "timestamp": "2026-12-07T13:49:02.169Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T06:50:34.321Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.168Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3558,33 +3601,33 @@ export interface operations {
                      *         "perp_as_of": "2026-07-06T03:16:28.007Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.332Z",
+                     *         "timestamp": "2026-12-07T13:49:02.170Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:34.168Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.144Z",
                      *             "cached": true,
-                     *             "age_s": 0.2
+                     *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T06:50:34.235Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.158Z",
                      *             "cached": true,
-                     *             "age_s": 0.1
+                     *             "age_s": 0
                      *           }
                      *         ],
                      *         "legs": {
                      *           "spot": {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:34.168Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.144Z",
                      *             "as_of": "2017-07-12T14:31:39.040Z"
                      *           },
                      *           "perp": {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T06:50:34.235Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.158Z",
                      *             "as_of": "2026-07-06T03:16:28.007Z"
                      *           },
-                     *           "fetched_apart_s": 0.067
+                     *           "fetched_apart_s": 0.014
                      *         }
                      *       }
                      *     }
@@ -3747,11 +3790,11 @@ export interface operations {
                      *         "change_24h_pct": 3.70375133425
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:34.335Z",
+                     *         "timestamp": "2026-12-07T13:49:02.172Z",
                      *         "sources": [
                      *           {
                      *             "provider": "hyperliquid",
-                     *             "fetched_at": "2026-12-07T06:50:34.335Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.172Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3918,11 +3961,11 @@ export interface operations {
                      *         "block_number": 32
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.088Z",
+                     *         "timestamp": "2026-12-07T13:49:02.410Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:35.088Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.410Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4073,11 +4116,11 @@ export interface operations {
                      *         "balance": "1.5"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.151Z",
+                     *         "timestamp": "2026-12-07T13:49:02.417Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:35.151Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.417Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4225,11 +4268,11 @@ export interface operations {
                      *         "pending": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.182Z",
+                     *         "timestamp": "2026-12-07T13:49:02.420Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T06:50:35.182Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.420Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4376,11 +4419,11 @@ export interface operations {
                      *         "base_fee_per_gas_gwei": "0.024777172"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.197Z",
+                     *         "timestamp": "2026-12-07T13:49:02.422Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:35.197Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.421Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4540,11 +4583,11 @@ export interface operations {
                      *         "log_count": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:35.275Z",
+                     *         "timestamp": "2026-12-07T13:49:02.424Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:35.203Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.424Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4703,11 +4746,11 @@ export interface operations {
                      *         "address": "0x60AE81f75f8c397e09d6881da13e0954DbeB8c61"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.450Z",
+                     *         "timestamp": "2026-12-07T13:49:02.629Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:36.450Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.629Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4897,11 +4940,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.547Z",
+                     *         "timestamp": "2026-12-07T13:49:02.676Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T06:50:36.526Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.657Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5108,11 +5151,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.578Z",
+                     *         "timestamp": "2026-12-07T13:49:02.705Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T06:50:36.577Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.689Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5317,11 +5360,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.606Z",
+                     *         "timestamp": "2026-12-07T13:49:02.713Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T06:50:36.606Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.712Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5555,7 +5598,7 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.610Z",
+                     *         "timestamp": "2026-12-07T13:49:02.717Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -5749,11 +5792,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.631Z",
+                     *         "timestamp": "2026-12-07T13:49:02.719Z",
                      *         "sources": [
                      *           {
                      *             "provider": "treasury",
-                     *             "fetched_at": "2026-12-07T06:50:36.631Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.719Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6007,11 +6050,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.675Z",
+                     *         "timestamp": "2026-12-07T13:49:02.722Z",
                      *         "sources": [
                      *           {
                      *             "provider": "nasdaq",
-                     *             "fetched_at": "2026-12-07T06:50:36.674Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.722Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6197,11 +6240,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T00:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:36.862Z",
+                     *         "timestamp": "2026-12-07T13:49:02.730Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:36.767Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.730Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6380,7 +6423,7 @@ export interface operations {
                      *             "ce": 37966.14,
                      *             "size": 456.9,
                      *             "size_pct": 1.2034407501,
-                     *             "formed_at": "2026-11-04T00:00:00.000Z",
+                     *             "formed_at": "2026-11-04T08:00:00.000Z",
                      *             "age_candles": 197,
                      *             "status": "filled",
                      *             "fill_pct": 100,
@@ -6393,7 +6436,7 @@ export interface operations {
                      *             "ce": 38178.725,
                      *             "size": 77.51,
                      *             "size_pct": 0.203018827894,
-                     *             "formed_at": "2026-11-04T20:00:00.000Z",
+                     *             "formed_at": "2026-11-05T04:00:00.000Z",
                      *             "age_candles": 192,
                      *             "status": "unfilled",
                      *             "fill_pct": 0,
@@ -6406,7 +6449,7 @@ export interface operations {
                      *             "ce": 37994.345,
                      *             "size": 74.13,
                      *             "size_pct": 0.195107982517,
-                     *             "formed_at": "2026-11-05T00:00:00.000Z",
+                     *             "formed_at": "2026-11-05T08:00:00.000Z",
                      *             "age_candles": 191,
                      *             "status": "unfilled",
                      *             "fill_pct": 0,
@@ -6420,21 +6463,21 @@ export interface operations {
                      *           "ce": 32594.005,
                      *           "size": 177.91,
                      *           "size_pct": 0.545836573321,
-                     *           "formed_at": "2026-12-06T20:00:00.000Z",
+                     *           "formed_at": "2026-12-07T04:00:00.000Z",
                      *           "age_candles": 0,
                      *           "status": "unfilled",
                      *           "fill_pct": 0,
                      *           "distance_pct": 0.924385846328
                      *         },
                      *         "nearest_unfilled_below": null,
-                     *         "as_of": "2026-12-07T04:00:00.000Z"
+                     *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.053Z",
+                     *         "timestamp": "2026-12-07T13:49:02.743Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:37.052Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.742Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6687,34 +6730,34 @@ export interface operations {
                      *         "buy_side": [
                      *           {
                      *             "price": 38631.54,
-                     *             "formed_at": "2026-11-29T03:00:00.000Z",
+                     *             "formed_at": "2026-11-29T10:00:00.000Z",
                      *             "status": "untaken"
                      *           },
                      *           {
                      *             "price": 36767.43,
-                     *             "formed_at": "2026-11-29T14:00:00.000Z",
+                     *             "formed_at": "2026-11-29T21:00:00.000Z",
                      *             "status": "untaken"
                      *           },
                      *           {
                      *             "price": 36124.64,
-                     *             "formed_at": "2026-11-30T05:00:00.000Z",
+                     *             "formed_at": "2026-11-30T12:00:00.000Z",
                      *             "status": "taken"
                      *           }
                      *         ],
                      *         "sell_side": [
                      *           {
                      *             "price": 35628.43,
-                     *             "formed_at": "2026-11-29T10:00:00.000Z",
-                     *             "status": "taken"
-                     *           },
-                     *           {
-                     *             "price": 35180.7,
                      *             "formed_at": "2026-11-29T17:00:00.000Z",
                      *             "status": "taken"
                      *           },
                      *           {
+                     *             "price": 35180.7,
+                     *             "formed_at": "2026-11-30T00:00:00.000Z",
+                     *             "status": "taken"
+                     *           },
+                     *           {
                      *             "price": 34836.05,
-                     *             "formed_at": "2026-11-29T22:00:00.000Z",
+                     *             "formed_at": "2026-11-30T05:00:00.000Z",
                      *             "status": "taken"
                      *           }
                      *         ],
@@ -6725,23 +6768,23 @@ export interface operations {
                      *         "nearest_untaken_above": {
                      *           "side": "buy_side",
                      *           "price": 33481.23,
-                     *           "formed_at": "2026-12-07T01:00:00.000Z",
+                     *           "formed_at": "2026-12-07T08:00:00.000Z",
                      *           "distance_pct": 3.95531079416
                      *         },
                      *         "nearest_untaken_below": {
                      *           "side": "sell_side",
                      *           "price": 31766.46,
-                     *           "formed_at": "2026-12-03T16:00:00.000Z",
+                     *           "formed_at": "2026-12-03T23:00:00.000Z",
                      *           "distance_pct": -1.36884988604
                      *         },
-                     *         "as_of": "2026-12-07T06:00:00.000Z"
+                     *         "as_of": "2026-12-07T13:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.086Z",
+                     *         "timestamp": "2026-12-07T13:49:02.752Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:37.082Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.749Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7017,14 +7060,14 @@ export interface operations {
                      *           "nearest_untaken_below": 31766.46
                      *         },
                      *         "candles_analysed": 500,
-                     *         "as_of": "2026-12-07T04:00:00.000Z"
+                     *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.148Z",
+                     *         "timestamp": "2026-12-07T13:49:02.773Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T06:50:37.117Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.768Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7246,11 +7289,11 @@ export interface operations {
                      *         "realized_volatility_as_of": "2019-02-15T11:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.175Z",
+                     *         "timestamp": "2026-12-07T13:49:02.777Z",
                      *         "sources": [
                      *           {
                      *             "provider": "deribit",
-                     *             "fetched_at": "2026-12-07T06:50:37.173Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.776Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7414,11 +7457,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.198Z",
+                     *         "timestamp": "2026-12-07T13:49:02.779Z",
                      *         "sources": [
                      *           {
                      *             "provider": "defillama",
-                     *             "fetched_at": "2026-12-07T06:50:37.198Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.779Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7626,11 +7669,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.222Z",
+                     *         "timestamp": "2026-12-07T13:49:02.782Z",
                      *         "sources": [
                      *           {
                      *             "provider": "alternative.me",
-                     *             "fetched_at": "2026-12-07T06:50:37.222Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.782Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7761,11 +7804,11 @@ export interface operations {
                      *         "as_of": "2024-04-07T18:00:55.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.242Z",
+                     *         "timestamp": "2026-12-07T13:49:02.784Z",
                      *         "sources": [
                      *           {
                      *             "provider": "coingecko",
-                     *             "fetched_at": "2026-12-07T06:50:37.241Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.784Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7907,11 +7950,11 @@ export interface operations {
                      *         "method": "eth_feeHistory"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T06:50:37.297Z",
+                     *         "timestamp": "2026-12-07T13:49:02.786Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T06:50:37.295Z",
+                     *             "fetched_at": "2026-12-07T13:49:02.785Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
