@@ -3,8 +3,9 @@
 //   round 2: the token's recent Transfer logs (their recipients are the holder candidates, alone in their
 //            request: a popular token's logs are large), the taxes again in a later block (eth_simulateV1) and
 //            the cooldown check (two later blocks, eth_simulateV1);
-//   round 3: the limits (bisection) and the 3 largest holders' sells, the simulator placed at the candidates;
-//            the later taxes by eth_call's block override when the node had no eth_simulateV1.
+//   round 3: the limits (bisection) and the 3 largest holders' sells, the simulator placed at the candidates,
+//            as soon as the logs are in; the later taxes by eth_call's block override when the node had no
+//            eth_simulateV1, as soon as it said so.
 // Every value that could not be read is null, and its reason is a gap ({ signal, reason }).
 import { UpstreamError } from '../lib/errors.ts';
 import { env } from '../lib/env.ts';
@@ -93,28 +94,34 @@ export async function readRestrictions(rpc: RpcCall, input: RestrictionInput): P
   const later: LaterBlock = { number: block.number + BigInt(settings.laterBlocks), time: block.time + BigInt(LATER_S) };
   const soft = (p: Promise<RpcAnswer>) => p.catch((err: unknown): RpcAnswer => ({ error: { code: 0, message: err instanceof UpstreamError ? err.message : String(err) } }));
 
-  // Round 2.
+  // Round 2: the logs (alone), the later block and the cooldown blocks.
   const fromBlock = block.number >= BigInt(settings.logBlocks) ? block.number - BigInt(settings.logBlocks) + 1n : 0n;
-  const [logs, laterV1, cooldownV1] = await Promise.all([
-    soft(rpc('eth_getLogs', [{ address: market.token, topics: [TRANSFER_TOPIC], fromBlock: `0x${fromBlock.toString(16)}`, toBlock: `0x${block.number.toString(16)}` }], { alone: true })),
-    soft(rpc('eth_simulateV1', simulateV1Params([{ block: later, call: simulateLaterCall(market) }], overrides, block.number))),
-    soft(rpc('eth_simulateV1', simulateV1Params(cooldownBlocks(block, market), overrides, block.number))),
-  ]);
-  // The pair, the router, the token and the wrapped coin are not holders to place code at (a swap needs theirs).
-  const notHolders = new Set([first.pair, market.router, market.token, market.wrappedNative].map((a) => a.toLowerCase()));
-  const candidates = holderCandidates(logs, gap, settings.logBlocks)?.filter((a) => !notHolders.has(a)) ?? null;
+  const logsAnswer = soft(rpc('eth_getLogs', [{ address: market.token, topics: [TRANSFER_TOPIC], fromBlock: hex(fromBlock), toBlock: hex(block.number) }], { alone: true }));
+  const laterV1Answer = soft(rpc('eth_simulateV1', simulateV1Params([{ block: later, call: simulateLaterCall(market) }], overrides, block.number)));
+  const cooldownAnswer = soft(rpc('eth_simulateV1', simulateV1Params(cooldownBlocks(block, market), overrides, block.number)));
 
-  // Round 3.
-  const v1Later = 'result' in laterV1 ? readSimulateV1(laterV1.result, 1) : null;
+  // Round 3, each part as soon as what it needs is in: the limits and the holders' sells after the logs (the
+  // pair, the router, the token and the wrapped coin are no holders to place code at: a swap needs theirs);
+  // the later block by eth_call after an eth_simulateV1 that did not run.
   const sellAmount = first.buyReceived;
-  const withCandidates = restrictionOverrides(code, candidates ?? []);
-  const [limitsAnswer, holdersAnswer, callLater] = await Promise.all([
-    soft(rpc('eth_call', [limitsCall(market, candidates ?? []), hex(block.number), withCandidates])),
-    candidates !== null && candidates.length > 0 && sellAmount > 0n
-      ? soft(rpc('eth_call', [holderSellsCall(market, candidates, owner ?? '0x0000000000000000000000000000000000000000', sellAmount), hex(block.number), withCandidates]))
-      : null,
-    v1Later === null ? soft(rpc('eth_call', callWithBlockParams(simulateLaterCall(market), overrides, block.number, later))) : null,
-  ]);
+  const notHolders = new Set([first.pair, market.router, market.token, market.wrappedNative].map((a) => a.toLowerCase()));
+  const afterLogs = logsAnswer.then(async (logs) => {
+    const candidates = holderCandidates(logs, gap, settings.logBlocks)?.filter((a) => !notHolders.has(a)) ?? null;
+    const withCandidates = restrictionOverrides(code, candidates ?? []);
+    const [limitsAnswer, holdersAnswer] = await Promise.all([
+      soft(rpc('eth_call', [limitsCall(market, candidates ?? []), hex(block.number), withCandidates])),
+      candidates !== null && candidates.length > 0 && sellAmount > 0n
+        ? soft(rpc('eth_call', [holderSellsCall(market, candidates, owner ?? '0x0000000000000000000000000000000000000000', sellAmount), hex(block.number), withCandidates]))
+        : null,
+    ]);
+    return { candidates, limitsAnswer, holdersAnswer };
+  });
+  const afterLater = laterV1Answer.then(async (answer) => {
+    const v1Later = 'result' in answer ? readSimulateV1(answer.result, 1) : null;
+    const callLater = v1Later === null ? await soft(rpc('eth_call', callWithBlockParams(simulateLaterCall(market), overrides, block.number, later))) : null;
+    return { v1Later, callLater };
+  });
+  const [{ candidates, limitsAnswer, holdersAnswer }, { v1Later, callLater }, cooldownV1] = await Promise.all([afterLogs, afterLater, cooldownAnswer]);
 
   const limits = 'result' in limitsAnswer && typeof limitsAnswer.result === 'string' ? decodeLimits(limitsAnswer.result) : null;
   if (limits === null) gap('max_tx', `the limits simulation could not run: ${errorOf(limitsAnswer)}`);
