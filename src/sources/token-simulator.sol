@@ -297,6 +297,12 @@ contract TokenSimulator {
         return _gain(IERC20Min(m.token).balanceOf(to), before);
     }
 
+    /** A buy of `tokensOut` into `to` that stays (unlike a probe's); reverts when the buy does. */
+    function buyInto(address router, address wrapped, address token, address to, uint256 tokensOut) external {
+        require(msg.sender == address(this));
+        _buyExact(Market(router, wrapped, token), to, tokensOut);
+    }
+
     /** Moves `amount` of `token` held here to `to`; reverts when the token refuses. */
     function give(address token, address to, uint256 amount) external {
         (bool ok, bytes memory data) = token.call(abi.encodeWithSelector(0xa9059cbb, to, amount));
@@ -313,8 +319,11 @@ contract TokenSimulator {
         uint256 held = 0;
         for (uint256 i = 0; i < CHUNKS && held < depth; i++) {
             uint256 size = depth - held < chunk ? depth - held : chunk;
-            if (_probe(0, m, address(0), wallet, size)) {
-                _buyExact(m, wallet, size);
+            bool bought;
+            try this.buyInto(router, wrapped, token, wallet, size) {
+                bought = true;
+            } catch {}
+            if (bought) {
                 held = IERC20Min(token).balanceOf(wallet);
                 continue;
             }
