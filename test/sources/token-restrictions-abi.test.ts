@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { compileTokenSimulator } from '../../scripts/compile-token-simulator.ts';
 import { callWithBlockParams, readSimulateV1, simulateV1Params } from '../../src/sources/block-override.ts';
 import { batchingRpc, type RpcRequest } from '../../src/sources/rpc-batch.ts';
+import { JSON_RPC_BATCH } from '../../src/upstream/json-rpc.ts';
 import {
   cooldownCalls,
   decodeBool,
@@ -122,5 +123,16 @@ describe('batched JSON-RPC', () => {
     const [a, b] = await Promise.allSettled([partial('eth_a', []), partial('eth_b', [])]);
     expect(a).toEqual({ status: 'fulfilled', value: { jsonrpc: '2.0', id: 1, result: '0x1' } });
     expect(b).toMatchObject({ status: 'rejected', reason: { message: 'rpc:test answered a batch without the answer to eth_b' } });
+  });
+
+  it("a batch's items are answers each (a missing method fails its call only); a rate limit or a single answer to a batch fails it", () => {
+    const missing = { jsonrpc: '2.0', id: 2, error: { code: -32601, message: 'the method eth_simulateV1 does not exist/is not available' } };
+    const revert = { jsonrpc: '2.0', id: 3, error: { code: 3, message: 'execution reverted' } };
+    expect(JSON_RPC_BATCH.classify([{ jsonrpc: '2.0', id: 1, result: '0x1' }, missing, revert], 200)).toBeUndefined();
+    expect(JSON_RPC_BATCH.classify([missing, { jsonrpc: '2.0', id: 4, error: { code: -32005, message: 'limit exceeded' } }], 200)).toMatchObject({ kind: 'rate_limited' });
+    expect(JSON_RPC_BATCH.classify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } }, 200)).toEqual({
+      kind: 'provider_error',
+      detail: 'JSON-RPC error -32600 (batch requests are not supported)',
+    });
   });
 });
