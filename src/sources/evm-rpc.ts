@@ -242,7 +242,7 @@ function rpcSource<const K extends string>(key: K, chain: EvmChain<EvmNetworkNam
     docs: 'https://ethereum.org/en/developers/docs/apis/json-rpc/',
     notes:
       `Default ${chain.defaultRpc}${chain.rpcSource ? ` (${chain.rpcSource})` : ''}: a keyless public endpoint with no SLA; set ${variable} to your own node or provider for production. ` +
-      (chain.dex.router ? `Token simulation through ${chain.dex.name} (${chain.dex.source}); it needs eth_call state overrides.` : `No default token simulation router: ${chain.dex.source}.`),
+      (chain.dex.router ? `Token simulation through ${chain.dex.name} (${chain.dex.source}); it needs eth_call state overrides, and eth_simulateV1 or eth_call's block override for the later-block checks.` : `No default token simulation router: ${chain.dex.source}.`),
     env: {
       [variable]: env.url(chain.defaultRpc, `JSON-RPC endpoint of ${chain.viem.name} (chain id ${chain.id}).`),
       ...CHAIN_TTL_ENV,

@@ -136,7 +136,7 @@ export async function readRestrictions(rpc: RpcCall, input: RestrictionInput): P
   if (holders !== null && holders.length === 0) gap('holders_sell', 'no holder in the recent Transfer logs but the pair, the owner and burn addresses');
   const restrictions: Restrictions = {
     trading_enabled: tradingEnabled,
-    max_tx: limits === null ? null : maxTx(limits, gap),
+    max_tx: limits === null ? null : maxTx(limits, gap, candidates !== null),
     max_wallet: limits === null ? null : maxWallet(limits, gap),
     cooldown: cooldown(cooldownV1, gap),
     tax_later: taxLater(v1Later, callLater, later, settings, gap),
@@ -193,14 +193,14 @@ function holderCandidates(logs: RpcAnswer, gap: (s: string, r: string) => void, 
   return [...received.entries()].sort((a, b) => (b[1] > a[1] ? 1 : b[1] < a[1] ? -1 : 0)).slice(0, HOLDER_CANDIDATES).map(([a]) => a);
 }
 
-function maxTx(l: Limits, gap: (s: string, r: string) => void): Restrictions['max_tx'] {
+function maxTx(l: Limits, gap: (s: string, r: string) => void, logsRead: boolean): Restrictions['max_tx'] {
   if (l.depth === 0n) {
     gap('max_tx', 'the pair holds too little of the token to try trades of different sizes');
     return null;
   }
   const buy = l.maxBuy > 0n && l.maxBuy < l.depth ? l.maxBuy : null;
   let sell: bigint | null = null;
-  if (l.sellCeiling === 0n) gap('max_tx_sell', 'no holder found in the recent Transfer logs to fund sells of different sizes');
+  if (l.sellCeiling === 0n) gap('max_tx_sell', logsRead ? 'no holder found in the recent Transfer logs to fund sells of different sizes' : 'the Transfer logs could not be read: no holder to fund sells of different sizes');
   else if (l.sellUnfunded) gap('max_tx_sell', 'the largest holder could not move tokens to the seller (a transfer limit or a wallet limit): sells of every size could not be tried');
   else if (l.maxSell > 0n && l.maxSell < l.sellCeiling) sell = l.maxSell;
   if (buy === null && sell === null) return null;
