@@ -771,10 +771,10 @@ export interface operations {
                      *         "status": "ok",
                      *         "service": "marketgate token risk",
                      *         "version": "1.0.0",
-                     *         "uptime_s": 1
+                     *         "uptime_s": 2
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.079Z",
+                     *         "timestamp": "2026-12-07T14:04:36.106Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -961,9 +961,9 @@ export interface operations {
                      *         "disclaimer": "Automated risk signals from a third-party provider (GoPlus Security) and from the token's chain, combined by a published formula. Not financial advice and not an audit: a low score does not mean a token is legitimate, and a high score does not prove fraud. Signals can be missing, stale or wrong; check the raw data and do your own research."
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.084Z",
+                     *         "timestamp": "2026-12-07T14:04:36.115Z",
                      *         "sources": [],
-                     *         "request_id": "f197c54a-2"
+                     *         "request_id": "b4edf28a-2"
                      *       }
                      *     }
                      */
@@ -1252,12 +1252,12 @@ export interface operations {
                      *             "reason": "the limits simulation could not run: the recorded world has no answer for eth_call"
                      *           },
                      *           {
-                     *             "signal": "tax_later",
-                     *             "reason": "the node ran neither eth_simulateV1 nor eth_call with a block override (the recorded world has no answer for eth_call)"
+                     *             "signal": "max_wallet",
+                     *             "reason": "the limits simulation could not run: the recorded world has no answer for eth_call"
                      *           },
                      *           {
-                     *             "signal": "holders_sell",
-                     *             "reason": "the token's Transfer logs of the last 1000 blocks could not be read: the recorded world has no answer for eth_getLogs"
+                     *             "signal": "tax_later",
+                     *             "reason": "the node ran neither eth_simulateV1 nor eth_call with a block override (the recorded world has no answer for eth_call)"
                      *           }
                      *         ],
                      *         "onchain_unavailable": null,
@@ -1372,17 +1372,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.115Z",
+                     *         "timestamp": "2026-12-07T14:04:36.188Z",
                      *         "sources": [
                      *           {
                      *             "provider": "goplus",
-                     *             "fetched_at": "2026-12-07T13:49:02.103Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.167Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T13:49:02.113Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.185Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -1774,10 +1774,10 @@ export interface operations {
                      *         "status": "ok",
                      *         "service": "marketgate market data",
                      *         "version": "1.0.0-mvp",
-                     *         "uptime_s": 1
+                     *         "uptime_s": 2
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.116Z",
+                     *         "timestamp": "2026-12-07T14:04:36.191Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -1927,13 +1927,13 @@ export interface operations {
                      *             "docs": "https://docs.gopluslabs.io/reference/api-overview",
                      *             "notes": "Keyless works with a low limit (about 30 calls/min); errors arrive as HTTP 200 with code != 1 (4029 = rate limited, 2 = data pending).",
                      *             "status": "ok",
-                     *             "last_success_at": "2026-12-07T13:49:02.103Z",
+                     *             "last_success_at": "2026-12-07T14:04:36.167Z",
                      *             "last_error": null,
                      *             "recent": {
                      *               "calls": 1,
                      *               "failures": 0,
-                     *               "latency_ms_p50": 15.3,
-                     *               "latency_ms_max": 15.3
+                     *               "latency_ms_p50": 44.8,
+                     *               "latency_ms_max": 44.8
                      *             },
                      *             "breaker": {
                      *               "state": "closed",
@@ -2025,14 +2025,14 @@ export interface operations {
                      *         "cache": {
                      *           "upstream": {
                      *             "entries": 2,
-                     *             "bytes": 11530,
+                     *             "bytes": 11738,
                      *             "max_bytes": 50331648,
                      *             "evicted": 0,
                      *             "expired": 0
                      *           },
                      *           "answers": {
                      *             "entries": 1,
-                     *             "bytes": 30072,
+                     *             "bytes": 30426,
                      *             "max_bytes": 16777216,
                      *             "evicted": 0,
                      *             "expired": 0
@@ -2040,7 +2040,7 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.124Z",
+                     *         "timestamp": "2026-12-07T14:04:36.204Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -2359,7 +2359,7 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.140Z",
+                     *         "timestamp": "2026-12-07T14:04:36.213Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -2502,11 +2502,11 @@ export interface operations {
                      *         "as_of": "2017-07-12T14:31:39.040Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.144Z",
+                     *         "timestamp": "2026-12-07T14:04:36.221Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:49:02.144Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.221Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2654,7 +2654,7 @@ export interface operations {
                      *         "currency": "USDT",
                      *         "candles": [
                      *           {
-                     *             "time": "2026-12-06T14:00:00.000Z",
+                     *             "time": "2026-12-06T15:00:00.000Z",
                      *             "open": 34139.06,
                      *             "high": 34240.42,
                      *             "low": 33967.19,
@@ -2662,7 +2662,7 @@ export interface operations {
                      *             "volume": 811.11699
                      *           },
                      *           {
-                     *             "time": "2026-12-06T15:00:00.000Z",
+                     *             "time": "2026-12-06T16:00:00.000Z",
                      *             "open": 34103.05,
                      *             "high": 34205.18,
                      *             "low": 33851.32,
@@ -2670,7 +2670,7 @@ export interface operations {
                      *             "volume": 861.26533
                      *           },
                      *           {
-                     *             "time": "2026-12-06T16:00:00.000Z",
+                     *             "time": "2026-12-06T17:00:00.000Z",
                      *             "open": 33972.92,
                      *             "high": 34052.01,
                      *             "low": 33619.01,
@@ -2680,11 +2680,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.148Z",
+                     *         "timestamp": "2026-12-07T14:04:36.228Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:49:02.147Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.228Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2878,11 +2878,11 @@ export interface operations {
                      *         "as_of": "2022-06-04T00:30:25.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.151Z",
+                     *         "timestamp": "2026-12-07T14:04:36.234Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kraken",
-                     *             "fetched_at": "2026-12-07T13:49:02.150Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.233Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3088,17 +3088,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.164Z",
+                     *         "timestamp": "2026-12-07T14:04:36.286Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T13:49:02.158Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.269Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "bybit",
-                     *             "fetched_at": "2026-12-07T13:49:02.158Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.270Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3356,11 +3356,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.169Z",
+                     *         "timestamp": "2026-12-07T14:04:36.298Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T13:49:02.168Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.296Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3601,17 +3601,17 @@ export interface operations {
                      *         "perp_as_of": "2026-07-06T03:16:28.007Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.170Z",
+                     *         "timestamp": "2026-12-07T14:04:36.301Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:49:02.144Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.221Z",
                      *             "cached": true,
-                     *             "age_s": 0
+                     *             "age_s": 0.1
                      *           },
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T13:49:02.158Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.269Z",
                      *             "cached": true,
                      *             "age_s": 0
                      *           }
@@ -3619,15 +3619,15 @@ export interface operations {
                      *         "legs": {
                      *           "spot": {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:49:02.144Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.221Z",
                      *             "as_of": "2017-07-12T14:31:39.040Z"
                      *           },
                      *           "perp": {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T13:49:02.158Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.269Z",
                      *             "as_of": "2026-07-06T03:16:28.007Z"
                      *           },
-                     *           "fetched_apart_s": 0.014
+                     *           "fetched_apart_s": 0.048
                      *         }
                      *       }
                      *     }
@@ -3790,11 +3790,11 @@ export interface operations {
                      *         "change_24h_pct": 3.70375133425
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.172Z",
+                     *         "timestamp": "2026-12-07T14:04:36.307Z",
                      *         "sources": [
                      *           {
                      *             "provider": "hyperliquid",
-                     *             "fetched_at": "2026-12-07T13:49:02.172Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.307Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3961,11 +3961,11 @@ export interface operations {
                      *         "block_number": 32
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.410Z",
+                     *         "timestamp": "2026-12-07T14:04:36.884Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:49:02.410Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.884Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4116,11 +4116,11 @@ export interface operations {
                      *         "balance": "1.5"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.417Z",
+                     *         "timestamp": "2026-12-07T14:04:36.907Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:49:02.417Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.906Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4268,11 +4268,11 @@ export interface operations {
                      *         "pending": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.420Z",
+                     *         "timestamp": "2026-12-07T14:04:36.917Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T13:49:02.420Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.917Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4419,11 +4419,11 @@ export interface operations {
                      *         "base_fee_per_gas_gwei": "0.024777172"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.422Z",
+                     *         "timestamp": "2026-12-07T14:04:36.923Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:49:02.421Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.923Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4583,11 +4583,11 @@ export interface operations {
                      *         "log_count": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.424Z",
+                     *         "timestamp": "2026-12-07T14:04:36.931Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:49:02.424Z",
+                     *             "fetched_at": "2026-12-07T14:04:36.929Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4746,11 +4746,11 @@ export interface operations {
                      *         "address": "0x60AE81f75f8c397e09d6881da13e0954DbeB8c61"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.629Z",
+                     *         "timestamp": "2026-12-07T14:04:38.170Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:49:02.629Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.170Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4940,11 +4940,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.676Z",
+                     *         "timestamp": "2026-12-07T14:04:38.275Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T13:49:02.657Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.225Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5151,11 +5151,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.705Z",
+                     *         "timestamp": "2026-12-07T14:04:38.346Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T13:49:02.689Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.334Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5360,11 +5360,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.713Z",
+                     *         "timestamp": "2026-12-07T14:04:38.374Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T13:49:02.712Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.367Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5598,7 +5598,7 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.717Z",
+                     *         "timestamp": "2026-12-07T14:04:38.383Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -5792,11 +5792,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.719Z",
+                     *         "timestamp": "2026-12-07T14:04:38.424Z",
                      *         "sources": [
                      *           {
                      *             "provider": "treasury",
-                     *             "fetched_at": "2026-12-07T13:49:02.719Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.424Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6050,11 +6050,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.722Z",
+                     *         "timestamp": "2026-12-07T14:04:38.438Z",
                      *         "sources": [
                      *           {
                      *             "provider": "nasdaq",
-                     *             "fetched_at": "2026-12-07T13:49:02.722Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.437Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6240,11 +6240,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T00:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.730Z",
+                     *         "timestamp": "2026-12-07T14:04:38.476Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:49:02.730Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.474Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6473,11 +6473,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.743Z",
+                     *         "timestamp": "2026-12-07T14:04:38.494Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:49:02.742Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.491Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6730,34 +6730,34 @@ export interface operations {
                      *         "buy_side": [
                      *           {
                      *             "price": 38631.54,
-                     *             "formed_at": "2026-11-29T10:00:00.000Z",
+                     *             "formed_at": "2026-11-29T11:00:00.000Z",
                      *             "status": "untaken"
                      *           },
                      *           {
                      *             "price": 36767.43,
-                     *             "formed_at": "2026-11-29T21:00:00.000Z",
+                     *             "formed_at": "2026-11-29T22:00:00.000Z",
                      *             "status": "untaken"
                      *           },
                      *           {
                      *             "price": 36124.64,
-                     *             "formed_at": "2026-11-30T12:00:00.000Z",
+                     *             "formed_at": "2026-11-30T13:00:00.000Z",
                      *             "status": "taken"
                      *           }
                      *         ],
                      *         "sell_side": [
                      *           {
                      *             "price": 35628.43,
-                     *             "formed_at": "2026-11-29T17:00:00.000Z",
+                     *             "formed_at": "2026-11-29T18:00:00.000Z",
                      *             "status": "taken"
                      *           },
                      *           {
                      *             "price": 35180.7,
-                     *             "formed_at": "2026-11-30T00:00:00.000Z",
+                     *             "formed_at": "2026-11-30T01:00:00.000Z",
                      *             "status": "taken"
                      *           },
                      *           {
                      *             "price": 34836.05,
-                     *             "formed_at": "2026-11-30T05:00:00.000Z",
+                     *             "formed_at": "2026-11-30T06:00:00.000Z",
                      *             "status": "taken"
                      *           }
                      *         ],
@@ -6768,23 +6768,23 @@ export interface operations {
                      *         "nearest_untaken_above": {
                      *           "side": "buy_side",
                      *           "price": 33481.23,
-                     *           "formed_at": "2026-12-07T08:00:00.000Z",
+                     *           "formed_at": "2026-12-07T09:00:00.000Z",
                      *           "distance_pct": 3.95531079416
                      *         },
                      *         "nearest_untaken_below": {
                      *           "side": "sell_side",
                      *           "price": 31766.46,
-                     *           "formed_at": "2026-12-03T23:00:00.000Z",
+                     *           "formed_at": "2026-12-04T00:00:00.000Z",
                      *           "distance_pct": -1.36884988604
                      *         },
-                     *         "as_of": "2026-12-07T13:00:00.000Z"
+                     *         "as_of": "2026-12-07T14:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.752Z",
+                     *         "timestamp": "2026-12-07T14:04:38.512Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:49:02.749Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.509Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7063,11 +7063,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.773Z",
+                     *         "timestamp": "2026-12-07T14:04:38.536Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:49:02.768Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.528Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7289,11 +7289,11 @@ export interface operations {
                      *         "realized_volatility_as_of": "2019-02-15T11:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.777Z",
+                     *         "timestamp": "2026-12-07T14:04:38.548Z",
                      *         "sources": [
                      *           {
                      *             "provider": "deribit",
-                     *             "fetched_at": "2026-12-07T13:49:02.776Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.544Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7457,11 +7457,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.779Z",
+                     *         "timestamp": "2026-12-07T14:04:38.552Z",
                      *         "sources": [
                      *           {
                      *             "provider": "defillama",
-                     *             "fetched_at": "2026-12-07T13:49:02.779Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.552Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7669,11 +7669,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.782Z",
+                     *         "timestamp": "2026-12-07T14:04:38.597Z",
                      *         "sources": [
                      *           {
                      *             "provider": "alternative.me",
-                     *             "fetched_at": "2026-12-07T13:49:02.782Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.595Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7804,11 +7804,11 @@ export interface operations {
                      *         "as_of": "2024-04-07T18:00:55.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.784Z",
+                     *         "timestamp": "2026-12-07T14:04:38.632Z",
                      *         "sources": [
                      *           {
                      *             "provider": "coingecko",
-                     *             "fetched_at": "2026-12-07T13:49:02.784Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.632Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7950,11 +7950,11 @@ export interface operations {
                      *         "method": "eth_feeHistory"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:49:02.786Z",
+                     *         "timestamp": "2026-12-07T14:04:38.646Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:49:02.785Z",
+                     *             "fetched_at": "2026-12-07T14:04:38.645Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }

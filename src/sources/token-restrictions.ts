@@ -124,7 +124,7 @@ export async function readRestrictions(rpc: RpcCall, input: RestrictionInput): P
   const [{ candidates, limitsAnswer, holdersAnswer }, { v1Later, callLater }, cooldownV1] = await Promise.all([afterLogs, afterLater, cooldownAnswer]);
 
   const limits = 'result' in limitsAnswer && typeof limitsAnswer.result === 'string' ? decodeLimits(limitsAnswer.result) : null;
-  if (limits === null) gap('max_tx', `the limits simulation could not run: ${errorOf(limitsAnswer)}`);
+  if (limits === null) for (const signal of ['max_tx', 'max_wallet']) gap(signal, `the limits simulation could not run: ${errorOf(limitsAnswer)}`);
   const bought = first.failedStep !== 'quote' && first.failedStep !== 'buy';
   const tradingEnabled = bought || (limits !== null && limits.maxBuy > 0n) ? true : first.failedStep === 'buy' ? false : null;
   if (tradingEnabled === null) gap('trading_enabled', 'the router could not quote a buy, so none was tried');

@@ -20,6 +20,15 @@ const goplus = new FakeUpstream();
 let provider: Record<string, unknown> = {};
 /** When each request to the node arrived and was answered, in order. */
 const timings: { start: number; end: number }[] = [];
+/** When set, the node answers the limits call (selector 0x1124959e) with an error of its own, as over its gas cap. */
+let refuseLimits = false;
+const LIMITS_REFUSAL = 'gas required exceeds allowance (16777216)';
+async function refusingLimits(body: string, emulate: (b: string) => Promise<string>): Promise<string> {
+  const calls = [JSON.parse(body) as { id: number; method: string; params: { data?: string }[] } | { id: number; method: string; params: { data?: string }[] }[]].flat();
+  const isLimits = (c: (typeof calls)[number]) => c.method === 'eth_call' && String(c.params[0]?.data).startsWith('0x1124959e');
+  const answered = calls.some((c) => !isLimits(c)) ? (JSON.parse(await emulate(JSON.stringify(calls.filter((c) => !isLimits(c))))) as unknown[]) : [];
+  return JSON.stringify([...answered, ...calls.filter(isLimits).map((c) => ({ jsonrpc: '2.0', id: c.id, error: { code: -32000, message: LIMITS_REFUSAL } }))]);
+}
 let mode: OverrideNodeMode = { simulateV1: 'emulate', callOverride: 'emulate' };
 const lower = (a: string) => a.toLowerCase();
 const E18 = 10n ** 18n;
@@ -44,7 +53,7 @@ beforeAll(async () => {
   node.route('POST /', async (req) => {
     const span = { start: performance.now(), end: Infinity };
     timings.push(span);
-    const body = await emulate(req.body);
+    const body = refuseLimits ? await refusingLimits(req.body, emulate) : await emulate(req.body);
     span.end = performance.now();
     return { body, headers: { 'content-type': 'application/json' } };
   });
@@ -66,6 +75,7 @@ afterAll(async () => {
 beforeEach(() => {
   node.requests.length = 0;
   timings.length = 0;
+  refuseLimits = false;
   provider = {};
   mode = { simulateV1: 'emulate', callOverride: 'emulate' };
   app.services.cache.clear();
@@ -166,6 +176,18 @@ describe('trading restrictions, by simulation', () => {
       amount_in: '10000000000000000',
       from: '0xebc8486ff8be3706383f34f0db5654f8046af40f',
     });
+  });
+});
+
+describe('a simulation the node refuses', () => {
+  it('the limits call refused (its gas cap): max_tx and max_wallet null with the reason, not "no limit", and not scored', async () => {
+    refuseLimits = true;
+    const data = await check(traps.tokens.maxTx);
+    expect(data.onchain.simulation).toMatchObject({ max_tx: null, max_wallet: null, trading_enabled: true, cooldown: false, holders_tried: 3 });
+    const reason = `the limits simulation could not run: ${LIMITS_REFUSAL}`;
+    expect(data.data_gaps).toEqual(expect.arrayContaining([{ signal: 'max_tx', reason }, { signal: 'max_wallet', reason }]));
+    expect(signal(data, 'chain_max_tx')).toBeUndefined();
+    expect(signal(data, 'chain_max_wallet')).toBeUndefined();
   });
 });
 
