@@ -773,10 +773,10 @@ export interface operations {
                      *         "status": "ok",
                      *         "service": "marketgate token risk",
                      *         "version": "1.0.0",
-                     *         "uptime_s": 2
+                     *         "uptime_s": 1
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.484Z",
+                     *         "timestamp": "2026-12-07T14:10:33.602Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -963,9 +963,9 @@ export interface operations {
                      *         "disclaimer": "Automated risk signals from a third-party provider (GoPlus Security) and from the token's chain, combined by a published formula. Not financial advice and not an audit: a low score does not mean a token is legitimate, and a high score does not prove fraud. Signals can be missing, stale or wrong; check the raw data and do your own research."
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.501Z",
+                     *         "timestamp": "2026-12-07T14:10:33.610Z",
                      *         "sources": [],
-                     *         "request_id": "fcadb871-2"
+                     *         "request_id": "7cd399ab-2"
                      *       }
                      *     }
                      */
@@ -1120,7 +1120,7 @@ export interface operations {
                      *               "value": true,
                      *               "weight": 10,
                      *               "risk": 1,
-                     *               "contribution": 10.2
+                     *               "contribution": 9.17
                      *             },
                      *             {
                      *               "signal": "cannot_sell_all",
@@ -1142,9 +1142,11 @@ export interface operations {
                      *             }
                      *           ],
                      *           "not_scored": [],
-                     *           "weight_total": 98,
+                     *           "unknown": [],
+                     *           "weight_total": 109,
                      *           "critical_floor_applied": true,
-                     *           "closed_source_floor_applied": false
+                     *           "closed_source_floor_applied": false,
+                     *           "unknown_sell_floor_applied": false
                      *         },
                      *         "coverage": {
                      *           "present": 28,
@@ -1198,11 +1200,16 @@ export interface operations {
                      *         "checks_not_made": [],
                      *         "malicious_addresses": null,
                      *         "onchain": {
+                     *           "block_number": 28,
                      *           "has_code": true,
                      *           "proxy": null,
                      *           "owner": {
                      *             "address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
-                     *             "renounced": false
+                     *             "renounced": false,
+                     *             "kind": "contract",
+                     *             "threshold": null,
+                     *             "owners": null,
+                     *             "min_delay_s": null
                      *           },
                      *           "owner_unavailable": null,
                      *           "simulation": {
@@ -1215,10 +1222,46 @@ export interface operations {
                      *             "transfer_ok": true,
                      *             "sell_ok": true,
                      *             "failed_step": null,
-                     *             "revert_reason": null
+                     *             "revert_reason": null,
+                     *             "trading_enabled": true,
+                     *             "max_tx": null,
+                     *             "max_wallet": null,
+                     *             "cooldown": null,
+                     *             "tax_later": null,
+                     *             "holders_sell_ok": null,
+                     *             "holders_tried": null,
+                     *             "inputs": {
+                     *               "router": "0x4752ba5dbc23f44d87826276bf6fd6b1c372ad24",
+                     *               "path": [
+                     *                 "0x4200000000000000000000000000000000000006",
+                     *                 "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"
+                     *               ],
+                     *               "amount_in": "10000000000000000",
+                     *               "from": "0xebc8486ff8be3706383f34f0db5654f8046af40f"
+                     *             }
                      *           },
-                     *           "simulation_unavailable": null
+                     *           "simulation_unavailable": null,
+                     *           "liquidity": null,
+                     *           "liquidity_unavailable": "the router 0x4752ba5dbc23f44d87826276bf6fd6b1c372ad24 did not answer factory()",
+                     *           "capabilities": [],
+                     *           "capabilities_unavailable": null,
+                     *           "impersonation": null,
+                     *           "impersonation_unavailable": null
                      *         },
+                     *         "data_gaps": [
+                     *           {
+                     *             "signal": "max_tx",
+                     *             "reason": "the limits simulation could not run: the recorded world has no answer for eth_call"
+                     *           },
+                     *           {
+                     *             "signal": "max_wallet",
+                     *             "reason": "the limits simulation could not run: the recorded world has no answer for eth_call"
+                     *           },
+                     *           {
+                     *             "signal": "tax_later",
+                     *             "reason": "the node ran neither eth_simulateV1 nor eth_call with a block override (the recorded world has no answer for eth_call)"
+                     *           }
+                     *         ],
                      *         "onchain_unavailable": null,
                      *         "disagreements": [
                      *           {
@@ -1331,17 +1374,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.588Z",
+                     *         "timestamp": "2026-12-07T14:10:33.660Z",
                      *         "sources": [
                      *           {
                      *             "provider": "goplus",
-                     *             "fetched_at": "2026-12-07T13:51:17.573Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.642Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T13:51:17.587Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.657Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -1365,7 +1408,7 @@ export interface operations {
                                 signals: {
                                     signal: string;
                                     /**
-                                     * @description provider: GoPlus's signal; chain: read from the chain (chain_sell_blocked, chain_proxy_admin_live, chain_mint_authority_live, chain_freeze_authority_live)
+                                     * @description provider: GoPlus's signal; chain: read from the chain (chain_sell_blocked, chain_proxy_admin_live, chain_holders_cannot_sell, chain_tax_raised_later, chain_trading_disabled, chain_cooldown, chain_max_tx, chain_max_wallet, chain_mint_authority_live, chain_freeze_authority_live, chain_lp_pullable, chain_thin_liquidity, chain_power_mint, chain_power_blacklist, chain_power_pause, chain_power_set_fees, chain_power_set_limits, chain_power_set_balance, chain_impersonation, chain_top10_share, chain_metadata_mutable, chain_pausable)
                                      * @enum {string}
                                      */
                                     source: "provider" | "chain";
@@ -1384,11 +1427,21 @@ export interface operations {
                                     value: boolean | number;
                                     reason: string;
                                 }[];
+                                /** @description Checks counted as unknown (risk 0.5) because neither side could make them: "sellable" when no is_honeypot and no simulated sell; the score is then at least 50 */
+                                unknown: {
+                                    signal: string;
+                                    weight: number;
+                                    risk: number;
+                                    reason: string;
+                                    contribution: number;
+                                }[];
                                 weight_total: number;
                                 /** @description A critical signal fired (is_honeypot, sell_tax 1, non_transferable, or a simulated sell that failed: chain_sell_blocked): score raised to at least 80 */
                                 critical_floor_applied: boolean;
                                 /** @description The contract source is not verified and the token is not on the trust list: score raised to at least 50 */
                                 closed_source_floor_applied: boolean;
+                                /** @description Whether the token can be sold is unknown (score_breakdown.unknown): score raised to at least 50 */
+                                unknown_sell_floor_applied: boolean;
                             };
                             /** @description Of the provider's applicable signals, how many it gave */
                             coverage: {
@@ -1432,6 +1485,8 @@ export interface operations {
                             }[] | null;
                             /** @description The chain's own evidence, read over the chain's RPC (meta.sources names it): for EVM the contract's code, proxy, owner and a simulated buy, transfer and sell (an eth_call with state overrides: nothing is sent); for Solana the mint's account. null when it could not be read (see onchain_unavailable). A sell tax of 99.5 % or more counts as a failed sell. */
                             onchain: ({
+                                /** @description The latest block when the reads began; the later reads are pinned to it (null when the node did not give it) */
+                                block_number: number | null;
                                 has_code: boolean;
                                 /** @description null: not a proxy (or no code) */
                                 proxy: {
@@ -1459,6 +1514,17 @@ export interface operations {
                                     address: string;
                                     /** @description The zero address or a burn address */
                                     renounced: boolean;
+                                    /**
+                                     * @description eoa: no code at the address (a key holder, or a burn address: see renounced); safe: getThreshold() and getOwners() answer; timelock: getMinDelay() answers; contract: any other code. null when its code could not be read
+                                     * @enum {string|null}
+                                     */
+                                    kind: "eoa" | "contract" | "safe" | "timelock" | null;
+                                    /** @description A Safe's confirmations needed; null for any other kind */
+                                    threshold: number | null;
+                                    /** @description How many owners a Safe has; null for any other kind */
+                                    owners: number | null;
+                                    /** @description A timelock's minimum delay, seconds; null for any other kind */
+                                    min_delay_s: number | null;
                                 } | null;
                                 /** @description Why owner is null (no owner() function, no code) */
                                 owner_unavailable: string | null;
@@ -1486,10 +1552,100 @@ export interface operations {
                                     failed_step: "quote" | "buy" | "transfer" | "sell" | null;
                                     /** @description That step's revert reason (Error(string) message, panic, or custom error selector) */
                                     revert_reason: string | null;
+                                    /** @description A buy is possible at all: the simulated buy, or the smallest buy of the limits' bisection, went through. null when no buy could be tried */
+                                    trading_enabled: boolean | null;
+                                    /** @description null when no buy or sell up to half the pair's token reserve failed where a smaller one went through (or, with a data_gaps entry max_tx, when it could not be tried) */
+                                    max_tx: {
+                                        /** @description The largest buy that went through (tokens out of the pair), found by bisection; null when no buy limit was found */
+                                        buy_tokens: string | null;
+                                        /** @description The largest sell that went through, found by bisection; null when no sell limit was found (or sells could not be tried: see data_gaps max_tx_sell) */
+                                        sell_tokens: string | null;
+                                        /** @description The smaller limit as a percentage of the total supply, to 0.0001 */
+                                        pct_supply: number | null;
+                                    } | null;
+                                    /** @description null when buys filled one wallet to half the pair's token reserve (or, with a data_gaps entry, when it could not be tried) */
+                                    max_wallet: {
+                                        /** @description The largest holding buys into one fresh wallet reached, in the token's smallest unit */
+                                        tokens: string;
+                                        /** @description As a percentage of the total supply, to 0.0001; null when the supply could not be read */
+                                        pct_supply: number | null;
+                                    } | null;
+                                    /** @description true when a second sell, one block and one second after a first one that went through, failed (eth_simulateV1 only); null when it could not be tried */
+                                    cooldown: boolean | null;
+                                    /** @description The buy-transfer-sell simulated again in a later block: a tax raised after launch shows here. null when the node ran neither method (see data_gaps) */
+                                    tax_later: {
+                                        /** @description Buy tax in the later block, in percent to 0.01; null when not measured */
+                                        buy_tax_pct: number | null;
+                                        /** @description Sell tax in the later block, in percent to 0.01; null when not measured */
+                                        sell_tax_pct: number | null;
+                                        /** @description Whether the later sell went through (a sell tax of 99.5 % or more counts as failed in scoring) */
+                                        sell_ok: boolean | null;
+                                        /** @description Blocks the simulation was moved forward (RISK_SIM_LATER_BLOCKS) */
+                                        after_blocks: number;
+                                        /** @description Seconds the timestamp was moved forward (one hour) */
+                                        after_s: number;
+                                        /**
+                                         * @description How: eth_simulateV1's block overrides, or (fallback) eth_call's block-override parameter
+                                         * @enum {string}
+                                         */
+                                        block_override: "eth_simulateV1" | "eth_call";
+                                    } | null;
+                                    /** @description How many of the holders tried could sell (the fresh buy's amount, at most their holding); null when none was tried */
+                                    holders_sell_ok: number | null;
+                                    /** @description The token's largest holders (up to 3) among the recipients of its recent Transfer logs, the pair, the owner and burn addresses left out; null when the logs could not be read */
+                                    holders_tried: number | null;
+                                    /** @description What the simulation traded, so that it can be rerun on another node */
+                                    inputs: {
+                                        router: string;
+                                        /** @description [wrapped native coin, token] */
+                                        path: string[];
+                                        /** @description Wrapped native coin spent on the first buy, in its smallest unit */
+                                        amount_in: string;
+                                        /** @description The simulator's buyer address (its code placed there by a state override) */
+                                        from: string;
+                                    };
                                 } | null;
                                 /** @description Why simulation is null: no router configured for the chain, no pair with the wrapped native coin, no code, the node refused it */
                                 simulation_unavailable: string | null;
+                                liquidity: {
+                                    /** @description The token's pair with the wrapped native coin on the simulation's DEX (its factory's getPair) */
+                                    pair: string;
+                                    /** @description The pair's wrapped native reserve, in coins */
+                                    reserve_native: number | null;
+                                    /** @description That reserve's worth in USD, the wrapped native coin priced by its pair with STABLE_TOKEN_<CHAIN> on the same DEX (the pool's total is about twice); null without such a pair */
+                                    reserve_usd: number | null;
+                                    /** @description Price impact of selling $1,000 worth of the token into the pair, percent to 0.01 (constant product, the DEX fee left out): 100 × 1000 / (reserve_usd + 1000) */
+                                    impact_1k_pct: number | null;
+                                    /** @description Share of the pair's LP supply held by the zero and the 0x…dEaD addresses, percent */
+                                    lp_burned_pct: number | null;
+                                    /** @description Share held by the known LP lockers of LP_LOCKERS_<CHAIN>, percent (0 when none are configured) */
+                                    lp_locked_pct: number | null;
+                                    /** @description Share held by the token's owner() (0 when renounced; null when there is no owner()), percent. The deployer is not read: no standard RPC names a contract's creator */
+                                    lp_owner_pct: number | null;
+                                } | null;
+                                /** @description Why liquidity is null: no router configured, no pair with the wrapped native coin, no code */
+                                liquidity_unavailable: string | null;
+                                /** @description Owner-only powers whose function selectors are in the code (the implementation's, for a proxy), against the published table */
+                                capabilities: {
+                                    /** @enum {string} */
+                                    power: "mint" | "blacklist" | "pause" | "set_fees" | "set_limits" | "set_balance";
+                                    /** @description The 4-byte function selector found in the code (docs/using/token-risk.md lists the signatures) */
+                                    selector: string;
+                                }[] | null;
+                                /** @description Why capabilities is null: no code, or a proxy's implementation that could not be read */
+                                capabilities_unavailable: string | null;
+                                /** @description The canonical token of this chain whose name or symbol this token carries at another address; null when none */
+                                impersonation: {
+                                    /** @description USDC, USDT, WBTC, or the native wrapper (WETH, WBNB, …) */
+                                    of: string;
+                                    /** @description 0x address, lower-case */
+                                    canonical_address: string;
+                                } | null;
+                                /** @description Why impersonation could not be judged: neither name() nor symbol() answered, or no code */
+                                impersonation_unavailable: string | null;
                             } | null) | ({
+                                /** @description The slot the mint's account was read at (the answer's context.slot) */
+                                block_number: number;
                                 mint_authority: string | null;
                                 freeze_authority: string | null;
                                 /** @description In the token's smallest unit */
@@ -1517,8 +1673,19 @@ export interface operations {
                                     non_transferable: boolean;
                                     /** @description New token accounts start frozen */
                                     default_state_frozen: boolean;
+                                    /** @description Token-2022 pausable extension with an authority (or paused now): every transfer can be stopped */
+                                    pausable: boolean;
                                 };
+                                /** @description Percent of supply in the 10 largest token accounts (getTokenLargestAccounts; pools' vaults included); null when it could not be read */
+                                top10_pct: number | null;
+                                /** @description Whether the name and symbol can still change: the Metaplex metadata account is mutable with a live update authority (or a Token-2022 tokenMetadata extension names one); null when no metadata could be read */
+                                metadata_mutable: boolean | null;
                             } | null);
+                            /** @description Every signal neither the provider nor the chain could determine, with why (a provider signal the chain determined is not a gap) */
+                            data_gaps: {
+                                signal: string;
+                                reason: string;
+                            }[];
                             /** @description Why onchain is null: the chain's RPC failed or timed out (named), or the address is not a token there */
                             onchain_unavailable: string | null;
                             /** @description Every fact the provider and the chain both report and report differently (taxes: more than 1 percentage point apart) */
@@ -1609,10 +1776,10 @@ export interface operations {
                      *         "status": "ok",
                      *         "service": "marketgate market data",
                      *         "version": "1.0.0-mvp",
-                     *         "uptime_s": 2
+                     *         "uptime_s": 1
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.590Z",
+                     *         "timestamp": "2026-12-07T14:10:33.661Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -1763,13 +1930,13 @@ export interface operations {
                      *             "docs": "https://docs.gopluslabs.io/reference/api-overview",
                      *             "notes": "Keyless works with a low limit (about 30 calls/min); errors arrive as HTTP 200 with code != 1 (4029 = rate limited, 2 = data pending).",
                      *             "status": "ok",
-                     *             "last_success_at": "2026-12-07T13:51:17.573Z",
+                     *             "last_success_at": "2026-12-07T14:10:33.642Z",
                      *             "last_error": null,
                      *             "recent": {
                      *               "calls": 1,
                      *               "failures": 0,
-                     *               "latency_ms_p50": 61.5,
-                     *               "latency_ms_max": 61.5
+                     *               "latency_ms_p50": 28,
+                     *               "latency_ms_max": 28
                      *             },
                      *             "breaker": {
                      *               "state": "closed",
@@ -1861,14 +2028,14 @@ export interface operations {
                      *         "cache": {
                      *           "upstream": {
                      *             "entries": 2,
-                     *             "bytes": 9210,
+                     *             "bytes": 11738,
                      *             "max_bytes": 50331648,
                      *             "evicted": 0,
                      *             "expired": 0
                      *           },
                      *           "answers": {
                      *             "entries": 1,
-                     *             "bytes": 25812,
+                     *             "bytes": 30426,
                      *             "max_bytes": 16777216,
                      *             "evicted": 0,
                      *             "expired": 0
@@ -1877,7 +2044,7 @@ export interface operations {
                      *         "batch_settlement": null
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.610Z",
+                     *         "timestamp": "2026-12-07T14:10:33.673Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -2222,7 +2389,7 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.622Z",
+                     *         "timestamp": "2026-12-07T14:10:33.693Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -2365,11 +2532,11 @@ export interface operations {
                      *         "as_of": "2017-07-12T14:31:39.040Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.638Z",
+                     *         "timestamp": "2026-12-07T14:10:33.701Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:51:17.638Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.701Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2517,7 +2684,7 @@ export interface operations {
                      *         "currency": "USDT",
                      *         "candles": [
                      *           {
-                     *             "time": "2026-12-06T14:00:00.000Z",
+                     *             "time": "2026-12-06T15:00:00.000Z",
                      *             "open": 34139.06,
                      *             "high": 34240.42,
                      *             "low": 33967.19,
@@ -2525,7 +2692,7 @@ export interface operations {
                      *             "volume": 811.11699
                      *           },
                      *           {
-                     *             "time": "2026-12-06T15:00:00.000Z",
+                     *             "time": "2026-12-06T16:00:00.000Z",
                      *             "open": 34103.05,
                      *             "high": 34205.18,
                      *             "low": 33851.32,
@@ -2533,7 +2700,7 @@ export interface operations {
                      *             "volume": 861.26533
                      *           },
                      *           {
-                     *             "time": "2026-12-06T16:00:00.000Z",
+                     *             "time": "2026-12-06T17:00:00.000Z",
                      *             "open": 33972.92,
                      *             "high": 34052.01,
                      *             "low": 33619.01,
@@ -2543,11 +2710,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.653Z",
+                     *         "timestamp": "2026-12-07T14:10:33.709Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:51:17.652Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.709Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2741,11 +2908,11 @@ export interface operations {
                      *         "as_of": "2022-06-04T00:30:25.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.660Z",
+                     *         "timestamp": "2026-12-07T14:10:33.716Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kraken",
-                     *             "fetched_at": "2026-12-07T13:51:17.659Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.716Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2951,17 +3118,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.678Z",
+                     *         "timestamp": "2026-12-07T14:10:33.745Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T13:51:17.670Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.732Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "bybit",
-                     *             "fetched_at": "2026-12-07T13:51:17.670Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.733Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3219,11 +3386,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.682Z",
+                     *         "timestamp": "2026-12-07T14:10:33.754Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T13:51:17.681Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.752Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3464,17 +3631,17 @@ export interface operations {
                      *         "perp_as_of": "2026-07-06T03:16:28.007Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.683Z",
+                     *         "timestamp": "2026-12-07T14:10:33.757Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:51:17.638Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.701Z",
                      *             "cached": true,
-                     *             "age_s": 0
+                     *             "age_s": 0.1
                      *           },
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T13:51:17.670Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.732Z",
                      *             "cached": true,
                      *             "age_s": 0
                      *           }
@@ -3482,15 +3649,15 @@ export interface operations {
                      *         "legs": {
                      *           "spot": {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:51:17.638Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.701Z",
                      *             "as_of": "2017-07-12T14:31:39.040Z"
                      *           },
                      *           "perp": {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T13:51:17.670Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.732Z",
                      *             "as_of": "2026-07-06T03:16:28.007Z"
                      *           },
-                     *           "fetched_apart_s": 0.032
+                     *           "fetched_apart_s": 0.031
                      *         }
                      *       }
                      *     }
@@ -3653,11 +3820,11 @@ export interface operations {
                      *         "change_24h_pct": 3.70375133425
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:17.686Z",
+                     *         "timestamp": "2026-12-07T14:10:33.762Z",
                      *         "sources": [
                      *           {
                      *             "provider": "hyperliquid",
-                     *             "fetched_at": "2026-12-07T13:51:17.686Z",
+                     *             "fetched_at": "2026-12-07T14:10:33.762Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3824,11 +3991,11 @@ export interface operations {
                      *         "block_number": 32
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.174Z",
+                     *         "timestamp": "2026-12-07T14:10:34.059Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:51:18.174Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.058Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3979,11 +4146,11 @@ export interface operations {
                      *         "balance": "1.5"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.196Z",
+                     *         "timestamp": "2026-12-07T14:10:34.073Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:51:18.196Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.072Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4131,11 +4298,11 @@ export interface operations {
                      *         "pending": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.203Z",
+                     *         "timestamp": "2026-12-07T14:10:34.078Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T13:51:18.203Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.078Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4282,11 +4449,11 @@ export interface operations {
                      *         "base_fee_per_gas_gwei": "0.024777172"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.210Z",
+                     *         "timestamp": "2026-12-07T14:10:34.083Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:51:18.210Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.082Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4446,11 +4613,11 @@ export interface operations {
                      *         "log_count": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.245Z",
+                     *         "timestamp": "2026-12-07T14:10:34.089Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:51:18.226Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.087Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4609,11 +4776,11 @@ export interface operations {
                      *         "address": "0x60AE81f75f8c397e09d6881da13e0954DbeB8c61"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.554Z",
+                     *         "timestamp": "2026-12-07T14:10:34.382Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:51:18.554Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.382Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4803,11 +4970,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.597Z",
+                     *         "timestamp": "2026-12-07T14:10:34.395Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T13:51:18.581Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.390Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5014,11 +5181,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.639Z",
+                     *         "timestamp": "2026-12-07T14:10:34.402Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T13:51:18.632Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.399Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5223,11 +5390,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.644Z",
+                     *         "timestamp": "2026-12-07T14:10:34.407Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T13:51:18.644Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.406Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5461,7 +5628,7 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.648Z",
+                     *         "timestamp": "2026-12-07T14:10:34.412Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -5655,11 +5822,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.651Z",
+                     *         "timestamp": "2026-12-07T14:10:34.417Z",
                      *         "sources": [
                      *           {
                      *             "provider": "treasury",
-                     *             "fetched_at": "2026-12-07T13:51:18.651Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.416Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5913,11 +6080,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.656Z",
+                     *         "timestamp": "2026-12-07T14:10:34.428Z",
                      *         "sources": [
                      *           {
                      *             "provider": "nasdaq",
-                     *             "fetched_at": "2026-12-07T13:51:18.656Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.427Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6103,11 +6270,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T00:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.666Z",
+                     *         "timestamp": "2026-12-07T14:10:34.462Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:51:18.663Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.455Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6336,11 +6503,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.683Z",
+                     *         "timestamp": "2026-12-07T14:10:34.478Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:51:18.675Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.474Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6593,34 +6760,34 @@ export interface operations {
                      *         "buy_side": [
                      *           {
                      *             "price": 38631.54,
-                     *             "formed_at": "2026-11-29T10:00:00.000Z",
+                     *             "formed_at": "2026-11-29T11:00:00.000Z",
                      *             "status": "untaken"
                      *           },
                      *           {
                      *             "price": 36767.43,
-                     *             "formed_at": "2026-11-29T21:00:00.000Z",
+                     *             "formed_at": "2026-11-29T22:00:00.000Z",
                      *             "status": "untaken"
                      *           },
                      *           {
                      *             "price": 36124.64,
-                     *             "formed_at": "2026-11-30T12:00:00.000Z",
+                     *             "formed_at": "2026-11-30T13:00:00.000Z",
                      *             "status": "taken"
                      *           }
                      *         ],
                      *         "sell_side": [
                      *           {
                      *             "price": 35628.43,
-                     *             "formed_at": "2026-11-29T17:00:00.000Z",
+                     *             "formed_at": "2026-11-29T18:00:00.000Z",
                      *             "status": "taken"
                      *           },
                      *           {
                      *             "price": 35180.7,
-                     *             "formed_at": "2026-11-30T00:00:00.000Z",
+                     *             "formed_at": "2026-11-30T01:00:00.000Z",
                      *             "status": "taken"
                      *           },
                      *           {
                      *             "price": 34836.05,
-                     *             "formed_at": "2026-11-30T05:00:00.000Z",
+                     *             "formed_at": "2026-11-30T06:00:00.000Z",
                      *             "status": "taken"
                      *           }
                      *         ],
@@ -6631,23 +6798,23 @@ export interface operations {
                      *         "nearest_untaken_above": {
                      *           "side": "buy_side",
                      *           "price": 33481.23,
-                     *           "formed_at": "2026-12-07T08:00:00.000Z",
+                     *           "formed_at": "2026-12-07T09:00:00.000Z",
                      *           "distance_pct": 3.95531079416
                      *         },
                      *         "nearest_untaken_below": {
                      *           "side": "sell_side",
                      *           "price": 31766.46,
-                     *           "formed_at": "2026-12-03T23:00:00.000Z",
+                     *           "formed_at": "2026-12-04T00:00:00.000Z",
                      *           "distance_pct": -1.36884988604
                      *         },
-                     *         "as_of": "2026-12-07T13:00:00.000Z"
+                     *         "as_of": "2026-12-07T14:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.706Z",
+                     *         "timestamp": "2026-12-07T14:10:34.506Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:51:18.700Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.504Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6926,11 +7093,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.724Z",
+                     *         "timestamp": "2026-12-07T14:10:34.529Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T13:51:18.718Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.522Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7152,11 +7319,11 @@ export interface operations {
                      *         "realized_volatility_as_of": "2019-02-15T11:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.732Z",
+                     *         "timestamp": "2026-12-07T14:10:34.537Z",
                      *         "sources": [
                      *           {
                      *             "provider": "deribit",
-                     *             "fetched_at": "2026-12-07T13:51:18.730Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.535Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7320,11 +7487,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.735Z",
+                     *         "timestamp": "2026-12-07T14:10:34.541Z",
                      *         "sources": [
                      *           {
                      *             "provider": "defillama",
-                     *             "fetched_at": "2026-12-07T13:51:18.735Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.540Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7532,11 +7699,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.739Z",
+                     *         "timestamp": "2026-12-07T14:10:34.544Z",
                      *         "sources": [
                      *           {
                      *             "provider": "alternative.me",
-                     *             "fetched_at": "2026-12-07T13:51:18.737Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.544Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7667,11 +7834,11 @@ export interface operations {
                      *         "as_of": "2024-04-07T18:00:55.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.742Z",
+                     *         "timestamp": "2026-12-07T14:10:34.547Z",
                      *         "sources": [
                      *           {
                      *             "provider": "coingecko",
-                     *             "fetched_at": "2026-12-07T13:51:18.741Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.547Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7813,11 +7980,11 @@ export interface operations {
                      *         "method": "eth_feeHistory"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T13:51:18.745Z",
+                     *         "timestamp": "2026-12-07T14:10:34.551Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T13:51:18.744Z",
+                     *             "fetched_at": "2026-12-07T14:10:34.550Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }

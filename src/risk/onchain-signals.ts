@@ -8,6 +8,9 @@ import { isEvmOnchain, type EvmOnchain, type Onchain, type SolanaOnchain } from 
 import { bit, decimal, defaultAccountFrozen, firstBit, nonEmptyList, solanaTransferFee, status, type FlagValue, type Raw } from './provider-readers.ts';
 import type { Group } from './signals.ts';
 import { isRenounced } from '../sources/evm-token-evidence.ts';
+import { SELL_BLOCKED_TAX_PCT, TAX_TOLERANCE } from './onchain-thresholds.ts';
+import { cooldownFound, holdersCannotSell, laterSellBlocked, maxTxFound, maxWalletFound, noHolderCanSell, taxRaisedLater, tradingDisabled } from './restriction-signals.ts';
+import { EVIDENCE_SIGNALS, ownerGuard } from './evidence-signals.ts';
 
 export interface ChainSignalDef {
   name: string;
@@ -18,13 +21,18 @@ export interface ChainSignalDef {
   weight: number;
   /** When it fires (true), the score is at least CRITICAL_FLOOR. */
   critical?: boolean;
+  /** With `critical`: only when this also holds of the evidence. */
+  criticalWhen?: (o: Onchain) => boolean;
+  /** Risk of a value, 0 to 1 (default: true → 1, false → 0); it may look at the whole evidence. */
+  risk?: (v: number | boolean, o: Onchain) => number;
+  /** The provider signal this one stands in for: scored only when the provider's came back null. */
+  standsInFor?: string;
 }
 
 const evm = (read: (o: EvmOnchain) => FlagValue) => (o: Onchain) => (isEvmOnchain(o) ? read(o) : null);
 const solana = (read: (o: SolanaOnchain) => FlagValue) => (o: Onchain) => (isEvmOnchain(o) ? null : read(o));
 
-/** A sell tax measured at or above this many percent leaves a seller nothing: the sell did not go through in effect. */
-export const SELL_BLOCKED_TAX_PCT = 99.5;
+export { SELL_BLOCKED_TAX_PCT, TAX_TOLERANCE } from './onchain-thresholds.ts';
 
 /** Did the simulated sell fail (reverted, or returned nothing)? null when no sell could be tried. */
 export const simulatedSellBlocked = (o: EvmOnchain): boolean | null => {
@@ -54,10 +62,38 @@ export const CHAIN_SIGNALS: readonly ChainSignalDef[] = [
     name: 'chain_proxy_admin_live',
     group: 'authority',
     family: 'evm',
-    description: 'The contract is an upgradeable proxy (EIP-1967, its beacon, or EIP-1822) whose admin is a live address: its code can be replaced',
+    description:
+      'The contract is an upgradeable proxy (EIP-1967, its beacon, or EIP-1822) whose admin is a live address: its code can be replaced (risk halved when the admin is the owner and a timelock of a day or more)',
     read: evm(liveProxyAdmin),
     weight: 3,
+    risk: (v, o) => (v !== true ? 0 : isEvmOnchain(o) && o.proxy?.admin != null && o.proxy.admin === o.owner?.address ? ownerGuard(o) : 1),
   },
+  // Trading restrictions, simulated (restriction-signals.ts).
+  {
+    name: 'chain_holders_cannot_sell',
+    group: 'honeypot',
+    family: 'evm',
+    description: "A sell from one of the token's largest real holders (found in its recent Transfer logs) failed; critical when none of two or more could sell",
+    read: evm(holdersCannotSell),
+    weight: 8,
+    critical: true,
+    criticalWhen: (o) => isEvmOnchain(o) && noHolderCanSell(o),
+  },
+  {
+    name: 'chain_tax_raised_later',
+    group: 'tax',
+    family: 'evm',
+    description: `With the block moved forward (tax_later), a tax rose by more than ${TAX_TOLERANCE * 100} percentage point or the sell failed; critical when the later sell fails or keeps ${SELL_BLOCKED_TAX_PCT} % or more`,
+    read: evm(taxRaisedLater),
+    // Above a tax's own weight (4): a tax raised after launch is a trap laid for the buyers of the launch.
+    weight: 6,
+    critical: true,
+    criticalWhen: (o) => isEvmOnchain(o) && laterSellBlocked(o) === true,
+  },
+  { name: 'chain_trading_disabled', group: 'honeypot', family: 'evm', description: 'No simulated buy went through (trading_enabled false)', read: evm(tradingDisabled), weight: 3 },
+  { name: 'chain_cooldown', group: 'honeypot', family: 'evm', description: 'A second sell one block and one second after a first one failed while the first went through', read: evm(cooldownFound), weight: 2 },
+  { name: 'chain_max_tx', group: 'honeypot', family: 'evm', description: "A buy or sell below half the pair's token reserve failed where a smaller one went through (max_tx)", read: evm(maxTxFound), weight: 1 },
+  { name: 'chain_max_wallet', group: 'honeypot', family: 'evm', description: "Buys into one wallet stopped going through below half the pair's token reserve (max_wallet)", read: evm(maxWalletFound), weight: 1 },
   {
     name: 'chain_mint_authority_live',
     group: 'authority',
@@ -74,6 +110,7 @@ export const CHAIN_SIGNALS: readonly ChainSignalDef[] = [
     read: solana((o) => o.freeze_authority !== null),
     weight: 4,
   },
+  ...EVIDENCE_SIGNALS,
 ];
 
 export interface Disagreement {
@@ -82,8 +119,6 @@ export interface Disagreement {
   chain: boolean | number | string;
 }
 
-/** Two taxes (fractions) further apart than this disagree: one percentage point, above the pair's fee rounding. */
-export const TAX_TOLERANCE = 0.01;
 
 const fraction = (pct: number | null) => (pct === null ? null : Math.round(pct * 100) / 10_000);
 

@@ -19,6 +19,13 @@ export type Onchain = EvmOnchain | SolanaOnchain;
 
 export const isEvmOnchain = (o: Onchain): o is EvmOnchain => 'has_code' in o;
 
+/** The evidence as the answer shows it: its gaps go to `data.data_gaps` (data-gaps.ts), not into `onchain`. */
+export function shownOnchain(o: Onchain | null): Onchain | Omit<EvmOnchain, 'gaps'> | null {
+  if (o === null || !isEvmOnchain(o)) return o;
+  const { gaps: _gaps, ...shown } = o;
+  return shown;
+}
+
 /** A source entry of `meta.sources` that failed: when it was tried, and why it gave nothing. */
 export interface FailedSourceMeta extends SourceMeta {
   error: string;

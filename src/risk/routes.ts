@@ -21,7 +21,8 @@ import { BadRequestError } from '../lib/errors.ts';
 import { GOPLUS } from '../sources/goplus.ts';
 import { INTERFACE_VERSION } from '../lib/version.ts';
 import { ACCEPTED_CHAINS, CHAINS, EVM_CHAINS_TEXT, findChain } from './chains.ts';
-import { derivedFromBoth, readOnchain } from './onchain.ts';
+import { dataGaps } from './data-gaps.ts';
+import { derivedFromBoth, readOnchain, shownOnchain } from './onchain.ts';
 import { CHAIN_SIGNALS, disagreements } from './onchain-signals.ts';
 import { assess } from './score.ts';
 import { GROUPS, SIGNALS } from './signals.ts';
@@ -142,7 +143,8 @@ export const tokenRisk = defineRoute({
         chain: { name: chain.name, id: chain.id },
         address,
         ...assessment,
-        onchain,
+        onchain: shownOnchain(onchain),
+        data_gaps: dataGaps({ family: chain.family, raw, flags: assessment.flags, onchain, onchainUnavailable: onchain_unavailable }),
         onchain_unavailable,
         disagreements: disagreements(chain.family, raw, onchain),
         token: { name: text(raw?.token_name ?? metadata(raw)?.name), symbol: text(raw?.token_symbol ?? metadata(raw)?.symbol) },

@@ -6,6 +6,7 @@ import { roundTo } from '../analytics/numbers.ts';
 import type { ChainFamily } from './chains.ts';
 import type { Onchain } from './onchain.ts';
 import { CHAIN_SIGNALS } from './onchain-signals.ts';
+import { unknownChecks, UNKNOWN_SELL_FLOOR, type UnknownCheck } from './unknown-checks.ts';
 import {
   BLIND_SPOTS,
   CLOSED_SOURCE_FLOOR,
@@ -52,9 +53,12 @@ export interface Assessment {
   score_breakdown: {
     signals: BreakdownItem[];
     not_scored: NotScored[];
+    /** Checks that count although neither side could make them (whether the token can be sold), at half risk. */
+    unknown: (UnknownCheck & { contribution: number })[];
     weight_total: number;
     critical_floor_applied: boolean;
     closed_source_floor_applied: boolean;
+    unknown_sell_floor_applied: boolean;
   };
   coverage: { present: number; total: number; ratio: number };
   flags: Flags;
@@ -89,20 +93,30 @@ export function assess(family: ChainFamily, raw: Record<string, unknown> | null,
     if (s.critical && (s.criticalWhen ? s.criticalWhen(value) : risk >= 1)) critical = true;
     scored.push({ signal: s.name, source: 'provider', group: s.group, value, weight: s.weight, risk: roundTo(risk, 4) });
   }
-  // The chain's own signals (booleans: set = risk 1), beside the provider's; coverage stays the provider's.
+  // The chain's own signals, beside the provider's (booleans: set = risk 1, unless a signal says otherwise);
+  // one that stands in for a provider signal counts only when the provider's is missing. Coverage stays the provider's.
   for (const s of CHAIN_SIGNALS) {
     const value = onchain && s.family === family ? s.read(onchain) : null;
-    if (value === null) continue;
-    if (s.critical && value === true) critical = true;
-    scored.push({ signal: s.name, source: 'chain', group: s.group, value, weight: s.weight, risk: value === true ? 1 : 0 });
+    if (value === null || (s.standsInFor !== undefined && values.get(s.standsInFor) != null)) continue;
+    if (s.critical && value === true && (s.criticalWhen === undefined || s.criticalWhen(onchain!))) critical = true;
+    const risk = s.risk ? s.risk(value, onchain!) : value === true ? 1 : 0;
+    scored.push({ signal: s.name, source: 'chain', group: s.group, value, weight: s.weight, risk: roundTo(risk, 4) });
   }
 
-  const weightTotal = scored.reduce((sum, s) => sum + s.weight, 0);
-  const signals = scored.map((s) => ({ ...s, contribution: weightTotal ? roundTo((100 * s.weight * s.risk) / weightTotal, 2) : 0 }));
-  const weighted = weightTotal > 0 ? Math.round(signals.reduce((sum, s) => sum + (100 * s.weight * s.risk) / weightTotal, 0)) : null;
+  // A check neither side could make (can the token be sold?) counts as unknown beside what was scored; with
+  // nothing scored at all there is no score to raise.
+  const unknown = scored.length > 0 ? unknownChecks(family, values, onchain) : [];
+  const weightTotal = scored.reduce((sum, s) => sum + s.weight, 0) + unknown.reduce((sum, u) => sum + u.weight, 0);
+  const points = (weight: number, risk: number) => (weightTotal ? (100 * weight * risk) / weightTotal : 0);
+  const signals = scored.map((s) => ({ ...s, contribution: roundTo(points(s.weight, s.risk), 2) }));
+  const unknownItems = unknown.map((u) => ({ ...u, contribution: roundTo(points(u.weight, u.risk), 2) }));
+  const weighted = weightTotal > 0 ? Math.round([...scored, ...unknown].reduce((sum, s) => sum + points(s.weight, s.risk), 0)) : null;
   // An unverified contract hides most of what the other checks would find: not a low score unless trusted.
   const closedSource = values.get('closed_source') === true && values.get('trusted') !== true;
-  const floor = critical ? CRITICAL_FLOOR : closedSource ? CLOSED_SOURCE_FLOOR : null;
+  // A token that may not be sellable is not a low risk because the check could not run (unless the provider
+  // lists it as trusted, as for the closed-source floor).
+  const unknownSell = unknown.length > 0 && values.get('trusted') !== true;
+  const floor = critical ? CRITICAL_FLOOR : closedSource || unknownSell ? Math.max(closedSource ? CLOSED_SOURCE_FLOOR : 0, unknownSell ? UNKNOWN_SELL_FLOOR : 0) : null;
   const floorApplied = floor !== null && weighted !== null && weighted < floor;
 
   return {
@@ -110,9 +124,11 @@ export function assess(family: ChainFamily, raw: Record<string, unknown> | null,
     score_breakdown: {
       signals,
       not_scored: notScored,
+      unknown: unknownItems,
       weight_total: weightTotal,
       critical_floor_applied: floorApplied && critical,
-      closed_source_floor_applied: floorApplied && !critical,
+      closed_source_floor_applied: floorApplied && !critical && closedSource,
+      unknown_sell_floor_applied: floorApplied && !critical && unknownSell,
     },
     coverage: { present, total: applicable.length, ratio: roundTo(applicable.length ? present / applicable.length : 0, 4) },
     flags,

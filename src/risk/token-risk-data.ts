@@ -1,8 +1,11 @@
 // The `data` of GET /risk/v1/token-risk, as documented (OpenAPI, /docs): the score and its breakdown, the
 // provider's flags and raw object, and the chain's own evidence (`onchain`) with the disagreements.
 import { z } from 'zod';
+import { evmEvidenceFields, ownerKindFields, pausableField, solanaEvidenceFields } from './evidence-schema.ts';
 import { CHAIN_SIGNALS, SELL_BLOCKED_TAX_PCT, TAX_TOLERANCE } from './onchain-signals.ts';
 import { CLOSED_SOURCE_FLOOR, CRITICAL_FLOOR, GROUPS } from './signals.ts';
+import { blockNumber, dataGaps, restrictionFields, unknownChecks } from './restrictions-schema.ts';
+import { UNKNOWN_SELL_FLOOR } from './unknown-checks.ts';
 
 const flagValue = z.union([z.boolean(), z.number()]).nullable();
 const signalValue = z.union([z.boolean(), z.number()]);
@@ -38,16 +41,19 @@ const simulation = z
 
 const evmOnchain = z
   .object({
+    block_number: blockNumber,
     has_code: z.boolean(),
     proxy: proxy.nullable().describe('null: not a proxy (or no code)'),
-    owner: z.object({ address: evmAddress, renounced: z.boolean().describe('The zero address or a burn address') }).nullable(),
+    owner: z.object({ address: evmAddress, renounced: z.boolean().describe('The zero address or a burn address'), ...ownerKindFields }).nullable(),
     owner_unavailable: z.string().nullable().describe('Why owner is null (no owner() function, no code)'),
-    simulation: simulation.nullable(),
+    simulation: simulation.extend(restrictionFields).nullable(),
     simulation_unavailable: z.string().nullable().describe('Why simulation is null: no router configured for the chain, no pair with the wrapped native coin, no code, the node refused it'),
+    ...evmEvidenceFields,
   });
 
 const solanaOnchain = z
   .object({
+    block_number: z.number().int().describe("The slot the mint's account was read at (the answer's context.slot)"),
     mint_authority: z.string().nullable(),
     freeze_authority: z.string().nullable(),
     supply: z.string().describe("In the token's smallest unit"),
@@ -65,8 +71,10 @@ const solanaOnchain = z
         transfer_hook: z.string().nullable().describe('Program every transfer calls'),
         non_transferable: z.boolean(),
         default_state_frozen: z.boolean().describe('New token accounts start frozen'),
+        pausable: pausableField,
       })
       .describe('Token-2022 extensions that matter to a holder (an SPL Token mint has none: all off)'),
+    ...solanaEvidenceFields,
   });
 
 const disagreement = z.object({
@@ -94,6 +102,7 @@ export const tokenRiskData = z.object({
     not_scored: z
       .array(z.object({ signal: z.string(), value: signalValue, reason: z.string() }))
       .describe('Signals the provider gave that are shown in flags but not scored, each with why (e.g. a simulated tax of 1 caused by cannot_buy)'),
+    unknown: unknownChecks,
     weight_total: z.number(),
     critical_floor_applied: z
       .boolean()
@@ -101,6 +110,7 @@ export const tokenRiskData = z.object({
     closed_source_floor_applied: z
       .boolean()
       .describe(`The contract source is not verified and the token is not on the trust list: score raised to at least ${CLOSED_SOURCE_FLOOR}`),
+    unknown_sell_floor_applied: z.boolean().describe(`Whether the token can be sold is unknown (score_breakdown.unknown): score raised to at least ${UNKNOWN_SELL_FLOOR}`),
   }),
   coverage: z.object({ present: z.number().int(), total: z.number().int(), ratio: z.number() }).describe("Of the provider's applicable signals, how many it gave"),
   flags: z
@@ -126,6 +136,7 @@ export const tokenRiskData = z.object({
       "The chain's own evidence, read over the chain's RPC (meta.sources names it): for EVM the contract's code, proxy, owner and a simulated buy, transfer and sell " +
         `(an eth_call with state overrides: nothing is sent); for Solana the mint's account. null when it could not be read (see onchain_unavailable). A sell tax of ${SELL_BLOCKED_TAX_PCT} % or more counts as a failed sell.`,
     ),
+  data_gaps: dataGaps,
   onchain_unavailable: z.string().nullable().describe("Why onchain is null: the chain's RPC failed or timed out (named), or the address is not a token there"),
   disagreements: z
     .array(disagreement)

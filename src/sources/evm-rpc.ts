@@ -16,13 +16,18 @@ import { env, type EnvVar } from '../lib/env.ts';
 import { sourceMeta } from '../upstream/envelope.ts';
 import { stampNow } from '../upstream/cache.ts';
 import { UpstreamError } from '../lib/errors.ts';
-import { JSON_RPC } from '../upstream/json-rpc.ts';
+import { JSON_RPC, JSON_RPC_BATCH } from '../upstream/json-rpc.ts';
 import { checkEvmAddress } from '../params/evm-address.ts';
 import { defineSource, upstreamCause, type SourceContext, type Sourced } from './define-source.ts';
 import { ALL_EVM_CHAINS, evmNetwork, type EvmChain, type EvmChainName, type EvmDex, type EvmNetworkName } from './evm-networks.ts';
 import { chainLookups, type ChainLookups, type FetchResult } from './evm-lookups.ts';
-import { readEvmTokenEvidence, type EvmTokenEvidence, type RpcAnswer } from './evm-token-evidence.ts';
+import { readEvmTokenEvidence, type EvmTokenEvidence } from './evm-token-evidence.ts';
+import { CANONICAL_TOKENS, wrapperToken } from './evm-canonical-tokens.ts';
+import type { EvidenceExtrasSettings } from './evm-evidence-extras.ts';
+import { LP_LOCKERS } from './evm-lp-lockers.ts';
 import { TOKEN_EVIDENCE_ENV, untilDeadline } from './token-evidence-env.ts';
+import { batchingRpc } from './rpc-batch.ts';
+import { RESTRICTION_ENV, type RestrictionSettings } from './token-restrictions.ts';
 import { loadViem } from './viem.ts';
 
 export type { EvmChain, EvmChainName } from './evm-networks.ts';
@@ -37,6 +42,13 @@ const rpcAnswer = z.union([
   z.object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
   z.object({ jsonrpc: z.literal('2.0'), result: z.unknown() }),
 ]);
+/** A batch's answers, each with the id of its call. */
+const rpcBatchAnswer = z.array(
+  z.union([
+    z.object({ jsonrpc: z.literal('2.0'), id: z.unknown(), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
+    z.object({ jsonrpc: z.literal('2.0'), id: z.unknown(), result: z.unknown() }),
+  ]),
+);
 
 export interface EvmRpcSettings {
   baseUrl: string;
@@ -44,9 +56,11 @@ export interface EvmRpcSettings {
   headTtlS: number;
   finalTtlS: number;
   /** The V2-style router and wrapped native coin the token simulation trades through. */
-  dex: { router: string | undefined; wrappedNative: string };
+  dex: { router: string | undefined; wrappedNative: string; restrictions: RestrictionSettings };
   /** Seconds a token's evidence is reused. */
   evidenceTtlS: number;
+  /** The liquidity's stablecoin and LP lockers, and the canonical tokens impostors copy. */
+  extras: EvidenceExtrasSettings;
   /** ENS Universal Resolver to use instead of viem's default for the chain (Ethereum only). */
   ensUniversalResolver: Address | undefined;
 }
@@ -105,7 +119,7 @@ const ENS_ENV = {
 } as const;
 
 function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
-  const { baseUrl, chain, headTtlS, finalTtlS, ensUniversalResolver, dex, evidenceTtlS } = ctx.settings;
+  const { baseUrl, chain, headTtlS, finalTtlS, ensUniversalResolver, dex, evidenceTtlS, extras } = ctx.settings;
   const fetchResult: FetchResult = async (method, params, answer, ttlS) => {
     const res = await ctx.fetch({
       url: baseUrl,
@@ -148,21 +162,22 @@ function createEvmRpc(ctx: SourceContext<EvmRpcSettings>): EvmRpc {
     ensUniversalResolver,
     async tokenEvidence(token, deadlineAt) {
       const remaining = untilDeadline(ctx.name, deadlineAt);
-      const rpc = async (method: string, params: unknown[]): Promise<RpcAnswer> => {
+      // The reads of one round go out as one batch (rpc-batch.ts), each request within what is left of the deadline.
+      const rpc = batchingRpc(ctx.name, async (batch) => {
         const res = await ctx.fetch({
           url: baseUrl,
           method: 'POST',
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+          body: JSON.stringify(batch),
           idempotent: true,
-          protocol: JSON_RPC,
-          schema: rpcAnswer,
+          protocol: JSON_RPC_BATCH,
+          schema: rpcBatchAnswer,
           ttlS: 0,
           deadlineMs: remaining(),
         });
         return res.data;
-      };
+      });
       const key = `evidence ${token.toLowerCase()} ${dex.router ?? '-'} ${dex.wrappedNative}`;
-      return ctx.compute(key, evidenceTtlS, () => readEvmTokenEvidence(ctx.name, rpc, token, dex), remaining());
+      return ctx.compute(key, evidenceTtlS, () => readEvmTokenEvidence(ctx.name, rpc, token, dex, extras), remaining());
     },
   };
 }
@@ -180,6 +195,42 @@ function dexEnv(chain: EvmChain<EvmNetworkName>, dex: EvmDex): Record<string, En
   };
 }
 
+/** A comma-separated list of addresses (EIP-55 checked when mixed-case); `def` the documented default. */
+function addressListVar(def: string | undefined, doc: string) {
+  return env.custom(
+    z.string().transform((v, c) => {
+      const out: string[] = [];
+      for (const part of v.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+        const check = checkEvmAddress(part);
+        if (check.ok) out.push(check.address);
+        else c.addIssue({ code: 'custom', message: `comma-separated 0x addresses (${part} is not one${check.reason === 'checksum' ? ': wrong EIP-55 checksum' : ''})` });
+      }
+      return out;
+    }),
+    def,
+    doc,
+  );
+}
+
+/** STABLE_TOKEN_<NAME> and LP_LOCKERS_<NAME>: the liquidity read's USD price and known LP lockers. */
+function liquidityEnv(chain: EvmChain<EvmNetworkName>): Record<string, EnvVar> {
+  const upper = chain.name.toUpperCase();
+  const usdc = CANONICAL_TOKENS[chain.name].find((t) => t.of === 'USDC');
+  const lockers = LP_LOCKERS[chain.name];
+  return {
+    [`STABLE_TOKEN_${upper}`]: addressVar(
+      usdc?.address,
+      `Stablecoin (1 unit = $1) whose pair with the wrapped ${chain.symbol} on the simulation's router prices the token's liquidity in USD on ${chain.viem.name}` +
+        (usdc ? ' (default: native USDC, developers.circle.com/stablecoins/usdc-contract-addresses).' : '; none by default (no native USDC cited), so reserve_usd is null until set.'),
+    ),
+    [`LP_LOCKERS_${upper}`]: addressListVar(
+      lockers.addresses.length ? lockers.addresses.join(',') : undefined,
+      `Comma-separated LP locker contracts on ${chain.viem.name}: LP tokens they hold count as locked` +
+        (lockers.addresses.length ? ` (default: ${lockers.source}).` : '; none by default (none cited).'),
+    ),
+  };
+}
+
 /** The descriptor of one chain's RPC source; `extraEnv` for the chain's own settings (ENS on Ethereum). */
 function rpcSource<const K extends string>(key: K, chain: EvmChain<EvmNetworkName>, extraEnv: Record<string, EnvVar> = {}) {
   const variable = `RPC_URL_${chain.name.toUpperCase()}`;
@@ -191,12 +242,14 @@ function rpcSource<const K extends string>(key: K, chain: EvmChain<EvmNetworkNam
     docs: 'https://ethereum.org/en/developers/docs/apis/json-rpc/',
     notes:
       `Default ${chain.defaultRpc}${chain.rpcSource ? ` (${chain.rpcSource})` : ''}: a keyless public endpoint with no SLA; set ${variable} to your own node or provider for production. ` +
-      (chain.dex.router ? `Token simulation through ${chain.dex.name} (${chain.dex.source}); it needs eth_call state overrides.` : `No default token simulation router: ${chain.dex.source}.`),
+      (chain.dex.router ? `Token simulation through ${chain.dex.name} (${chain.dex.source}); it needs eth_call state overrides, and eth_simulateV1 or eth_call's block override for the later-block checks.` : `No default token simulation router: ${chain.dex.source}.`),
     env: {
       [variable]: env.url(chain.defaultRpc, `JSON-RPC endpoint of ${chain.viem.name} (chain id ${chain.id}).`),
       ...CHAIN_TTL_ENV,
       ...dexEnv(chain, chain.dex),
+      ...liquidityEnv(chain),
       ...TOKEN_EVIDENCE_ENV,
+      ...RESTRICTION_ENV,
       ...extraEnv,
     } as Record<string, EnvVar>,
     settings: (e) => ({
@@ -205,8 +258,17 @@ function rpcSource<const K extends string>(key: K, chain: EvmChain<EvmNetworkNam
       headTtlS: e.CACHE_TTL_CHAIN_HEAD_S as number,
       finalTtlS: e.CACHE_TTL_CHAIN_FINAL_S as number,
       ensUniversalResolver: e.ENS_UNIVERSAL_RESOLVER as Address | undefined,
-      dex: { router: e[`DEX_ROUTER_${upper}`] as string | undefined, wrappedNative: e[`WRAPPED_NATIVE_${upper}`] as string },
+      dex: {
+        router: e[`DEX_ROUTER_${upper}`] as string | undefined,
+        wrappedNative: e[`WRAPPED_NATIVE_${upper}`] as string,
+        restrictions: { laterBlocks: e.RISK_SIM_LATER_BLOCKS as number, logBlocks: e.RISK_HOLDER_LOG_BLOCKS as number },
+      },
       evidenceTtlS: e.CACHE_TTL_TOKEN_ONCHAIN_S as number,
+      extras: {
+        stable: e[`STABLE_TOKEN_${upper}`] as string | undefined,
+        lockers: (e[`LP_LOCKERS_${upper}`] as string[] | undefined) ?? [],
+        canonical: [...CANONICAL_TOKENS[chain.name], wrapperToken(chain, e[`WRAPPED_NATIVE_${upper}`] as string)],
+      },
     }),
     create: createEvmRpc,
   });

@@ -2,15 +2,19 @@
 // whether the address holds code; whether it is a proxy (EIP-1967 implementation, admin and beacon slots,
 // EIP-1822's PROXIABLE slot, EIP-1167 minimal proxy code) and who can upgrade it; owner() and whether it is
 // renounced; and a buy-transfer-sell simulation through the chain's V2-style router (token-simulator.ts).
-// The first round of reads runs in parallel; a beacon's implementation and owner are a second round.
+// The first round of reads runs in parallel; a beacon's implementation and owner are a second round. The
+// liquidity, capabilities, owner kind and impersonation reads (evm-evidence-extras.ts) start with the first round.
 // A value the chain did not give is null beside its reason.
 import { UpstreamError } from '../lib/errors.ts';
-import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep } from './token-simulator.ts';
+import { startEvidenceExtras, type EvidenceExtrasSettings, type ExtrasPart } from './evm-evidence-extras.ts';
+import type { OwnerKindEvidence } from './evm-owner-kind.ts';
+import { decodeSimulation, revertReason, simulationParams, taxPct, type FailedStep, type SimulationResult } from './token-simulator.ts';
+import { TOKEN_SIMULATOR_RUNTIME } from './token-simulator-code.ts';
+import { noRestrictions, readRestrictions, type Gap, type RestrictionSettings, type Restrictions } from './token-restrictions.ts';
+import type { LaterBlock } from './block-override.ts';
+import type { RpcAnswer, RpcCall } from './evm-abi.ts';
 
-/** A JSON-RPC answer: a result, or an error the node answered with (a revert is such an answer). */
-export type RpcAnswer = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
-/** One JSON-RPC call; throws an UpstreamError when the node could not be read. */
-export type RpcCall = (method: string, params: unknown[]) => Promise<RpcAnswer>;
+export type { RpcAnswer, RpcCall } from './evm-abi.ts';
 
 export type ProxyKind = 'eip1967' | 'eip1967_beacon' | 'eip1822' | 'eip1167';
 
@@ -27,7 +31,11 @@ export interface ProxyEvidence {
   upgradeable: boolean;
 }
 
-export interface SimulationEvidence {
+/** The buy-transfer-sell simulation, and the trading restrictions simulated after it (token-restrictions.ts). */
+export type SimulationEvidence = TradeSimulation & Restrictions;
+
+/** The buy-transfer-sell simulation's own figures. */
+export interface TradeSimulation {
   router: string;
   pair: string;
   /** Wrapped native coin spent on the buy, in its smallest unit. */
@@ -42,18 +50,28 @@ export interface SimulationEvidence {
   revert_reason: string | null;
 }
 
-export interface EvmTokenEvidence {
+export interface EvmTokenEvidence extends ExtrasPart {
+  /** The latest block when the reads began; the later rounds are pinned to it. null when the node did not say. */
+  block_number: number | null;
   has_code: boolean;
   proxy: ProxyEvidence | null;
-  owner: { address: string; renounced: boolean } | null;
+  /** The owner, what kind of account it is (null: its code could not be read), and a Safe's or a timelock's figures. */
+  owner: ({ address: string; renounced: boolean } & OwnerKindEvidence) | null;
   owner_unavailable: string | null;
   simulation: SimulationEvidence | null;
   simulation_unavailable: string | null;
+  /** The signals the chain could not determine, with why: moved to `data.data_gaps` by the risk check, not shown here. */
+  gaps: Gap[];
 }
+
+/** No stablecoin, no lockers, no canonical tokens: the extras' settings when none are given. */
+const NO_EXTRAS: EvidenceExtrasSettings = { stable: undefined, lockers: [], canonical: [] };
 
 export interface DexSettings {
   router: string | undefined;
   wrappedNative: string;
+  /** The trading-restriction checks' settings; without them only the first simulation runs. */
+  restrictions?: RestrictionSettings;
 }
 
 // EIP-1967: bytes32(uint256(keccak256('eip1967.proxy.<name>')) - 1); EIP-1822: keccak256("PROXIABLE").
@@ -102,32 +120,85 @@ function readOwner(answer: RpcAnswer): { address: string } | { unavailable: stri
 
 const call = (to: string, data: string) => [{ to, data }, 'latest'];
 
-export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: string, dex: DexSettings): Promise<EvmTokenEvidence> {
+export async function readEvmTokenEvidence(source: string, rpc: RpcCall, token: string, dex: DexSettings, extrasSettings = NO_EXTRAS): Promise<EvmTokenEvidence> {
   const slot = (name: keyof typeof SLOTS) => rpc('eth_getStorageAt', [token, SLOTS[name], 'latest']).then((a) => resultOf(source, 'eth_getStorageAt', a));
-  const [code, implementation, admin, beacon, proxiable, ownerAnswer, simulation] = await Promise.all([
+  const ownerCall = rpc('eth_call', call(token, OWNER));
+  const extras = startEvidenceExtras(rpc, token, dex, extrasSettings, ownerCall.then(ownerForLiquidity));
+  const [head, code, implementation, admin, beacon, proxiable, ownerAnswer, { first, ...simulation }] = await Promise.all([
+    rpc('eth_getBlockByNumber', ['latest', false]).then(readHead),
     rpc('eth_getCode', [token, 'latest']).then((a) => resultOf(source, 'eth_getCode', a)),
     slot('implementation'),
     slot('admin'),
     slot('beacon'),
     slot('proxiable'),
-    rpc('eth_call', call(token, OWNER)),
+    ownerCall,
     simulate(source, rpc, token, dex),
   ]);
 
   if (code === '0x') {
     const none = 'the address holds no code (not a contract)';
-    return { has_code: false, proxy: null, owner: null, owner_unavailable: none, simulation: null, simulation_unavailable: none };
+    return {
+      block_number: head && Number(head.number),
+      has_code: false,
+      proxy: null,
+      owner: null,
+      owner_unavailable: none,
+      simulation: null,
+      simulation_unavailable: none,
+      gaps: [],
+      ...noCodeExtras(none),
+    };
   }
   const owner = readOwner(ownerAnswer);
   const ownerAddress = 'address' in owner ? owner.address : null;
-  const proxy = await readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress);
+  // The second round, one batch: a beacon's reads, the extras' second reads (owner kind, the implementation's
+  // code: after the beacon's for a beacon proxy) and the restrictions' first round. Nothing waits for the
+  // restrictions' last round but the answer: the reads stay within three rounds.
+  const [{ proxy, part, ownerKind }, restricted] = await Promise.all([
+    readProxy(rpc, code, { implementation, admin, beacon, proxiable }, ownerAddress).then(async (proxy) => ({
+      proxy,
+      ...(await extras.finish({ code, implementation: proxy === null ? undefined : proxy.implementation, owner: ownerAddress })),
+    })),
+    first === null || dex.router === undefined
+      ? null
+      : head === null || dex.restrictions === undefined
+        ? noRestrictions({ router: dex.router, wrappedNative: dex.wrappedNative, token }, first, 'the node did not give its latest block, to pin the later simulations to')
+        : readRestrictions(rpc, { market: { router: dex.router, wrappedNative: dex.wrappedNative, token }, block: head, first, owner: ownerAddress, code: TOKEN_SIMULATOR_RUNTIME, settings: dex.restrictions }),
+  ]);
   return {
+    block_number: head && Number(head.number),
     has_code: true,
     proxy,
-    owner: ownerAddress === null ? null : { address: ownerAddress, renounced: isRenounced(ownerAddress) },
+    owner: ownerAddress === null ? null : { address: ownerAddress, renounced: isRenounced(ownerAddress), ...ownerKind! },
     owner_unavailable: 'unavailable' in owner ? owner.unavailable : null,
     ...simulation,
+    simulation: simulation.simulation && restricted ? { ...simulation.simulation, ...restricted.restrictions } : null,
+    gaps: restricted?.gaps ?? [],
+    ...part,
   };
+}
+
+const noCodeExtras = (none: string): ExtrasPart => ({
+  liquidity: null,
+  liquidity_unavailable: none,
+  capabilities: null,
+  capabilities_unavailable: none,
+  impersonation: null,
+  impersonation_unavailable: none,
+});
+
+/** What the liquidity read needs of owner(): its address, if any, and whether it is renounced. */
+function ownerForLiquidity(answer: RpcAnswer) {
+  const owner = readOwner(answer);
+  return 'address' in owner ? { address: owner.address, renounced: isRenounced(owner.address) } : { address: null, renounced: false };
+}
+
+/** The latest block's number and timestamp (eth_getBlockByNumber); null when the node gave none. */
+function readHead(answer: RpcAnswer): LaterBlock | null {
+  if (!('result' in answer)) return null;
+  const b = answer.result as { number?: unknown; timestamp?: unknown } | null;
+  const isHex = (v: unknown): v is string => typeof v === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(v);
+  return b !== null && isHex(b.number) && isHex(b.timestamp) ? { number: BigInt(b.number), time: BigInt(b.timestamp) } : null;
 }
 
 async function readProxy(
@@ -172,11 +243,12 @@ async function readProxy(
   return null;
 }
 
-type SimulationPart = Pick<EvmTokenEvidence, 'simulation' | 'simulation_unavailable'>;
+/** The simulation's evidence, and its raw figures (`first`, null when it did not run) for the restriction checks. */
+type SimulationPart = { simulation: TradeSimulation | null; simulation_unavailable: string | null; first: SimulationResult | null };
 
 /** The buy-transfer-sell simulation, or why there is none. A node that refuses it does not fail the other reads. */
 async function simulate(source: string, rpc: RpcCall, token: string, dex: DexSettings): Promise<SimulationPart> {
-  const unavailable = (reason: string): SimulationPart => ({ simulation: null, simulation_unavailable: reason });
+  const unavailable = (reason: string): SimulationPart => ({ simulation: null, simulation_unavailable: reason, first: null });
   if (dex.router === undefined) return unavailable(`no V2-style DEX router is configured for this chain (${source}; see DEX_ROUTER_<CHAIN>)`);
   let answer: RpcAnswer;
   try {
@@ -185,6 +257,10 @@ async function simulate(source: string, rpc: RpcCall, token: string, dex: DexSet
     // The node answered with an error of its own (e.g. state overrides not supported): the other reads stand.
     if (err instanceof UpstreamError && err.failure === 'provider') return unavailable(`the node refused the simulation: ${err.message}`);
     throw err;
+  }
+  // An error that is no revert is the node's refusal (the state override not supported, say): named as such.
+  if ('error' in answer && answer.error.code !== 3 && !/revert/i.test(answer.error.message)) {
+    return unavailable(`the node refused the simulation: ${source} error: JSON-RPC error ${answer.error.code} (${answer.error.message})`);
   }
   if ('error' in answer) {
     const data = typeof answer.error.data === 'string' ? answer.error.data : '';
@@ -211,5 +287,6 @@ async function simulate(source: string, rpc: RpcCall, token: string, dex: DexSet
       revert_reason: r.failedStep === null ? null : revertReason(r.revertData),
     },
     simulation_unavailable: null,
+    first: r,
   };
 }

@@ -1,5 +1,6 @@
 // Solana JSON-RPC (`rpc:solana`): a token mint's account, read with getAccountInfo in the node's parsed
-// form (encoding jsonParsed), for the token risk check.
+// form (encoding jsonParsed), for the token risk check; beside it, in parallel, the mint's 10 largest holders
+// and its Metaplex metadata account (solana-mint-extras.ts), whose failures leave their fields null.
 // POST {RPC_URL_SOLANA} {"jsonrpc":"2.0","id":1,"method":"getAccountInfo","params":[mint,{"encoding":"jsonParsed","commitment":"confirmed"}]}
 // The node parses accounts of the SPL Token and Token-2022 programs (Agave's account-decoder): a mint is
 // `data.parsed = { type: "mint", info: { mintAuthority, freezeAuthority, supply, decimals, isInitialized,
@@ -12,6 +13,8 @@ import { JSON_RPC } from '../upstream/json-rpc.ts';
 import type { Protocol } from '../upstream/protocol.ts';
 import { defineSource, type SourceContext, type Sourced } from './define-source.ts';
 import { TOKEN_EVIDENCE_ENV, untilDeadline } from './token-evidence-env.ts';
+import { UpstreamError } from '../lib/errors.ts';
+import { largestAccountsAnswer, metadataAccountAnswer, metadataAddress, metadataMutable, top10Pct } from './solana-mint-extras.ts';
 
 export const SOLANA_PROGRAMS = {
   'spl-token': 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
@@ -39,9 +42,13 @@ export interface MintExtensions {
   non_transferable: boolean;
   /** New token accounts start frozen. */
   default_state_frozen: boolean;
+  /** Token-2022 pausable: an authority can stop every transfer (or transfers are paused now). */
+  pausable: boolean;
 }
 
 export interface SolanaMintEvidence {
+  /** The slot the mint's account was read at (the answer's context.slot): Solana's block_number. */
+  block_number: number;
   mint_authority: string | null;
   freeze_authority: string | null;
   /** In the token's smallest unit. */
@@ -49,6 +56,11 @@ export interface SolanaMintEvidence {
   decimals: number;
   token_program: TokenProgram;
   extensions: MintExtensions;
+  /** Percent of supply in the 10 largest token accounts (pools' vaults included); null when it could not be read. */
+  top10_pct: number | null;
+  /** Whether name and symbol can still change: Metaplex metadata mutable with a live update authority, or a
+   * Token-2022 tokenMetadata extension with an update authority; null when no metadata could be read. */
+  metadata_mutable: boolean | null;
 }
 
 /** A mint's evidence, or why the account read is not one (no account, another kind of account). */
@@ -123,11 +135,16 @@ function extensionsOf(exts: z.output<typeof extensionSchema>[]): MintExtensions 
     transfer_hook: text(stateOf(exts, 'transferHook')?.state?.programId),
     non_transferable: stateOf(exts, 'nonTransferable') !== undefined,
     default_state_frozen: stateOf(exts, 'defaultAccountState')?.state?.accountState === 'frozen',
+    // Agave's account-decoder: { extension: "pausableConfig", state: { authority, paused } }.
+    pausable: (() => {
+      const p = stateOf(exts, 'pausableConfig')?.state;
+      return p !== undefined && (text(p.authority) !== null || p.paused === true);
+    })(),
   };
 }
 
 /** The node's answer → the mint's evidence, or what the account is instead. Throws (a schema error) on a malformed mint. */
-export function readMint(value: z.output<typeof answer>['result']['value']): MintRead {
+export function readMint(value: z.output<typeof answer>['result']['value'], slot: string): MintRead {
   if (value === null) return { unavailable: 'the chain has no account at this address' };
   const program = Object.entries(SOLANA_PROGRAMS).find(([, id]) => id === value.owner)?.[0] as TokenProgram | undefined;
   if (typeof value.data !== 'object' || Array.isArray(value.data) || program === undefined || value.data.parsed.type !== 'mint') {
@@ -137,12 +154,16 @@ export function readMint(value: z.output<typeof answer>['result']['value']): Min
   const info = mintInfo.parse(value.data.parsed.info);
   return {
     mint: {
+      block_number: Number(slot),
       mint_authority: info.mintAuthority,
       freeze_authority: info.freezeAuthority,
       supply: info.supply,
       decimals: info.decimals,
       token_program: program,
       extensions: extensionsOf(info.extensions ?? []),
+      top10_pct: null,
+      // A Token-2022 mint's own metadata: changeable while it names an update authority.
+      metadata_mutable: stateOf(info.extensions ?? [], 'tokenMetadata') ? text(stateOf(info.extensions ?? [], 'tokenMetadata')!.state?.updateAuthority) !== null : null,
     },
   };
 }
@@ -161,7 +182,7 @@ function createSolanaRpc(ctx: SourceContext<SolanaRpcSettings>) {
     .pipe(
       answer.transform((a, check) => {
         try {
-          return readMint(a.result.value);
+          return readMint(a.result.value, a.result.context.slot);
         } catch (err) {
           // A mint whose fields are not the documented shape: the answer is malformed, not a mint we guess at.
           const issue = err instanceof z.ZodError ? err.issues[0] : undefined;
@@ -173,21 +194,44 @@ function createSolanaRpc(ctx: SourceContext<SolanaRpcSettings>) {
   return {
     /** A mint's account, read by `deadlineAt` (epoch ms; default: UPSTREAM_DEADLINE_MS from now); cached CACHE_TTL_TOKEN_ONCHAIN_S. */
     async mint(mint: string, deadlineAt?: number): Promise<Sourced<MintRead>> {
-      const res = await ctx.fetch({
-        url: baseUrl,
-        method: 'POST',
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getAccountInfo', params: [mint, { encoding: 'jsonParsed', commitment: 'confirmed' }] }),
-        idempotent: true,
-        format: 'text',
-        protocol: SOLANA_PROTOCOL,
-        schema,
-        ttlS: evidenceTtlS,
-        deadlineMs: deadlineAt === undefined ? undefined : untilDeadline(ctx.name, deadlineAt)(),
-      });
+      const remaining = deadlineAt === undefined ? () => undefined : untilDeadline(ctx.name, deadlineAt);
+      const call = <S extends z.ZodType>(method: string, params: unknown[], answerSchema: S) =>
+        ctx
+          .fetch({
+            url: baseUrl,
+            method: 'POST',
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+            idempotent: true,
+            format: 'text',
+            protocol: SOLANA_PROTOCOL,
+            schema: answerSchema,
+            ttlS: 0,
+            deadlineMs: remaining(),
+          })
+          .then((r) => r.data as z.output<S>);
+      const res = await ctx.compute(
+        `mint ${mint}`,
+        evidenceTtlS,
+        async () => {
+          const options = { commitment: 'confirmed' };
+          const [read, largest, metadata] = await Promise.all([
+            call('getAccountInfo', [mint, { encoding: 'jsonParsed', ...options }], schema),
+            optional(call('getTokenLargestAccounts', [mint, options], z.string().transform(parseJson).pipe(largestAccountsAnswer))),
+            optional(call('getAccountInfo', [metadataAddress(mint), { encoding: 'base64', ...options }], z.string().transform(parseJson).pipe(metadataAccountAnswer))),
+          ]);
+          if (!('mint' in read)) return read;
+          const top10 = largest === null ? null : top10Pct(largest.result.value.map((a) => a.amount), read.mint.supply);
+          return { mint: { ...read.mint, top10_pct: top10, metadata_mutable: read.mint.metadata_mutable ?? (metadata === null ? null : metadataMutable(metadata.result.value)) } };
+        },
+        remaining(),
+      );
       return { data: res.data, meta: res.meta };
     },
   };
 }
+
+/** A read beside the mint's own whose failure (the node's error, a timeout) leaves its field null, not the mint's evidence. */
+const optional = <T>(p: Promise<T>): Promise<T | null> => p.catch((err: unknown) => (err instanceof UpstreamError ? null : Promise.reject(err)));
 
 export type SolanaRpc = ReturnType<typeof createSolanaRpc>;
 
@@ -198,7 +242,7 @@ export const solanaRpcSource = defineSource({
   docs: 'https://solana.com/docs/rpc/http/getaccountinfo',
   notes:
     'Default https://api.mainnet-beta.solana.com (solana.com/docs/references/clusters: the public mainnet endpoint, rate limited, not for production); ' +
-    "set RPC_URL_SOLANA to your own node or provider. Only getAccountInfo (jsonParsed) is called, for a mint's authorities, supply and Token-2022 extensions.",
+    "set RPC_URL_SOLANA to your own node or provider. getAccountInfo (jsonParsed) for a mint's authorities, supply and Token-2022 extensions; getTokenLargestAccounts for its 10 largest holders; getAccountInfo (base64) of its Metaplex metadata account for whether that metadata can change.",
   env: {
     RPC_URL_SOLANA: env.url('https://api.mainnet-beta.solana.com', 'JSON-RPC endpoint of Solana mainnet (token mints for the risk check).'),
     ...TOKEN_EVIDENCE_ENV,

@@ -34,3 +34,20 @@ export const JSON_RPC: Protocol = {
     return classifyOne(body);
   },
 };
+
+/**
+ * A batch (an array of calls) whose items are answers each, read by the caller: one item's error (a method the
+ * node does not have, a revert) fails that item only. The batch fails as a whole when the node limits us, or
+ * answers the batch with one error (a node that takes no batches).
+ */
+export const JSON_RPC_BATCH: Protocol = {
+  envelope: z.union([z.array(response), response]),
+  classify(body) {
+    if (!Array.isArray(body)) return classifyOne(body) ?? { kind: 'provider_error', detail: 'a single answer to a batch' };
+    for (const item of body) {
+      const v = classifyOne(item);
+      if (v?.kind === 'rate_limited') return v;
+    }
+    return undefined;
+  },
+};

@@ -21,7 +21,7 @@ const ask = async (mint: string) => {
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 };
-const off = { present: [], transfer_fee_bps: 0, transfer_fee_max: null, transfer_fee_epoch: null, transfer_fee_older_bps: null, transfer_fee_authority: null, permanent_delegate: null, transfer_hook: null, non_transferable: false, default_state_frozen: false };
+const off = { present: [], transfer_fee_bps: 0, transfer_fee_max: null, transfer_fee_epoch: null, transfer_fee_older_bps: null, transfer_fee_authority: null, permanent_delegate: null, transfer_hook: null, non_transferable: false, default_state_frozen: false, pausable: false };
 const chainSignals = (data: { score_breakdown: { signals: { source: string; signal: string; value: unknown; risk: number; weight: number }[] } }) =>
   data.score_breakdown.signals.filter((s) => s.source === 'chain').map((s) => [s.signal, s.value, s.weight, s.risk]);
 
@@ -33,23 +33,31 @@ describe("a Solana mint's account, read from the chain", () => {
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getAccountInfo', params: [SOLANA_MINTS.splMint, { encoding: 'jsonParsed', commitment: 'confirmed' }] }),
     );
     expect(data.onchain).toEqual({
+      // The slot of the recorded answer's context.
+      block_number: 335501751,
       mint_authority: 'Gh9ZwEmdLJ8DscKNTkTqPbNwLNNBjuSzaG9Vp2KGtKJr',
       freeze_authority: null,
       supply: '1690580887590527729',
       decimals: 6,
       token_program: 'spl-token',
       extensions: off,
+      // The constructed getTokenLargestAccounts answer: the 10 largest of 12 accounts hold 54 % of supply.
+      top10_pct: 54,
+      // Its constructed Metaplex metadata: is_mutable with a live update authority.
+      metadata_mutable: true,
     });
     expect(data.onchain_unavailable).toBeNull();
+    // GoPlus gave a top-10 share and metadata_mutable: the chain's stand-ins for them are not scored again.
     expect(chainSignals(data)).toEqual([
       ['chain_mint_authority_live', true, 4, 1],
       ['chain_freeze_authority_live', false, 4, 0],
+      ['chain_pausable', false, 4, 0],
     ]);
     // Raydium's recorded GoPlus object says mintable "0" and freezable "0".
     expect(data.disagreements).toEqual([{ signal: 'mintable', provider: false, chain: true }]);
-    // (1 metadata + 5 × 0.5553 + 4 × 0.6339 + 4 mint authority) / (67 + 8) = 10.31 / 75 = 13.7 % → 14
-    expect(data.score_breakdown.weight_total).toBe(75);
-    expect(data.score).toBe(14);
+    // (1 metadata + 5 × 0.5553 + 4 × 0.6339 + 4 mint authority) / (67 + 12) = 10.31 / 79 = 13.05 % → 13
+    expect(data.score_breakdown.weight_total).toBe(79);
+    expect(data.score).toBe(13);
     expect(meta.sources.map((s: { provider: string; error?: string }) => [s.provider, s.error])).toEqual([
       ['goplus', undefined],
       ['rpc:solana', undefined],
@@ -60,6 +68,8 @@ describe("a Solana mint's account, read from the chain", () => {
     serveGoplus();
     const { data } = await ask(SOLANA_MINTS.token2022);
     expect(data.onchain).toEqual({
+      // The slot of the recorded answer's context.
+      block_number: 335501751,
       mint_authority: '7MyTjmRygJoCuDBUtAuSugiYZFULD2SWaoUTmtjtRDzD',
       freeze_authority: '7MyTjmRygJoCuDBUtAuSugiYZFULD2SWaoUTmtjtRDzD',
       supply: '99998926239436',
@@ -74,10 +84,15 @@ describe("a Solana mint's account, read from the chain", () => {
         transfer_fee_older_bps: 0,
         transfer_fee_authority: '7MyTjmRygJoCuDBUtAuSugiYZFULD2SWaoUTmtjtRDzD',
       },
+      // The node has no getTokenLargestAccounts answer for this mint (its error): null, the rest stands.
+      top10_pct: null,
+      // Its constructed Metaplex metadata has is_mutable false.
+      metadata_mutable: false,
     });
     expect(chainSignals(data)).toEqual([
       ['chain_mint_authority_live', true, 4, 1],
       ['chain_freeze_authority_live', true, 4, 1],
+      ['chain_pausable', false, 4, 0],
     ]);
     // GoPlus (Raydium's object) says no transfer fee, not mintable, not freezable: the chain says 6.9 % and both live.
     expect(data.disagreements).toEqual([
@@ -124,8 +139,32 @@ describe("a Solana mint's account, read from the chain", () => {
     serveGoplus();
     await ask(SOLANA_MINTS.token2022);
     const again = await ask(SOLANA_MINTS.token2022);
-    expect(solana.requests).toHaveLength(1);
+    // getAccountInfo, getTokenLargestAccounts and the metadata account: once.
+    expect(solana.requests).toHaveLength(3);
     expect(again.meta.sources[1]).toMatchObject({ provider: 'rpc:solana', cached: true });
+  });
+});
+
+describe('holders, metadata and pausable', () => {
+  it("a Token-2022 pausable mint: extensions.pausable, scored as its own signal; without GoPlus data the chain's top-10 share and mutable metadata stand in", async () => {
+    goplus.route('GET /api/v1/solana/token_security', { body: recorded('goplus__empty_result.json') });
+    const pausable = (await ask(SOLANA_MINTS.pausable)).data;
+    expect(pausable.onchain.extensions).toMatchObject({ present: ['pausableConfig'], pausable: true });
+    expect(chainSignals(pausable)).toContainEqual(['chain_pausable', true, 4, 1]);
+    const spl = (await ask(SOLANA_MINTS.splMint)).data;
+    // 54 % on the ramp from 20 % (0) to 80 % (1): 0.5667.
+    expect(chainSignals(spl)).toEqual([
+      ['chain_mint_authority_live', true, 4, 1],
+      ['chain_freeze_authority_live', false, 4, 0],
+      ['chain_top10_share', 0.54, 5, 0.5667],
+      ['chain_metadata_mutable', true, 1, 1],
+      ['chain_pausable', false, 4, 0],
+    ]);
+  });
+
+  it("the Metaplex metadata account is found at the PDA the program derives (USDC's known metadata address)", async () => {
+    const { metadataAddress } = await import('../../src/sources/solana-mint-extras.ts');
+    expect(metadataAddress('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v')).toBe('5x38Kp4hvdomTCnCrAny4UtMUt5rQBdB6px2K1Ui45Wq');
   });
 });
 

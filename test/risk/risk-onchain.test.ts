@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { FakeUpstream, type FakeHandler, type SeenRequest } from '../fakes/fake-upstream.ts';
 import { recorded } from '../fixtures.ts';
 import { makeApp } from '../helpers.ts';
+import { overrideNode } from './chain/override-node.ts';
 import { PROXY_ADMIN, startRiskChainWorld, type RiskChainWorld } from './chain/world.ts';
 
 let w: RiskChainWorld;
@@ -26,18 +27,22 @@ function goplusAnswer(address: string, overrides: Record<string, unknown>) {
   return { ...sample, result: { [address]: token } };
 }
 
-/** Forwards a JSON-RPC request to the local node. */
+type Call = { jsonrpc: '2.0'; id: number; method: string; params: unknown[] };
+/** Answers a JSON-RPC request (one call or a batch) from the local node, with eth_simulateV1 and eth_call's block override emulated. */
+let emulate: (body: string) => Promise<string>;
 async function forward(body: string): Promise<{ body: string; headers: Record<string, string> }> {
-  const res = await fetch(w.chain.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  return { body: await res.text(), headers: { 'content-type': 'application/json' } };
+  return { body: await emulate(body), headers: { 'content-type': 'application/json' } };
 }
 const forwarding: FakeHandler = (req) => forward(req.body);
-const rpcCalls = () => node.requests.map((r: SeenRequest) => JSON.parse(r.body) as { method: string; params: unknown[] });
+/** The calls of a request body: the check sends batches. */
+const callsOf = (body: string) => [JSON.parse(body) as Call | Call[]].flat();
+const rpcCalls = () => node.requests.flatMap((r: SeenRequest) => callsOf(r.body));
 
 const goplusRoute = (chainId: number) => goplus.route(`GET /api/v1/token_security/${chainId}`, (req) => ({ body: goplusAnswer(String(req.query.get('contract_addresses')), provider) }));
 
 beforeAll(async () => {
   w = await startRiskChainWorld();
+  emulate = overrideNode(w.chain.rpcUrl, () => ({ simulateV1: 'emulate', callOverride: 'emulate' }));
   await Promise.all([node.start(), goplus.start()]);
   ({ app } = await makeApp({
     GOPLUS_BASE_URL: goplus.url,
@@ -85,9 +90,10 @@ describe('EVM evidence read from the chain', () => {
   it('a plain token: code, no proxy, a live owner, and a buy, transfer and sell without tax', async () => {
     const { data, meta } = await check(w.tokens.plain);
     expect(data.onchain).toEqual({
+      block_number: Number(await w.chain.publicClient.getBlockNumber()),
       has_code: true,
       proxy: null,
-      owner: { address: lower(w.owner), renounced: false },
+      owner: { address: lower(w.owner), renounced: false, kind: 'eoa', threshold: null, owners: null, min_delay_s: null },
       owner_unavailable: null,
       simulation: {
         router: lower(w.router),
@@ -101,9 +107,31 @@ describe('EVM evidence read from the chain', () => {
         sell_ok: true,
         failed_step: null,
         revert_reason: null,
+        // The trading restrictions: none. Its only holder is its owner (and the pair), so no real holder was tried.
+        trading_enabled: true,
+        max_tx: null,
+        max_wallet: null,
+        cooldown: false,
+        tax_later: { buy_tax_pct: 0, sell_tax_pct: 0, sell_ok: true, after_blocks: 300, after_s: 3600, block_override: 'eth_simulateV1' },
+        holders_sell_ok: null,
+        holders_tried: 0,
+        inputs: { router: lower(w.router), path: [lower(w.weth), lower(w.tokens.plain)], amount_in: '10000000000000000', from: '0xebc8486ff8be3706383f34f0db5654f8046af40f' },
       },
       simulation_unavailable: null,
+      // The default stablecoin (Ethereum's USDC) has no code on the local chain: no USD price, no $1,000 impact.
+      // (test/risk/risk-onchain-evidence.test.ts reads them with a stable pair of the local chain.)
+      liquidity: { pair: lower(w.pairs.plain), reserve_native: 100, reserve_usd: null, impact_1k_pct: null, lp_burned_pct: 0, lp_locked_pct: 0, lp_owner_pct: 100 },
+      liquidity_unavailable: null,
+      capabilities: [],
+      capabilities_unavailable: null,
+      impersonation: null,
+      impersonation_unavailable: null,
     });
+    // What neither side could determine: the provider's sample (not in a DEX) gives no LP share; no real holder to try.
+    expect(data.data_gaps).toEqual([
+      { signal: 'lp_unlocked_share', reason: expect.stringMatching(/^GoPlus gave no value \(The token is not traded on a DEX/) },
+      { signal: 'holders_sell', reason: 'no holder in the recent Transfer logs but the pair, the owner and burn addresses' },
+    ]);
     expect(data.onchain_unavailable).toBeNull();
     expect(data.disagreements).toEqual([]);
     // The chain's signals, scored beside the provider's: a sell that went through, no upgradeable proxy.
@@ -116,14 +144,14 @@ describe('EVM evidence read from the chain', () => {
       ['goplus', undefined],
       ['rpc:ethereum', undefined],
     ]);
-    // Nothing was sent: only reads (eth_getCode, eth_getStorageAt, eth_call).
-    expect(new Set(rpcCalls().map((c) => c.method))).toEqual(new Set(['eth_getCode', 'eth_getStorageAt', 'eth_call']));
+    // Nothing was sent: only reads, the standard methods (the test node emulates the last two on EDR).
+    expect(new Set(rpcCalls().map((c) => c.method))).toEqual(new Set(['eth_getBlockByNumber', 'eth_getCode', 'eth_getStorageAt', 'eth_call', 'eth_getLogs', 'eth_simulateV1']));
   });
 
   it('a honeypot whose sells revert: the failed sell is critical even though the provider says is_honeypot "0", and the disagreement is listed', async () => {
     provider = { is_honeypot: '0' };
     const { data } = await check(w.tokens.honeypot);
-    expect(data.onchain.simulation).toEqual({
+    expect(data.onchain.simulation).toMatchObject({
       router: lower(w.router),
       pair: lower(w.pairs.honeypot),
       buy_amount: '10000000000000000',
@@ -135,7 +163,13 @@ describe('EVM evidence read from the chain', () => {
       failed_step: 'sell',
       // The token reverts "HoneypotToken: sells are closed" inside the router's transferFrom, which reports its own reason.
       revert_reason: 'TransferHelper: TRANSFER_FROM_FAILED',
+      // A buy goes through; the later sell fails as the sell does now; a cooldown cannot be tried without a first sell.
+      trading_enabled: true,
+      tax_later: { buy_tax_pct: 0, sell_tax_pct: null, sell_ok: false, after_blocks: 300, after_s: 3600, block_override: 'eth_simulateV1' },
+      cooldown: null,
     });
+    // The provider's trading_cooldown ("0") stands where the chain could not try: no gap.
+    expect(data.data_gaps.map((g: { signal: string }) => g.signal)).toEqual(['lp_unlocked_share', 'holders_sell']);
     expect(chainSignal(data, 'chain_sell_blocked')).toMatchObject({ value: true, risk: 1, weight: 10, contribution: expect.any(Number) });
     expect(data.score).toBe(80);
     expect(data.score_breakdown.critical_floor_applied).toBe(true);
@@ -155,7 +189,11 @@ describe('EVM evidence read from the chain', () => {
       ['sell_tax', 'provider'],
       ['tax_modifiable', 'provider'],
       ['personal_tax_modifiable', 'provider'],
+      // The same 10 % in the later block: not raised.
+      ['chain_tax_raised_later', 'chain'],
     ]);
+    expect(s.tax_later).toMatchObject({ buy_tax_pct: 0, sell_ok: true });
+    expect(s.tax_later.sell_tax_pct).toBe(s.sell_tax_pct);
   });
 
   it('a token behind an EIP-1967 proxy with a live admin: implementation and admin from the slots, scored as its own signal', async () => {
@@ -168,7 +206,7 @@ describe('EVM evidence read from the chain', () => {
       beacon: null,
       upgradeable: true,
     });
-    expect(data.onchain.owner).toEqual({ address: lower(w.owner), renounced: false });
+    expect(data.onchain.owner).toEqual({ address: lower(w.owner), renounced: false, kind: 'eoa', threshold: null, owners: null, min_delay_s: null });
     expect(data.onchain.simulation).toMatchObject({ sell_ok: true, sell_tax_pct: 0 });
     expect(chainSignal(data, 'chain_proxy_admin_live')).toMatchObject({ value: true, risk: 1, weight: 3 });
     // The provider said is_proxy "0".
@@ -200,7 +238,21 @@ describe('EVM evidence read from the chain', () => {
   it('an address without code: has_code false, everything else null with the reason', async () => {
     const { data } = await check(lower(PROXY_ADMIN));
     const none = 'the address holds no code (not a contract)';
-    expect(data.onchain).toEqual({ has_code: false, proxy: null, owner: null, owner_unavailable: none, simulation: null, simulation_unavailable: none });
+    expect(data.onchain).toEqual({
+      block_number: expect.any(Number),
+      has_code: false,
+      proxy: null,
+      owner: null,
+      owner_unavailable: none,
+      simulation: null,
+      simulation_unavailable: none,
+      liquidity: null,
+      liquidity_unavailable: none,
+      capabilities: null,
+      capabilities_unavailable: none,
+      impersonation: null,
+      impersonation_unavailable: none,
+    });
     expect(data.score_breakdown.signals.filter((s: { source: string }) => s.source === 'chain')).toEqual([]);
   });
 });
@@ -235,8 +287,9 @@ describe('speed and failures', () => {
     expect(data.flags.honeypot.is_honeypot).toBe(true);
     expect(data.score).toBe(80);
     expect(data.disagreements).toEqual([]);
-    // One check makes seven reads: their failures open rpc:ethereum's breaker (BREAKER_FAILURES 5), so the next
-    // check fails fast, without calling the node, and says so.
+    // One check's first round is one batch, one failure: five checks open rpc:ethereum's breaker (BREAKER_FAILURES
+    // 5), so the next check fails fast, without calling the node, and says so.
+    for (let i = 0; i < 4; i++) await app.inject({ url: url() });
     await vi.waitFor(() => expect(app.services.guard.report()['rpc:ethereum']?.breaker.state).toBe('open'));
     const calls = node.requests.length;
     const paused = (await app.inject({ url: url() })).json();
@@ -261,10 +314,11 @@ describe('speed and failures', () => {
   });
 
   it('a node that refuses state overrides: the simulation is null with its error, the other reads stand', async () => {
-    node.route('POST /', (req) => {
-      const call = JSON.parse(req.body) as { id: number; method: string; params: unknown[] };
-      if (call.method === 'eth_call' && call.params.length === 3) return { body: { jsonrpc: '2.0', id: call.id, error: { code: -32602, message: 'invalid argument 2: state overrides are not supported' } } };
-      return forward(req.body);
+    node.route('POST /', async (req) => {
+      const calls = callsOf(req.body);
+      const refused = (c: Call) => c.method === 'eth_call' && c.params.length >= 3;
+      const answered = JSON.parse((await forward(JSON.stringify(calls.filter((c) => !refused(c))))).body) as unknown[];
+      return { body: [...answered, ...calls.filter(refused).map((c) => ({ jsonrpc: '2.0', id: c.id, error: { code: -32602, message: 'invalid argument 2: state overrides are not supported' } }))] };
     });
     const { data } = await check(w.tokens.sellTax, url());
     expect(data.onchain).toMatchObject({ has_code: true, owner: { address: lower(w.owner) }, simulation: null });
@@ -272,10 +326,7 @@ describe('speed and failures', () => {
   });
 
   it('a node that ignores state overrides (the call reaches an empty account): the simulation is null, not a guess', async () => {
-    node.route('POST /', (req) => {
-      const call = JSON.parse(req.body) as { method: string; params: unknown[] };
-      return forward(call.method === 'eth_call' ? JSON.stringify({ ...call, params: call.params.slice(0, 2) }) : req.body);
-    });
+    node.route('POST /', (req) => forward(JSON.stringify(callsOf(req.body).map((c) => (c.method === 'eth_call' ? { ...c, params: c.params.slice(0, 2) } : c)))));
     const { data } = await check(w.tokens.sellTax, url());
     expect(data.onchain.simulation).toBeNull();
     expect(data.onchain.simulation_unavailable).toBe('the node returned nothing for the simulation (it may not apply eth_call state overrides)');

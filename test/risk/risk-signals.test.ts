@@ -226,11 +226,14 @@ describe('5. closed-source EVM contracts', () => {
   it('scores at least 50 and names the checks that could not be made', async () => {
     const data = await evm(closedSource);
     // Scored: cannot_sell_all 5, cannot_buy 3, same creator 3, closed_source 4 × 1, top10 5 × 0.6106, creator 2, LP 4,
-    // buy 3, sell 4 = weight 33, 7.053 points → 21.4 → 21 (it was 18-ish with fewer fields), raised to 50.
-    expect(data.score_breakdown.weight_total).toBe(33);
-    expect(data.score_breakdown.signals.reduce((a: number, s: { contribution: number }) => a + s.contribution, 0)).toBeCloseTo(21.37, 1);
+    // buy 3, sell 4 = weight 33, 7.053 points; is_honeypot is missing and the chain was not read, so the sellability
+    // counts as unknown (weight 10 at 0.5): 12.053 of 43 → 28, raised to 50 by both floors.
+    expect(data.score_breakdown.weight_total).toBe(43);
+    expect(data.score_breakdown.signals.reduce((a: number, s: { contribution: number }) => a + s.contribution, 0)).toBeCloseTo(16.4, 1);
+    expect(data.score_breakdown.unknown.map((u: { signal: string; contribution: number }) => [u.signal, u.contribution])).toEqual([['sellable', 11.63]]);
     expect(data.score).toBe(50);
     expect(data.score_breakdown.closed_source_floor_applied).toBe(true);
+    expect(data.score_breakdown.unknown_sell_floor_applied).toBe(true);
     expect(data.score_breakdown.critical_floor_applied).toBe(false);
     // 29 EVM signals − the 16 not returned − trusted (not listed) = 12 given.
     expect(data.coverage).toMatchObject({ present: 12, total: 29 });
@@ -250,8 +253,10 @@ describe('5. closed-source EVM contracts', () => {
       closedSource(tk);
       tk.trust_list = '1';
     });
-    expect(data.score).toBe(16); // 7.053 / (33 + 10 trusted) = 16.4
+    // (7.053 + 5 unknown sellability) / (33 + 10 trusted + 10 unknown) = 22.7: a trusted listing lifts both floors.
+    expect(data.score).toBe(23);
     expect(data.score_breakdown.closed_source_floor_applied).toBe(false);
+    expect(data.score_breakdown.unknown_sell_floor_applied).toBe(false);
   });
 });
 

@@ -71,10 +71,15 @@ describe('GET /risk/v1/token-risk on an EVM chain', () => {
     expect(data.flags.holder_concentration.top10_holders_share).toBeNull();
     expect(data.flags.lp_concentration.lp_unlocked_share).toBeNull();
     expect(data.flags.tax.buy_tax).toBeNull();
-    // (3 + 4 + 6 + 4) / (85 − 31) = 31.5 % → 31; no critical signal fired.
-    expect(data.score_breakdown.weight_total).toBe(54);
-    expect(data.score).toBe(31);
+    // (3 + 4 + 6 + 4) over 85 − 31 = 54 of weight; no critical signal fired. Without is_honeypot, and with the chain
+    // unreachable, whether the token can be sold is unknown: it counts at risk 0.5 over weight 10 (17 + 5 of 64 → 34)
+    // and the score is at least 50, not a low 31.
+    expect(data.score_breakdown.weight_total).toBe(64);
+    expect(data.score_breakdown.unknown).toEqual([expect.objectContaining({ signal: 'sellable', weight: 10, risk: 0.5, contribution: 7.81 })]);
+    expect(data.score).toBe(50);
+    expect(data.score_breakdown.unknown_sell_floor_applied).toBe(true);
     expect(data.score_breakdown.critical_floor_applied).toBe(false);
+    expect(data.data_gaps).toContainEqual({ signal: 'is_honeypot', reason: 'GoPlus gave no value; the chain: rpc:ethereum could not be reached (ECONNREFUSED)' });
     expect(data.coverage).toMatchObject({ present: 22, total: 29 });
   });
 
