@@ -33,6 +33,7 @@ import { errorHandler } from './edge/error-handler.ts';
 import { lazyLogger, requestLogController } from './edge/lazy-logger.ts';
 import { serverLogger } from './edge/logger.ts';
 import { pipeliningServer } from './edge/pipelining.ts';
+import { trustProxyWarning, trustsPeer } from './edge/trust-proxy.ts';
 import { PressureGauge } from './edge/pressure.ts';
 import { NO_QUERY, validatorCompiler } from './edge/validator.ts';
 import { BackendHealth, type BackendName } from './lib/backend-health.ts';
@@ -84,15 +85,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const logger = serverLogger({ level: config.logLevel, secrets: secretParts(configuredUrls(config)), stream: options.logStream });
   const providers = providerInfo(config.sources);
   const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION });
+  const edgeServer = pipeliningServer({
+    maxWaiting: config.maxPipelinedRequests,
+    onClosed: (reason) => metrics.connectionClosed(reason),
+    connections: config.connections,
+    trustedPeer: trustsPeer(config.trustProxy),
+  });
   const app = Fastify({
     // Fastify's own HTTP/1.1 server, with each connection's pipelined requests answered one at a time (pipelining.ts).
-    serverFactory: pipeliningServer({ maxWaiting: config.maxPipelinedRequests, onClosed: (reason) => metrics.connectionClosed(reason) }),
+    serverFactory: edgeServer,
     // A request's child logger is made only when the request writes a line (lazy-logger.ts).
     loggerInstance: lazyLogger(logger),
     // Its request lines are not even built below info (lazy-logger.ts).
     logController: requestLogController(config.logLevel),
-    // Fastify accepts a hop count at run time; its types omit the number form.
-    trustProxy: config.trustProxy as boolean | string[],
+    // Addresses, ranges and their names, or true (a hop count is refused by config.ts: trust-proxy.ts).
+    trustProxy: config.trustProxy,
     // Only with RISK_HOSTNAME: otherwise Fastify would call it (and copy each URL aside) on every request.
     rewriteUrl: config.risk.hostname ? riskHostRewrite(config.risk.hostname) : undefined,
     bodyLimit: 64 * 1024,
@@ -104,6 +111,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     schemaController: { compilersFactory: { buildValidator: () => validatorCompiler, buildSerializer: () => () => serialize } } as never,
   });
 
+  const trustsAnyone = trustProxyWarning(config.trustProxy);
+  if (trustsAnyone) app.log.warn(trustsAnyone);
   const unreachable = publicBaseUrlWarning(config);
   if (unreachable) app.log.warn(unreachable);
   // Once listening: the shipped calendar is validated on first use, not on the way to listen (~20 ms).

@@ -1,0 +1,19 @@
+// The connection limits' settings (connection-admission.ts), declared beside it and listed by config.ts.
+import { env } from '../lib/env.ts';
+
+export const CONNECTION_ENV = {
+  MAX_CONNECTIONS: env.int(1, 1_000_000, 10_000, 'Open connections at most, all clients together; one more is closed as it arrives (keep it below the open-file limit, ulimit -n).'),
+  MAX_CONNECTIONS_PER_IP: env.int(
+    1,
+    1_000_000,
+    64,
+    "Open connections at most from one client address (an IPv6 client's /64); one more from it is closed as it arrives, nobody else's. A peer named in TRUST_PROXY is counted in MAX_CONNECTIONS only.",
+  ),
+  MAX_PENDING_CONNECTIONS_PER_IP: env.int(
+    1,
+    1_000_000,
+    16,
+    'Connections from one client address that have not yet sent a whole first request, at most; one more from it is closed as it arrives.',
+  ),
+  FIRST_BYTE_TIMEOUT_MS: env.int(100, 600_000, 5000, 'A connection that has sent nothing for this long after it opened is closed (ms); one that is sending its request has REQUEST_TIMEOUT_MS.'),
+};
