@@ -137,8 +137,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const guard = new UpstreamGuard(config.upstream, metrics.upstream);
   const backends = createBackends(app, config, metrics);
   const { cache, answers, caches } = createCaches(app, config, metrics, backends.redis);
-  const pressure = new PressureGauge(config.pressure, (reason) =>
-    reason ? app.log.warn({ reason }, 'under pressure: every request is answered 503 until it passes') : app.log.info('no longer under pressure'),
+  const pressure = new PressureGauge(
+    config.pressure,
+    (reason) => (reason ? app.log.warn({ reason }, 'under pressure: every request is answered 503 until it passes') : app.log.info('no longer under pressure')),
+    undefined,
+    {
+      // Under memory pressure the connections holding the most queued work are closed first (connection-admission.ts).
+      shed: (share) => [...edgeServer.admissions].reduce((closed, admission) => closed + admission.shedHeaviest(share), 0),
+      onShed: (closed, r) =>
+        app.log.warn({ closed, heapUsedMb: Math.round(r.heapUsedBytes / 1_048_576), externalMb: Math.round(r.externalBytes / 1_048_576), rssMb: Math.round(r.rssBytes / 1_048_576) }, 'memory pressure: closed the connections holding the most queued work'),
+    },
   );
   app.addHook('onReady', async () => pressure.start());
   app.addHook('onClose', async () => pressure.stop());
@@ -350,7 +358,7 @@ declare module 'fastify' {
       cache: ResponseCache;
       /** Answers served again while their sources are fresh (cleared with the cache). */
       answers: AnswerMemo;
-      /** Whether the process is under pressure (every request is then answered 503). */
+      /** Whether the process is under pressure (every request but /health is then answered 503), and the connections it closed under memory pressure. */
       pressure: PressureGauge;
       catalog: RouteCatalog;
       config: Config;

@@ -51,9 +51,19 @@ export const CORE_ENV_SECTIONS = {
   },
   'connections (per client IP and in all)': CONNECTION_ENV,
   'load shedding (503 with Retry-After under pressure)': {
-    PRESSURE_MAX_HEAP_PERCENT: env.int(0, 100, 90, "Every request is answered 503 while the JavaScript heap in use is above this share of V8's heap limit (0 = not checked)."),
-    PRESSURE_MAX_RSS_MB: env.int(0, 1_048_576, 0, "Every request is answered 503 while the process's resident memory is above this many MB (0 = not checked; set it below a container's memory limit)."),
-    PRESSURE_MAX_EVENT_LOOP_DELAY_MS: env.int(0, 600_000, 1000, 'Every request is answered 503 while the event loop has been late by more than this on average in each of the last 3 seconds (ms; 0 = not checked).'),
+    PRESSURE_MAX_HEAP_PERCENT: env.int(
+      0,
+      100,
+      90,
+      "Every request, /health included, is answered 503 while the JavaScript heap in use, after a full collection, is above this share of V8's heap limit (0 = not checked).",
+    ),
+    PRESSURE_MAX_RSS_MB: env.int(
+      0,
+      1_048_576,
+      0,
+      "Memory pressure once resident memory is above this many MB and, after a full collection, so is memory in use (the JavaScript heap and its buffers): the connections holding the most queued work are closed first, a quarter each second; only when none is left every request but /health is answered 503 (0 = not checked; set it below a container's memory limit).",
+    ),
+    PRESSURE_MAX_EVENT_LOOP_DELAY_MS: env.int(0, 600_000, 1000, 'Every request but /health is answered 503 while the event loop has been late by more than this on average in each of the last 3 seconds (ms; 0 = not checked).'),
     PRESSURE_RETRY_AFTER_S: env.int(1, 3600, 10, 'Retry-After of the 503s sent under pressure (seconds).'),
   },
   'interface A (token risk)': {
