@@ -29,7 +29,7 @@ const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 const QUIET_S = 5;
 const AFTER_S = 8;
 const TARGET = { p99Ms: 100, rssMb: 300, shedEndS: 5 };
-const REASONS = ['too_many_connections', 'too_many_from_ip', 'too_many_pending_from_ip', 'first_byte_timeout', 'pipelining', 'write_stalled', 'memory_pressure'];
+const REASONS = ['too_many_connections', 'too_many_from_ip', 'too_many_pending_from_ip', 'too_many_new_from_ip', 'first_byte_timeout', 'pipelining', 'write_stalled', 'memory_pressure'];
 
 export interface EdgeBenchOptions {
   seconds: number;

@@ -195,6 +195,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxPerIp: e.MAX_CONNECTIONS_PER_IP,
       maxPendingPerIp: e.MAX_PENDING_CONNECTIONS_PER_IP,
       firstByteMs: e.FIRST_BYTE_TIMEOUT_MS,
+      newPerIpPerS: e.NEW_CONNECTIONS_PER_IP_PER_S,
     },
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     maxPipelinedRequests: e.MAX_PIPELINED_REQUESTS,

@@ -4,7 +4,8 @@
 // one that gives the socket a parser) is called only for a connection admitted here, so a refused one costs an
 // accept and a close. It is refused when all clients together hold MAX_CONNECTIONS, when its client (clientKey:
 // an address, an IPv6 /64) holds MAX_CONNECTIONS_PER_IP, or MAX_PENDING_CONNECTIONS_PER_IP that have not yet sent
-// a whole first request; never because of another client. A peer TRUST_PROXY names is a proxy carrying many
+// a whole first request, or when it opens more than NEW_CONNECTIONS_PER_IP_PER_S (on average over 2 s); never
+// because of another client. A peer TRUST_PROXY names is a proxy carrying many
 // clients: its connections count in the total only.
 //
 // Nothing waits in line here: an admitted connection is read by Node whenever it has data, so a connection that
@@ -30,6 +31,7 @@ export type ConnectionClosedReason =
   | 'too_many_connections'
   | 'too_many_from_ip'
   | 'too_many_pending_from_ip'
+  | 'too_many_new_from_ip'
   | 'first_byte_timeout'
   | 'memory_pressure';
 
@@ -42,7 +44,12 @@ export interface ConnectionLimits {
   maxPendingPerIp: number;
   /** A connection that has sent no byte this long after opening is closed (ms). */
   firstByteMs: number;
+  /** New connections from one client per second, on average over NEW_BURST_S (a bucket of rate × NEW_BURST_S). */
+  newPerIpPerS: number;
 }
+
+/** The seconds of new connections a client may open at once (the bucket's size, in seconds of its rate). */
+export const NEW_BURST_S = 2;
 
 export interface AdmissionOptions extends ConnectionLimits {
   /** Whether a peer is a trusted proxy (TRUST_PROXY): counted in the total only. */
@@ -78,7 +85,7 @@ export interface Admission {
 
 /** Takes the connections of `server` through the admission described above. */
 export function admitConnections(server: Server, options: AdmissionOptions): Admission {
-  const { maxConnections, maxPerIp, maxPendingPerIp, firstByteMs, trusted, onClosed, onAdmitted } = options;
+  const { maxConnections, maxPerIp, maxPendingPerIp, firstByteMs, newPerIpPerS, trusted, onClosed, onAdmitted } = options;
   const queuedWork = options.queuedWork ?? (() => 0);
   // Node's HTTP server's own listener (lib/_http_server.js connectionListener), and any other, now called from here.
   const nodeListeners = server.listeners('connection') as Array<(socket: Socket) => void>;
@@ -86,6 +93,25 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   const admitted = new Map<Socket, Admitted>();
   const clients = new Map<string, ClientCount>();
   let pendingTotal = 0;
+  // New connections per client: a bucket each, kept while it is not full (a client that reconnects as soon as it is
+  // closed keeps its empty bucket, and pays for each connection the parse of its first chunk: 2 ms or so).
+  const burst = newPerIpPerS * NEW_BURST_S;
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  const takeNew = (key: string, now: number): boolean => {
+    const b = buckets.get(key);
+    if (b === undefined) return buckets.set(key, { tokens: burst - 1, at: now }), true;
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) * newPerIpPerS) / 1000);
+    b.at = now;
+    if (b.tokens < 1) return false;
+    b.tokens--;
+    return true;
+  };
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [key, b] of buckets) if (b.tokens + ((now - b.at) * newPerIpPerS) / 1000 >= burst) buckets.delete(key);
+  }, NEW_BURST_S * 1000);
+  sweeper.unref();
+  server.once('close', () => clearInterval(sweeper));
 
   const endPending = (socket: Socket, entry: Admitted) => {
     if (entry.pending === undefined) return;
@@ -105,6 +131,7 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     let client: ClientCount | undefined;
     if (address === undefined || !trusted?.(address)) {
       const key = clientKey(address);
+      if (!takeNew(key, Date.now())) return refuse(socket, 'too_many_new_from_ip');
       client = clients.get(key);
       if (client === undefined) clients.set(key, (client = { open: 0, pending: 0 }));
       else if (client.open >= maxPerIp) return refuse(socket, 'too_many_from_ip');

@@ -15,5 +15,11 @@ export const CONNECTION_ENV = {
     16,
     'Connections from one client address that have not yet sent a whole first request, at most; one more from it is closed as it arrives.',
   ),
+  NEW_CONNECTIONS_PER_IP_PER_S: env.int(
+    1,
+    1_000_000,
+    50,
+    'New connections one client address may open per second, on average over 2 s (it may open twice this at once); one more is closed as it arrives. Its own connections are its only cost: each parses up to MAX_PIPELINED_REQUESTS requests before the server can close it.',
+  ),
   FIRST_BYTE_TIMEOUT_MS: env.int(100, 600_000, 5000, 'A connection that has sent nothing for this long after it opened is closed (ms); one that is sending its request has REQUEST_TIMEOUT_MS.'),
 };

@@ -53,7 +53,7 @@ async function serverHolds(n: number): Promise<void> {
 describe('idle connections', () => {
   it('do not delay a fresh connection from another address, and are closed after FIRST_BYTE_TIMEOUT_MS', async () => {
     const N = 300;
-    const port = await listening({ MAX_CONNECTIONS_PER_IP: '1000', MAX_PENDING_CONNECTIONS_PER_IP: '1000', FIRST_BYTE_TIMEOUT_MS: '3000' });
+    const port = await listening({ MAX_CONNECTIONS_PER_IP: '1000', MAX_PENDING_CONNECTIONS_PER_IP: '1000', NEW_CONNECTIONS_PER_IP_PER_S: '1000', FIRST_BYTE_TIMEOUT_MS: '3000' });
     const idles = await Promise.all(Array.from({ length: N }, () => idle(port, '127.0.0.2')));
     let closedIdle = 0;
     for (const c of idles) void c.closed.then(() => closedIdle++);
@@ -101,6 +101,21 @@ describe('limits per client address', () => {
     held[0]!.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     await answered;
     expect(await get(port, '127.0.0.5')).toBe('HTTP/1.1 200 OK');
+    for (const c of held) c.socket.destroy();
+  });
+
+  it('NEW_CONNECTIONS_PER_IP_PER_S refuses a client opening connections faster (past a burst of two seconds of it), and no one else', async () => {
+    const port = await listening({ NEW_CONNECTIONS_PER_IP_PER_S: '2', FIRST_BYTE_TIMEOUT_MS: '60000' });
+    // Four at once (two seconds' worth) are taken; the fifth is refused; another address is not affected.
+    const held = await Promise.all(Array.from({ length: 4 }, () => idle(port, '127.0.0.10')));
+    await serverHolds(4);
+    expect(await get(port, '127.0.0.10')).toBe('closed');
+    expect(await get(port, '127.0.0.11')).toBe('HTTP/1.1 200 OK');
+    // Its bucket refills at 2 a second: it is let in again.
+    await new Promise<void>((resolve) => {
+      const tryAgain = () => void get(port, '127.0.0.10').then((s) => (s === 'closed' ? setTimeout(tryAgain, 100) : (expect(s).toBe('HTTP/1.1 200 OK'), resolve())));
+      tryAgain();
+    });
     for (const c of held) c.socket.destroy();
   });
 
