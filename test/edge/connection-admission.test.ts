@@ -66,10 +66,21 @@ describe('idle connections', () => {
     let talkerClosed = false;
     void talker.closed.then(() => (talkerClosed = true));
     talker.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    // Nor one that has sent part of its request (Node's parser reads it without 'data' events: bytesRead tells).
+    const slow = await idle(port, '127.0.0.1');
+    let slowClosed = false;
+    void slow.closed.then(() => (slowClosed = true));
+    slow.socket.write('GET /hea');
     await Promise.all(idles.map((c) => c.closed));
     expect(closedIdle).toBe(N);
     expect(talkerClosed).toBe(false);
+    // The slow one was opened after the idle ones: its own first-byte time has passed once the server closes a
+    // fresh idle one opened after it.
+    const later = await idle(port, '127.0.0.3');
+    await later.closed;
+    expect(slowClosed).toBe(false);
     talker.socket.destroy();
+    slow.socket.destroy();
   });
 });
 
