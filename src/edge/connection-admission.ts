@@ -51,6 +51,17 @@ export interface ConnectionLimits {
 /** The seconds of new connections a client may open at once (the bucket's size, in seconds of its rate). */
 export const NEW_BURST_S = 2;
 
+/**
+ * What a connection closed for pipelining costs its client, in seconds of its new-connection rate (at most a
+ * MAX_DEBT_S owed): each one has had up to MAX_PIPELINED_REQUESTS requests parsed (~2 ms of the server's time), and a
+ * client that reconnects as soon as it is closed would otherwise spend that much of everyone's time, a hundred
+ * times a second. An honest client never has one closed: it never has that many requests waiting.
+ */
+export const PENALTY_S = 1;
+
+/** The most a client can owe, in seconds of its rate: a client behind a shared address is locked out this long at most. */
+export const MAX_DEBT_S = 10;
+
 export interface AdmissionOptions extends ConnectionLimits {
   /** Whether a peer is a trusted proxy (TRUST_PROXY): counted in the total only. */
   trusted?: (address: string) => boolean;
@@ -79,6 +90,8 @@ export interface Admission {
   requestOn(socket: Socket): void;
   /** Open connections, all, and those without a first request yet; by client (tests, the bench). */
   counts(): { open: number; pending: number; clients: number };
+  /** A connection of its client was closed for pipelining: the client's new connections wait PENALTY_S of its rate. */
+  penalize(socket: Socket): void;
   /** Closes up to `share` (0..1, at least one) of the connections holding queued work, the most first; returns how many. */
   shedHeaviest(share: number): number;
 }
@@ -105,6 +118,13 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     if (b.tokens < 1) return false;
     b.tokens--;
     return true;
+  };
+  const penalize = (key: string, now: number) => {
+    const b = buckets.get(key) ?? { tokens: burst, at: now };
+    b.tokens = Math.min(b.tokens + ((now - b.at) * newPerIpPerS) / 1000, burst);
+    b.at = now;
+    b.tokens = Math.max(-MAX_DEBT_S * newPerIpPerS, Math.min(b.tokens, 0) - PENALTY_S * newPerIpPerS);
+    buckets.set(key, b);
   };
   const sweeper = setInterval(() => {
     const now = Date.now();
@@ -166,6 +186,11 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       if (entry !== undefined) endPending(socket, entry);
     },
     counts: () => ({ open: admitted.size, pending: pendingTotal, clients: clients.size }),
+    penalize(socket) {
+      const address = socket.remoteAddress;
+      if (address !== undefined && trusted?.(address)) return;
+      penalize(clientKey(address), Date.now());
+    },
     shedHeaviest(share) {
       const loaded: Array<[Socket, number]> = [];
       for (const socket of admitted.keys()) {

@@ -36,6 +36,8 @@ export interface PipeliningOptions {
   maxWaiting: number;
   /** Told each time the server closes a connection for one of its bounds, and why (metrics). */
   onClosed?: (reason: ConnectionClosedReason) => void;
+  /** Told of each connection closed for pipelining, before it is destroyed (its client pays: connection-admission.ts). */
+  onPipeliningClosed?: (socket: Socket) => void;
   /** The connection limits (connection-admission.ts). */
   connections: ConnectionLimits;
   /** Whether a peer is a trusted proxy (TRUST_PROXY): counted in MAX_CONNECTIONS only. */
@@ -82,7 +84,7 @@ export const ANSWERS_PER_TURN = 8;
 
 /** `handler` (Fastify's), with the pipelined requests of each connection held until their turn (see above). */
 export function oneAnswerAtATime(handler: RequestHandler, options: PipeliningOptions): RequestHandler {
-  const { maxWaiting, onClosed } = options;
+  const { maxWaiting, onClosed, onPipeliningClosed } = options;
   const runInTurns = fewPerTurn(handler, ANSWERS_PER_TURN);
   return function pipelined(req, res) {
     if (res.socket !== null) return handler(req, res);
@@ -100,6 +102,7 @@ export function oneAnswerAtATime(handler: RequestHandler, options: PipeliningOpt
       letGo([req]);
       socket.destroy();
       onClosed?.('pipelining');
+      onPipeliningClosed?.(socket);
       return;
     }
     queue.count++;
@@ -181,7 +184,7 @@ export function pipeliningServer(options: PipeliningOptions): FastifyServerFacto
   /** One per address Fastify listens on. */
   const admissions = new Set<Admission>();
   const factory: FastifyServerFactory = (handler, opts) => {
-    const answer = oneAnswerAtATime(handler as RequestHandler, options);
+    const answer = oneAnswerAtATime(handler as RequestHandler, { ...options, onPipeliningClosed: (socket) => admission?.penalize(socket) });
     let admission: Admission | undefined;
     const server = createServer((opts.http ?? {}) as ServerOptions, (req, res) => {
       admission!.requestOn(req.socket);

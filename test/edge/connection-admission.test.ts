@@ -156,6 +156,9 @@ describe('a connection flooding pipelined requests', () => {
     // The one answered, 8 waiting, and the one that closed it; before, all 2,000 were parsed into requests.
     expect(parsed).toBe(10);
     expect(await get(port, '127.0.0.1')).toBe('HTTP/1.1 200 OK');
+    // Its client pays a second of its new-connection rate (PENALTY_S): its next connection is refused, no one else's.
+    expect(await get(port, '127.0.0.9')).toBe('closed');
+    expect(await get(port, '127.0.0.12')).toBe('HTTP/1.1 200 OK');
   });
 });
 
