@@ -11,7 +11,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRecordedWorld } from '../test/fakes/recorded-world.ts';
+import { RECORDED_ROUTES, startRecordedWorld } from '../test/fakes/recorded-world.ts';
 import { cpus } from 'node:os';
 import { load, machine, median, pinToCpu, startServer, type LoadResult, type Spawned } from './lib.ts';
 
@@ -42,7 +42,24 @@ export const TARGETS: Target[] = [
   { name: 'GET /v1/sentiment (cached, free)', path: '/v1/sentiment', upstream: ['alternative.me', '/fng/'], goal: 0.8 },
   { name: 'GET /v1/price (cached, API key)', path: '/v1/price?symbol=BTC', headers: { 'x-api-key': 'bench-key' }, upstream: ['binance', '/api/v3/ticker/24hr'], goal: 0.8 },
   { name: 'GET /risk/v1/token-risk (cached, free)', path: `/risk/v1/token-risk?chain=base&address=${EVM}`, upstream: ['goplus', '/api/v1/token_security/8453'], goal: 0.8 },
+  // The chain's RPC unreachable (RPC_URL_ETHEREUM a closed port, CHAIN_DOWN_ENV): onchain null, served again while its breaker is open (issue 34 §5).
+  {
+    name: 'GET /risk/v1/token-risk, chain RPC down (cached, free)',
+    path: `/risk/v1/token-risk?chain=ethereum&address=${EVM}`,
+    upstream: ['goplus', '/api/v1/token_security/1'],
+    goal: 0.8,
+  },
 ];
+
+/** Ethereum's RPC at a port nothing listens on: the chain-down target's chain. */
+export const CHAIN_DOWN_ENV = { RPC_URL_ETHEREUM: 'http://127.0.0.1:9' };
+
+/** The recorded world, with GoPlus answering for Ethereum too (the recorded token under any address) for the chain-down target. */
+export async function cachedPathWorld() {
+  const world = await startRecordedWorld();
+  world.fakes.goplus!.route('GET /api/v1/token_security/1', RECORDED_ROUTES.goplus!['GET /api/v1/token_security/8453']!);
+  return world;
+}
 const P99_GOAL_MS = 5;
 /** Slices per target and round (even: as many of each server). */
 const CHUNKS = 8;
@@ -120,9 +137,9 @@ export async function captureFloorFile(app: Spawned, targets: Target[]): Promise
 }
 
 export async function runCachedPath(opts: CachedPathOptions): Promise<void> {
-  const world = await startRecordedWorld();
+  const world = await cachedPathWorld();
   const dataDir = mkdtempSync(join(tmpdir(), 'mg-bench-data-'));
-  const startApp = () => startBenchApp(world.env, dataDir, opts.logLevel);
+  const startApp = () => startBenchApp({ ...world.env, ...CHAIN_DOWN_ENV }, dataDir, opts.logLevel);
   let app: Spawned | undefined;
   let floor: Spawned | undefined;
   try {

@@ -84,8 +84,9 @@ const alive = (app: Spawned) => app.proc.exitCode === null && app.proc.signalCod
 /**
  * /health every 100 ms over a connection of its own, in a process of its own (bench/health-probe.ts), until stopped:
  * latencies, ms, and failures. Resolves once the probe's connection has had its first answer: the probe is a client
- * that was there before the flood (a new connection opened during one waits for the flood's, in arrival order:
- * src/edge/connection-admission.ts).
+ * that was there before the flood. (The flood comes from 127.0.0.1 too, one client: the per-client connection
+ * limits of src/edge/connection-admission.ts refuse most of its connections; bench/edge.ts measures fresh
+ * connections from another address under such floods.)
  */
 async function watchHealth(url: string) {
   const probe = fork(new URL('./health-probe.ts', import.meta.url), [url], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });

@@ -17,8 +17,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRecordedWorld } from '../test/fakes/recorded-world.ts';
-import { captureFloorFile, startBenchApp, TARGETS } from './cached-path.ts';
+import { cachedPathWorld, captureFloorFile, CHAIN_DOWN_ENV, startBenchApp, TARGETS } from './cached-path.ts';
 import { load, pinToCpu, startServer, type Spawned } from './lib.ts';
 
 const env = process.env;
@@ -81,7 +80,7 @@ try {
   process.exit(2);
 }
 execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
-const world = await startRecordedWorld();
+const world = await cachedPathWorld();
 const dir = mkdtempSync(join(tmpdir(), 'mg-profile-'));
 const dataDir = mkdtempSync(join(tmpdir(), 'mg-bench-data-'));
 let app: Spawned | undefined;
@@ -89,11 +88,11 @@ let floor: Spawned | undefined;
 const cpu = cpus().length - 1;
 try {
   // A first process creates the database and answers each target once (cold), for the floor's bytes.
-  app = await startBenchApp(world.env, dataDir, 'warn');
+  app = await startBenchApp({ ...world.env, ...CHAIN_DOWN_ENV }, dataDir, 'warn');
   for (const t of targets) await (await fetch(app.url + t.path, { headers: t.headers })).arrayBuffer();
   const floorFile = await captureFloorFile(app, targets);
   await app.stop();
-  app = await startBenchApp(world.env, dataDir, 'warn', PERF_ARGS);
+  app = await startBenchApp({ ...world.env, ...CHAIN_DOWN_ENV }, dataDir, 'warn', PERF_ARGS);
   floor = await startServer([...PERF_ARGS, 'bench/floor.mjs'], { BENCH_FLOOR_FILE: floorFile });
   const pinned = cpu > 0 && pinToCpu(process.pid, 0) && pinToCpu(app.proc.pid, cpu, true) && pinToCpu(floor.proc.pid, cpu, true);
   for (const t of targets) for (const server of [app, floor]) await load(server, t.path, { requests: 40_000, connections: 32, headers: t.headers, warmup: 0 });

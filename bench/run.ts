@@ -7,11 +7,13 @@
 //              facilitator calls and transactions (repeat.ts; BENCH_REPEAT_CALLS, BENCH_REPEAT_EXACT_CALLS);
 //   scale-out  three instances on one Redis: upstream calls per key per TTL, and the cached path with L2 vs L1 alone (scale-out.ts);
 //   client     what the typed client (marketgate/client) adds to a keyed call of a cached route beyond plain fetch (client.ts).
-//   memory     what one client can make it hold: pipelined requests never read, distinct /v1/ohlcv variants (memory.ts).
+//   memory     what one client can make it hold: pipelined requests never read, distinct /v1/ohlcv variants (memory.ts);
+//   edge       attackers on other loopback addresses (idle connections, pipelined floods) against a probe's fresh connections (edge.ts).
 // BENCH_ONLY=cached,paid,... picks parts. Each part prints its figures and whether its target is met.
 import { execFileSync } from 'node:child_process';
 import { runCachedPath } from './cached-path.ts';
 import { benchClient, printClient } from './client.ts';
+import { runEdgeBench } from './edge.ts';
 import { runMemoryBench } from './memory.ts';
 import { benchPaidPath, printPaidPath } from './paid-path.ts';
 import { benchRepeat, printRepeat, repeatOptions } from './repeat.ts';
@@ -40,6 +42,14 @@ const PARTS: Record<string, () => Promise<void>> = {
   'scale-out': async () => void (await runScaleOutBench({ build: false })),
   client: async () => printClient(await benchClient(Number(env.BENCH_CLIENT_CALLS ?? 5000))),
   memory: () => runMemoryBench(),
+  edge: () =>
+    runEdgeBench({
+      seconds: Number(env.BENCH_EDGE_SECONDS ?? 60),
+      idleRate: Number(env.BENCH_EDGE_IDLE_RATE ?? 20),
+      hold: Number(env.BENCH_EDGE_HOLD ?? 5000),
+      pipelined: Number(env.BENCH_EDGE_PIPELINED ?? 300),
+      pressureMb: Number(env.BENCH_EDGE_PRESSURE_MB ?? 1000),
+    }),
 };
 
 const only = env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean) ?? Object.keys(PARTS);

@@ -77,8 +77,9 @@ export function generateProvidersPage(current = readFileSync(new URL(PROVIDERS_P
 /** Where each section of the server's own variables is explained at length (relative to docs/operating/). */
 const SECTION_PAGES: Record<string, string> = {
   server: '[Production checklist](production-checklist.md), [Conventions](../using/conventions.md)',
+  'connections (per client IP and in all)': '[Connections, proxies and load shedding](connections.md)',
   'interface A (token risk)': '[Interface A — token risk](../using/token-risk.md)',
-  'load shedding (503 with Retry-After under pressure)': '[Architecture: memory bounds](../developing/architecture.md#memory-bounds)',
+  'load shedding (503 with Retry-After under pressure)': '[Connections, proxies and load shedding](connections.md#under-memory-pressure), [Architecture: memory bounds](../developing/architecture.md#memory-bounds)',
   'upstream calls': '[How upstream calls are made](../using/providers.md#how-upstream-calls-are-made)',
   'answers served a little old while refreshed (stale-while-revalidate)': '[Conventions: caching](../using/conventions.md#conventions-for-all-market-endpoints)',
   'interface B: access (API keys, x402, limits)':

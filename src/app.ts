@@ -34,6 +34,7 @@ import { errorHandler } from './edge/error-handler.ts';
 import { lazyLogger, requestLogController } from './edge/lazy-logger.ts';
 import { serverLogger } from './edge/logger.ts';
 import { pipeliningServer } from './edge/pipelining.ts';
+import { trustProxyWarning, trustsPeer } from './edge/trust-proxy.ts';
 import { PressureGauge } from './edge/pressure.ts';
 import { NO_QUERY, validatorCompiler } from './edge/validator.ts';
 import { BackendHealth, type BackendName } from './lib/backend-health.ts';
@@ -87,15 +88,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const providers = providerInfo(config.sources);
   const paymentNetworks = config.x402.active ? [config.x402.network, ...(config.x402.svm ? [config.x402.svm.network] : [])] : [];
   const metrics = createMetrics(config.metrics.enabled, { providers: providers.map((p) => p.name), version: VERSION, paymentNetworks });
+  const edgeServer = pipeliningServer({
+    maxWaiting: config.maxPipelinedRequests,
+    onClosed: (reason) => metrics.connectionClosed(reason),
+    connections: config.connections,
+    trustedPeer: trustsPeer(config.trustProxy),
+  });
   const app = Fastify({
     // Fastify's own HTTP/1.1 server, with each connection's pipelined requests answered one at a time (pipelining.ts).
-    serverFactory: pipeliningServer({ maxWaiting: config.maxPipelinedRequests, onClosed: (reason) => metrics.connectionClosed(reason) }),
+    serverFactory: edgeServer,
     // A request's child logger is made only when the request writes a line (lazy-logger.ts).
     loggerInstance: lazyLogger(logger),
     // Its request lines are not even built below info (lazy-logger.ts).
     logController: requestLogController(config.logLevel),
-    // Fastify accepts a hop count at run time; its types omit the number form.
-    trustProxy: config.trustProxy as boolean | string[],
+    // Addresses, ranges and their names, or true (a hop count is refused by config.ts: trust-proxy.ts).
+    trustProxy: config.trustProxy,
     // Only with RISK_HOSTNAME: otherwise Fastify would call it (and copy each URL aside) on every request.
     rewriteUrl: config.risk.hostname ? riskHostRewrite(config.risk.hostname) : undefined,
     bodyLimit: 64 * 1024,
@@ -107,6 +114,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     schemaController: { compilersFactory: { buildValidator: () => validatorCompiler, buildSerializer: () => () => serialize } } as never,
   });
 
+  const trustsAnyone = trustProxyWarning(config.trustProxy);
+  if (trustsAnyone) app.log.warn(trustsAnyone);
   const unreachable = publicBaseUrlWarning(config);
   if (unreachable) app.log.warn(unreachable);
   // Once listening: the shipped calendar is validated on first use, not on the way to listen (~20 ms).
@@ -131,8 +140,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const guard = new UpstreamGuard(config.upstream, metrics.upstream);
   const backends = createBackends(app, config, metrics);
   const { cache, answers, caches } = createCaches(app, config, metrics, backends.redis);
-  const pressure = new PressureGauge(config.pressure, (reason) =>
-    reason ? app.log.warn({ reason }, 'under pressure: every request is answered 503 until it passes') : app.log.info('no longer under pressure'),
+  const pressure = new PressureGauge(
+    config.pressure,
+    (reason) => (reason ? app.log.warn({ reason }, 'under pressure: every request is answered 503 until it passes') : app.log.info('no longer under pressure')),
+    undefined,
+    {
+      // Under memory pressure the connections holding the most queued work are closed first (connection-admission.ts).
+      shed: (share) => [...edgeServer.admissions].reduce((closed, admission) => closed + admission.shedHeaviest(share), 0),
+      onShed: (closed, r) =>
+        app.log.warn({ closed, heapUsedMb: Math.round(r.heapUsedBytes / 1_048_576), externalMb: Math.round(r.externalBytes / 1_048_576), rssMb: Math.round(r.rssBytes / 1_048_576) }, 'memory pressure: closed the connections holding the most queued work'),
+    },
   );
   app.addHook('onReady', async () => pressure.start());
   app.addHook('onClose', async () => pressure.stop());
@@ -348,7 +365,7 @@ declare module 'fastify' {
       cache: ResponseCache;
       /** Answers served again while their sources are fresh (cleared with the cache). */
       answers: AnswerMemo;
-      /** Whether the process is under pressure (every request is then answered 503). */
+      /** Whether the process is under pressure (every request but /health is then answered 503), and the connections it closed under memory pressure. */
       pressure: PressureGauge;
       catalog: RouteCatalog;
       config: Config;

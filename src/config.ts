@@ -13,25 +13,13 @@ import { STALE_ENV, type StaleSettings } from './catalog/staleness.ts';
 import type { DatabaseSettings } from './db/open.ts';
 import { ConfigError, env, mergeEnvSpecs, parseEnv, type EnvSpec, type EnvValues } from './lib/env.ts';
 import { SOURCES, type SourceSettings } from './sources/index.ts';
+import { CONNECTION_ENV } from './edge/connection-env.ts';
+import type { ConnectionLimits } from './edge/connection-admission.ts';
+import { TRUST_PROXY_ACCEPTED, trustProxySchema, type TrustProxy } from './edge/trust-proxy.ts';
 
 export { ConfigError } from './lib/env.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-/**
- * TRUST_PROXY: `false` (default: use the socket address), `true` (trust every hop),
- * a hop count, or a comma-separated list of proxy IPs / CIDRs.
- */
-const trustProxy = z.string().transform((v, ctx): boolean | number | string[] => {
-  const lower = v.toLowerCase();
-  if (lower === 'false' || lower === '0') return false;
-  if (lower === 'true') return true;
-  if (/^\d+$/.test(v)) return Number(v);
-  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
-  if (list.length && list.every((s) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) return list;
-  ctx.addIssue({ code: 'custom', message: 'true, false, a hop count, or a comma-separated list of IPs/CIDRs' });
-  return z.NEVER;
-});
 
 const hostname = z
   .string()
@@ -44,7 +32,11 @@ export const CORE_ENV_SECTIONS = {
     PORT: env.int(0, 65535, 3000, 'TCP port to listen on.'),
     HOST: env.text('127.0.0.1', 'Interface to bind (the Dockerfile sets 0.0.0.0).', 'an interface address such as 127.0.0.1 or 0.0.0.0'),
     LOG_LEVEL: env.oneOf(LOG_LEVELS, 'info', 'Log level (pino); logs are JSON lines with a reqId.'),
-    TRUST_PROXY: env.custom(trustProxy, 'false', 'Client IP behind proxies: false, true, a hop count, or comma-separated proxy IPs/CIDRs.'),
+    TRUST_PROXY: env.custom(
+      trustProxySchema,
+      'false',
+      `Reverse proxies whose X-Forwarded-For names the client (the client IP of every per-IP limit): ${TRUST_PROXY_ACCEPTED}. A hop count is refused; true is accepted with a warning (any client can then choose its address unless the port is reachable through the proxy alone).`,
+    ),
     REQUEST_TIMEOUT_MS: env.int(1000, 600_000, 30_000, 'A client must have sent its whole request within this long (ms), else it gets 408 (slow-client protection).'),
     PUBLIC_BASE_URL: env.optionalUrl(
       "The URL clients reach this server at: in the agent card, llms.txt and x402's resource URLs (unset: http://HOST:PORT), and as OpenAPI's server (unset: /, the origin /docs was loaded from).",
@@ -57,10 +49,21 @@ export const CORE_ENV_SECTIONS = {
       'Requests one connection may have waiting behind the one being answered (HTTP/1.1 pipelining): they are answered one at a time and the connection is not read meanwhile; one more closes it.',
     ),
   },
+  'connections (per client IP and in all)': CONNECTION_ENV,
   'load shedding (503 with Retry-After under pressure)': {
-    PRESSURE_MAX_HEAP_PERCENT: env.int(0, 100, 90, "Every request is answered 503 while the JavaScript heap in use is above this share of V8's heap limit (0 = not checked)."),
-    PRESSURE_MAX_RSS_MB: env.int(0, 1_048_576, 0, "Every request is answered 503 while the process's resident memory is above this many MB (0 = not checked; set it below a container's memory limit)."),
-    PRESSURE_MAX_EVENT_LOOP_DELAY_MS: env.int(0, 600_000, 1000, 'Every request is answered 503 while the event loop has been late by more than this on average in each of the last 3 seconds (ms; 0 = not checked).'),
+    PRESSURE_MAX_HEAP_PERCENT: env.int(
+      0,
+      100,
+      90,
+      "Every request, /health included, is answered 503 while the JavaScript heap in use, after a full collection, is above this share of V8's heap limit (0 = not checked).",
+    ),
+    PRESSURE_MAX_RSS_MB: env.int(
+      0,
+      1_048_576,
+      0,
+      "Memory pressure once resident memory is above this many MB and, after a full collection, so is memory in use (the JavaScript heap and its buffers): the connections holding the most queued work are closed first, a quarter each second; only when none is left every request but /health is answered 503 (0 = not checked; set it below a container's memory limit).",
+    ),
+    PRESSURE_MAX_EVENT_LOOP_DELAY_MS: env.int(0, 600_000, 1000, 'Every request but /health is answered 503 while the event loop has been late by more than this on average in each of the last 3 seconds (ms; 0 = not checked).'),
     PRESSURE_RETRY_AFTER_S: env.int(1, 3600, 10, 'Retry-After of the 503s sent under pressure (seconds).'),
   },
   'interface A (token risk)': {
@@ -130,7 +133,9 @@ export interface Config {
   port: number;
   host: string;
   logLevel: LogLevel;
-  trustProxy: boolean | number | string[];
+  trustProxy: TrustProxy;
+  /** Connection limits, per client and in all (src/edge/connection-admission.ts). */
+  connections: ConnectionLimits;
   requestTimeoutMs: number;
   /** Requests one connection may have waiting behind the one being answered (src/edge/pipelining.ts). */
   maxPipelinedRequests: number;
@@ -185,6 +190,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
+    connections: {
+      maxConnections: e.MAX_CONNECTIONS,
+      maxPerIp: e.MAX_CONNECTIONS_PER_IP,
+      maxPendingPerIp: e.MAX_PENDING_CONNECTIONS_PER_IP,
+      firstByteMs: e.FIRST_BYTE_TIMEOUT_MS,
+      newPerIpPerS: e.NEW_CONNECTIONS_PER_IP_PER_S,
+    },
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     maxPipelinedRequests: e.MAX_PIPELINED_REQUESTS,
     pressure: {

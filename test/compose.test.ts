@@ -42,7 +42,7 @@ describe('compose.yaml', () => {
       const env = s.environment!;
       expect(env.DATABASE_URL, name).toMatch(/^postgres:\/\/marketgate:.*@postgres:5432\/marketgate$/);
       expect(env.REDIS_URL, name).toBe('redis://redis:6379');
-      expect(env.TRUST_PROXY, name).toBe('1');
+      expect(env.TRUST_PROXY, name).toBe('uniquelocal');
       expect(env.HOST, name).toBe('0.0.0.0');
       // Required: without it the agent card and every 402 would advertise an address clients cannot reach.
       expect(env.PUBLIC_BASE_URL, name).toMatch(/^\$\{PUBLIC_BASE_URL:\?/);

@@ -1,3 +1,4 @@
+import { trustProxyWarning } from '../src/edge/trust-proxy.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,10 @@ describe('config', () => {
     ['PORT', 'abc', /PORT="abc" is invalid: expected a whole number from 0 to 65535/],
     ['PORT', '70000', /PORT="70000" is invalid: expected a whole number from 0 to 65535/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL="loud" is invalid: expected one of fatal, error, warn, info, debug, trace, silent/],
-    ['TRUST_PROXY', 'maybe?', /TRUST_PROXY="maybe\?" is invalid: expected true, false, a hop count/],
+    ['TRUST_PROXY', 'maybe?', /TRUST_PROXY="maybe\?" is invalid: expected 'maybe\?' is neither an address nor a range: false, true, or a comma-separated list of proxy addresses, CIDR ranges and the names loopback/],
+    // Fastify 5 reads a hop count as "trust no proxy": every client behind the proxy would be one client.
+    ['TRUST_PROXY', '1', /TRUST_PROXY="1" is invalid: expected a hop count \(1\) is not accepted: .* Write the proxy's address instead: 127\.0\.0\.1 \(a proxy on this host\), loopback, a CIDR range/],
+    ['TRUST_PROXY', '10.0.0.0/33', /TRUST_PROXY="10\.0\.0\.0\/33" is invalid: expected '10\.0\.0\.0\/33' is neither an address nor a range/],
     ['GOPLUS_BASE_URL', 'ftp://x', /GOPLUS_BASE_URL="ftp:\/\/x" is invalid: expected an absolute http\(s\) URL/],
     ['RISK_RATE_LIMIT', '0', /RISK_RATE_LIMIT="0" is invalid/],
     ['RISK_HOSTNAME', 'https://risk.example.com', /RISK_HOSTNAME=.* is invalid: expected a bare host name/],
@@ -31,8 +35,14 @@ describe('config', () => {
 
   it('parses TRUST_PROXY forms', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
-    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
+    expect(loadConfig({ TRUST_PROXY: 'loopback,uniquelocal,fe80::/10' }).trustProxy).toEqual(['loopback', 'uniquelocal', 'fe80::/10']);
+  });
+
+  it('warns at start-up that TRUST_PROXY=true lets any client choose its address', () => {
+    expect(trustProxyWarning(loadConfig({ TRUST_PROXY: 'true' }).trustProxy)).toMatch(/^TRUST_PROXY=true believes any X-Forwarded-For: unless this port is reachable through the proxy alone, any client can choose its own address/);
+    expect(trustProxyWarning(loadConfig({ TRUST_PROXY: '127.0.0.1' }).trustProxy)).toBeUndefined();
   });
 
   it('every variable the config reads (its own and each source descriptor\'s) is in .env.example with its default', () => {

@@ -59,6 +59,12 @@ export async function makeApp(
     // A test process's event loop is shared by its apps and the test's own work (a local EVM node, several
     // apps starting): its delay says nothing about one app's load. test/edge/pressure.test.ts sets what it checks.
     PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0',
+    // Every test client is 127.0.0.1 unless it binds another address: one client to the per-client connection
+    // limits, which a test firing hundreds of fresh connections (test/access/paywall.test.ts) would meet.
+    // test/edge/connection-admission.test.ts sets what it checks.
+    NEW_CONNECTIONS_PER_IP_PER_S: '1000000',
+    MAX_PENDING_CONNECTIONS_PER_IP: '10000',
+    MAX_CONNECTIONS_PER_IP: '10000',
     UPSTREAM_DEADLINE_MS: String(TEST_DEADLINE_MS),
     // A fallback venue is asked when the primary fails, not while it is merely slow (the hedge): tests of the
     // hedge set their own delay. (Past the deadline, as the default 500 ms was past the 400 ms deadline before.)

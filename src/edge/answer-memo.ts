@@ -23,7 +23,7 @@ interface Remembered {
   /** The same as UTF-8 bytes, for a large answer (see BYTES_FROM). */
   headBytes: Buffer | undefined;
   /** Per source: `","sources":[{"provider":…,"fetched_at":…,"cached":true,"age_s":` and its fetch time. */
-  sources: { text: string; fetchedMs: number }[];
+  sources: { text: string; after: string; fetchedMs: number }[];
   /** `}]` + the meta's other fields + `}}` */
   tail: string;
   /** Served until then (epoch ms, exclusive). */
@@ -130,12 +130,18 @@ export class AnswerMemo {
     if (previous !== undefined) this.forget(this.routes.get(route)!, url, previous);
     const head = `{"data":${data},"meta":{"timestamp":"`;
     const headBytes = head.length >= BYTES_FROM ? Buffer.from(head, 'utf8') : undefined;
-    const sourceTexts = sources.map((s, i) => ({
-      text: `${i === 0 ? '","sources":[' : '},'}{"provider":${JSON.stringify(s.provider)},"fetched_at":${JSON.stringify(s.fetched_at)},"cached":true,"age_s":`,
-      fetchedMs: Date.parse(s.fetched_at),
-    }));
+    const sourceTexts = sources.map((s, i) => {
+      // A source's fields past its age (a failed one's `error`: a chain whose breaker is open), written after it.
+      const { provider: _p, fetched_at: _f, cached: _c, age_s: _a, ...rest } = s;
+      const restJson = JSON.stringify(rest);
+      return {
+        text: `${i === 0 ? '","sources":[' : '},'}{"provider":${JSON.stringify(s.provider)},"fetched_at":${JSON.stringify(s.fetched_at)},"cached":true,"age_s":`,
+        after: restJson === '{}' ? '' : `,${restJson.slice(1, -1)}`,
+        fetchedMs: Date.parse(s.fetched_at),
+      };
+    });
     const tail = `}]${extraJson === '{}' ? '' : `,${extraJson.slice(1, -1)}`}}}`;
-    const text = head.length + tail.length + sourceTexts.reduce((n, s) => n + s.text.length, 0);
+    const text = head.length + tail.length + sourceTexts.reduce((n, s) => n + s.text.length + s.after.length, 0);
     const bytes = ANSWER_OVERHEAD + 2 * text + (headBytes?.length ?? 0);
     if (bytes > this.maxBytes) return;
     if (this.count >= MAX_ANSWERS || this.bytes + bytes > this.maxBytes) this.makeRoom(bytes, now);
@@ -202,7 +208,7 @@ export class AnswerMemo {
     if (a.writtenAt === now) return a.written!;
     // Only the time served (to the millisecond) and the sources' ages (to the second) move.
     let written = isoNow(now);
-    for (const s of a.sources) written += s.text + ageOf(s.fetchedMs, now);
+    for (const s of a.sources) written += s.text + ageOf(s.fetchedMs, now) + s.after;
     written += a.tail;
     // Always bytes, as the floor of every answer writes them: the socket's write path then takes one kind of
     // chunk whatever the answer (text and bytes alike there cost each answer more than the conversion, made

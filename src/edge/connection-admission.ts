@@ -1,97 +1,207 @@
-// How many new connections are read at once before their first request, and how long a connection may hold an
-// answer its client does not read.
+// Which connections the HTTP server gets at all, and which it lets go under memory pressure.
 //
-// Node reads every connection that has data in one poll phase, and its HTTP parser parses every request of a
-// chunk it has read before anything can pause it (pipelining.ts): about 25 µs a request (Node builds a request
-// and a response object for each, whatever happens to them next), and as much again when the connection closes
-// with them unanswered. When hundreds of connections arrive together, each with a chunk of pipelined requests,
-// their data lands in one poll phase: 300 connections × 100 requests held the event loop for 0.7 s, and every
-// other client — /health included — waited that long. Admitting a few new connections per turn is not enough:
-// they arrive over many short turns, and their data still arrives together.
+// A connection is judged as it arrives, before Node's HTTP server sees it: Node's own 'connection' listener (the
+// one that gives the socket a parser) is called only for a connection admitted here, so a refused one costs an
+// accept and a close. It is refused when all clients together hold MAX_CONNECTIONS, when its client (clientKey:
+// an address, an IPv6 /64) holds MAX_CONNECTIONS_PER_IP, or MAX_PENDING_CONNECTIONS_PER_IP that have not yet sent
+// a whole first request, or when it opens more than NEW_CONNECTIONS_PER_IP_PER_S (on average over 2 s); never
+// because of another client. A peer TRUST_PROXY names is a proxy carrying many
+// clients: its connections count in the total only.
 //
-// Here each connection is accepted paused (net.Server's `pauseOnConnect`, which Node reads at every accept: no
-// byte of it is read, so nothing is parsed) and resumed by this module while fewer than MAX_NEW admitted
-// connections have not yet had their first request parsed; the others wait in arrival order and are resumed as
-// those slots free (a first request, the connection closing, or NEW_GRACE_MS without a request). A client that
-// opens many connections at once spreads its own cost over many turns instead of stopping everyone for one; an
-// ordinary connection, which sends its request as it connects, waits for nobody. Past MAX_WAITING connections
-// waiting, a new one is closed at once.
+// Nothing waits in line here: an admitted connection is read by Node whenever it has data, so a connection that
+// sends nothing costs nobody else anything; one that has sent nothing after FIRST_BYTE_TIMEOUT_MS is closed
+// (one that is sending its request has REQUEST_TIMEOUT_MS, Node's headersTimeout). What one client's bytes can
+// cost others is bounded by its connections: each is parsed up to its MAX_PIPELINED_REQUESTS waiting requests
+// and closed there, its parser stopped on the spot (pipelining.ts).
 //
 // A client that stops reading holds at most one answer per connection (pipelining.ts); that answer is let go
-// when the connection's write buffer has not shrunk for WRITE_STALL_MS (closeStalledConnections).
+// when the connection's write buffer has not shrunk for WRITE_STALL_MS (closeStalledConnections). Under memory
+// pressure the connections holding the most queued work are closed first (shedHeaviest, pressure.ts).
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { clientKey } from './client-address.ts';
 
-/** Connections being read whose first request has not been parsed yet, at most (each may bring ~64 KB of requests). */
-export const MAX_NEW = 4;
-/** How long an admitted connection counts as new without sending a request (ms). */
-export const NEW_GRACE_MS = 1000;
-/** Connections waiting to be read at most; past it a new connection is closed. */
-export const MAX_WAITING = 4096;
 /** How long a connection's write buffer may hold bytes without shrinking: its client stopped reading (ms). */
 export const WRITE_STALL_MS = 30_000;
 
-/** Why the server closed a connection itself: too many pipelined requests, too many new connections waiting, a client that stopped reading. */
-export type ConnectionClosedReason = 'pipelining' | 'waiting' | 'write_stalled';
+/** Why the server closed a connection itself. */
+export type ConnectionClosedReason =
+  | 'pipelining'
+  | 'write_stalled'
+  | 'too_many_connections'
+  | 'too_many_from_ip'
+  | 'too_many_pending_from_ip'
+  | 'too_many_new_from_ip'
+  | 'first_byte_timeout'
+  | 'memory_pressure';
 
-export interface AdmissionOptions {
-  maxNew?: number;
-  maxWaiting?: number;
-  graceMs?: number;
-  /** Told each time a connection is closed because too many wait (metrics). */
-  onRefused?: () => void;
+export interface ConnectionLimits {
+  /** Open connections at most, all clients together. */
+  maxConnections: number;
+  /** Open connections at most from one client. */
+  maxPerIp: number;
+  /** Connections from one client without a whole first request yet, at most. */
+  maxPendingPerIp: number;
+  /** A connection that has sent no byte this long after opening is closed (ms). */
+  firstByteMs: number;
+  /** New connections from one client per second, on average over NEW_BURST_S (a bucket of rate × NEW_BURST_S). */
+  newPerIpPerS: number;
+}
+
+/** The seconds of new connections a client may open at once (the bucket's size, in seconds of its rate). */
+export const NEW_BURST_S = 2;
+
+/**
+ * What a connection closed for pipelining costs its client, in seconds of its new-connection rate (at most a
+ * MAX_DEBT_S owed): each one has had up to MAX_PIPELINED_REQUESTS requests parsed (~2 ms of the server's time), and a
+ * client that reconnects as soon as it is closed would otherwise spend that much of everyone's time, a hundred
+ * times a second. An honest client never has one closed: it never has that many requests waiting.
+ */
+export const PENALTY_S = 1;
+
+/** The most a client can owe, in seconds of its rate: a client behind a shared address is locked out this long at most. */
+export const MAX_DEBT_S = 10;
+
+export interface AdmissionOptions extends ConnectionLimits {
+  /** Whether a peer is a trusted proxy (TRUST_PROXY): counted in the total only. */
+  trusted?: (address: string) => boolean;
+  /** Told each connection the server refuses or closes here, and why (metrics). */
+  onClosed?: (reason: ConnectionClosedReason) => void;
+  /** Called with each admitted connection once Node's HTTP server has it (pipelining.ts stops its parser when closed). */
+  onAdmitted?: (socket: Socket) => void;
+  /** The queued work a connection holds besides its unsent bytes (pipelined requests waiting), in bytes' worth. */
+  queuedWork?: (socket: Socket) => number;
+}
+
+/** One client's connections. */
+interface ClientCount {
+  open: number;
+  pending: number;
+}
+
+interface Admitted {
+  client: ClientCount | undefined;
+  /** No whole first request yet; the timer that closes it if it sends nothing. */
+  pending: NodeJS.Timeout | undefined;
 }
 
 export interface Admission {
-  /** Called with each request's connection: its first one frees the connection's slot. */
+  /** Called with each request's connection: its first one ends its pending state. */
   requestOn(socket: Socket): void;
+  /** Open connections, all, and those without a first request yet; by client (tests, the bench). */
+  counts(): { open: number; pending: number; clients: number };
+  /** A connection of its client was closed for pipelining: the client's new connections wait PENALTY_S of its rate. */
+  penalize(socket: Socket): void;
+  /** Closes up to `share` (0..1, at least one) of the connections holding queued work, the most first; returns how many. */
+  shedHeaviest(share: number): number;
 }
 
-/** Makes `server` accept its connections paused and admit them as described above. */
-export function admitGradually(server: Server, options: AdmissionOptions = {}): Admission {
-  const maxNew = options.maxNew ?? MAX_NEW;
-  const maxWaiting = options.maxWaiting ?? MAX_WAITING;
-  const graceMs = options.graceMs ?? NEW_GRACE_MS;
-  // Read by net.Server at each accept (lib/net.js onconnection: `pauseOnCreate: self.pauseOnConnect`).
-  (server as Server & { pauseOnConnect: boolean }).pauseOnConnect = true;
-  const waiting: Socket[] = [];
-  let next = 0;
-  /** Admitted connections without a request yet, each with the timer that frees its slot anyway. */
-  const fresh = new Map<Socket, NodeJS.Timeout>();
-
-  const admit = (socket: Socket) => {
-    const timer = setTimeout(() => release(socket), graceMs);
-    timer.unref();
-    fresh.set(socket, timer);
-    socket.once('close', () => release(socket));
-    socket.resume();
+/** Takes the connections of `server` through the admission described above. */
+export function admitConnections(server: Server, options: AdmissionOptions): Admission {
+  const { maxConnections, maxPerIp, maxPendingPerIp, firstByteMs, newPerIpPerS, trusted, onClosed, onAdmitted } = options;
+  const queuedWork = options.queuedWork ?? (() => 0);
+  // Node's HTTP server's own listener (lib/_http_server.js connectionListener), and any other, now called from here.
+  const nodeListeners = server.listeners('connection') as Array<(socket: Socket) => void>;
+  server.removeAllListeners('connection');
+  const admitted = new Map<Socket, Admitted>();
+  const clients = new Map<string, ClientCount>();
+  let pendingTotal = 0;
+  // New connections per client: a bucket each, kept while it is not full (a client that reconnects as soon as it is
+  // closed keeps its empty bucket, and pays for each connection the parse of its first chunk: 2 ms or so).
+  const burst = newPerIpPerS * NEW_BURST_S;
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  const takeNew = (key: string, now: number): boolean => {
+    const b = buckets.get(key);
+    if (b === undefined) return buckets.set(key, { tokens: burst - 1, at: now }), true;
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) * newPerIpPerS) / 1000);
+    b.at = now;
+    if (b.tokens < 1) return false;
+    b.tokens--;
+    return true;
   };
-  const release = (socket: Socket) => {
-    const timer = fresh.get(socket);
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    fresh.delete(socket);
-    while (fresh.size < maxNew && next < waiting.length) {
-      const waited = waiting[next]!;
-      waiting[next++] = undefined as never;
-      if (!waited.destroyed) admit(waited);
-    }
-    if (next === waiting.length) waiting.length = next = 0;
-    else if (next >= 1024) waiting.splice(0, next), (next = 0); // what was admitted is let go under a steady stream too
+  const penalize = (key: string, now: number) => {
+    const b = buckets.get(key) ?? { tokens: burst, at: now };
+    b.tokens = Math.min(b.tokens + ((now - b.at) * newPerIpPerS) / 1000, burst);
+    b.at = now;
+    b.tokens = Math.max(-MAX_DEBT_S * newPerIpPerS, Math.min(b.tokens, 0) - PENALTY_S * newPerIpPerS);
+    buckets.set(key, b);
+  };
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [key, b] of buckets) if (b.tokens + ((now - b.at) * newPerIpPerS) / 1000 >= burst) buckets.delete(key);
+  }, NEW_BURST_S * 1000);
+  sweeper.unref();
+  server.once('close', () => clearInterval(sweeper));
+
+  const endPending = (socket: Socket, entry: Admitted) => {
+    if (entry.pending === undefined) return;
+    clearTimeout(entry.pending);
+    entry.pending = undefined;
+    pendingTotal--;
+    if (entry.client) entry.client.pending--;
+  };
+  const refuse = (socket: Socket, reason: ConnectionClosedReason) => {
+    socket.destroy();
+    onClosed?.(reason);
   };
 
   server.on('connection', (socket: Socket) => {
-    if (fresh.size < maxNew && next === waiting.length) return admit(socket);
-    if (waiting.length - next >= maxWaiting) {
-      socket.destroy();
-      options.onRefused?.();
-      return;
+    if (admitted.size >= maxConnections) return refuse(socket, 'too_many_connections');
+    const address = socket.remoteAddress;
+    let client: ClientCount | undefined;
+    if (address === undefined || !trusted?.(address)) {
+      const key = clientKey(address);
+      if (!takeNew(key, Date.now())) return refuse(socket, 'too_many_new_from_ip');
+      client = clients.get(key);
+      if (client === undefined) clients.set(key, (client = { open: 0, pending: 0 }));
+      else if (client.open >= maxPerIp) return refuse(socket, 'too_many_from_ip');
+      else if (client.pending >= maxPendingPerIp) return refuse(socket, 'too_many_pending_from_ip');
+      client.open++;
+      client.pending++;
+      socket.once('close', () => {
+        if (--client!.open === 0) clients.delete(key);
+      });
     }
-    waiting.push(socket);
+    pendingTotal++;
+    const entry: Admitted = { client, pending: undefined };
+    entry.pending = setTimeout(() => {
+      // bytesRead counts what the handle read, also when Node's parser consumes it directly (no 'data' events).
+      if (socket.bytesRead === 0 && !socket.destroyed) refuse(socket, 'first_byte_timeout');
+      else endPending(socket, entry);
+    }, firstByteMs);
+    entry.pending.unref();
+    admitted.set(socket, entry);
+    socket.once('close', () => {
+      endPending(socket, entry);
+      admitted.delete(socket);
+    });
+    for (const listener of nodeListeners) listener.call(server, socket);
+    onAdmitted?.(socket);
   });
+
   return {
     requestOn(socket) {
-      if (fresh.size !== 0) release(socket);
+      if (pendingTotal === 0) return;
+      const entry = admitted.get(socket);
+      if (entry !== undefined) endPending(socket, entry);
+    },
+    counts: () => ({ open: admitted.size, pending: pendingTotal, clients: clients.size }),
+    penalize(socket) {
+      const address = socket.remoteAddress;
+      if (address !== undefined && trusted?.(address)) return;
+      penalize(clientKey(address), Date.now());
+    },
+    shedHeaviest(share) {
+      const loaded: Array<[Socket, number]> = [];
+      for (const socket of admitted.keys()) {
+        const { buffered, queued } = unsent(socket);
+        const work = buffered + queued + queuedWork(socket);
+        if (work > 0 && !socket.destroyed) loaded.push([socket, work]);
+      }
+      loaded.sort((a, b) => b[1] - a[1]);
+      const n = Math.min(loaded.length, Math.max(1, Math.ceil(loaded.length * share)));
+      for (let i = 0; i < n; i++) refuse(loaded[i]![0], 'memory_pressure');
+      return n;
     },
   };
 }

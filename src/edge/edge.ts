@@ -12,6 +12,9 @@ import { nearestName } from '../lib/nearest-name.ts';
 import { NO_QUERY } from './validator.ts';
 import type { PressureGauge } from './pressure.ts';
 
+/** The liveness routes a load balancer asks (catalog/health.ts). */
+const HEALTH_PATHS = new Set(['/health', '/risk/health']);
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Echo a caller's sane x-request-id; otherwise `<boot id>-<counter>`: unique per process, with no UUID per request. */
@@ -149,7 +152,7 @@ const serverOptions = (requestTimeoutMs: number) => {
 export interface EdgeOptions {
   /** True for a path some route serves (a known path asked with another method is a 405, not a 404). */
   knownPath(path: string): boolean;
-  /** Under pressure every request is answered 503 here (pressure.ts), but for the operator's `exempt` paths (/metrics). */
+  /** Under pressure every request is answered 503 here (pressure.ts), but for /health (unless the heap is nearly exhausted) and the operator's `exempt` paths (/metrics). */
   pressure?: PressureGauge;
   exempt?: (path: string) => boolean;
 }
@@ -163,12 +166,14 @@ async function register(app: FastifyInstance, opts: EdgeOptions): Promise<void> 
   // these few lines rather than @fastify/cors, which costs a closure and several headers on every answer.
   const exposed = { 'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', ') };
   const pressure = opts.pressure;
+  // /health says whether the instance can serve: it answers under pressure unless the heap is nearly exhausted.
+  const underPressureExempt = (path: string, critical: boolean) => opts.exempt?.(path) === true || (!critical && HEALTH_PATHS.has(path));
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     reply.headers(ALWAYS);
     if (req.headers.origin !== undefined) reply.headers(exposed);
     if (req.protocol === 'https') reply.headers(SECURITY_HEADERS.hsts);
-    if (pressure?.reason !== undefined && !opts.exempt?.(pathOf(req.url))) {
+    if (pressure?.reason !== undefined && !underPressureExempt(pathOf(req.url), pressure.critical)) {
       return void reply
         .code(503)
         .header('retry-after', String(pressure.limits.retryAfterS))

@@ -209,7 +209,7 @@ class PrometheusMetrics implements Metrics {
     this.settlingCosts = settlingCostMetrics(this.prom, METRIC_PREFIX, registers);
     this.connectionsClosed = new Counter({
       name: `${METRIC_PREFIX}connections_closed_total`,
-      help: 'Connections the server closed for its own bounds: pipelining (more requests waiting than MAX_PIPELINED_REQUESTS), waiting (too many new connections waiting to be read), write_stalled (its client stopped reading an answer).',
+      help: 'Connections the server refused or closed for its own bounds: too_many_connections (MAX_CONNECTIONS), too_many_from_ip (MAX_CONNECTIONS_PER_IP), too_many_pending_from_ip (MAX_PENDING_CONNECTIONS_PER_IP), too_many_new_from_ip (NEW_CONNECTIONS_PER_IP_PER_S), first_byte_timeout (nothing sent within FIRST_BYTE_TIMEOUT_MS), pipelining (more requests waiting than MAX_PIPELINED_REQUESTS), write_stalled (its client stopped reading an answer), memory_pressure (the most queued work, closed first under memory pressure).',
       labelNames: ['reason'],
       registers,
     });

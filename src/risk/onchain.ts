@@ -3,7 +3,7 @@
 // cannot be read is not an error of the check: its section is null with the failure named, and its
 // `meta.sources` entry says so (`error`).
 import { derived, sourceMeta, type SourceMeta } from '../upstream/envelope.ts';
-import { stampNow } from '../upstream/cache.ts';
+import { stampNow, type Stamp } from '../upstream/cache.ts';
 import { UpstreamError } from '../lib/errors.ts';
 import { withDeadline } from '../upstream/guard.ts';
 import type { EvmTokenEvidence } from '../sources/evm-token-evidence.ts';
@@ -36,7 +36,7 @@ export interface OnchainRead {
   /** Why `onchain` is null: the read failed (named), or what the address is instead of a token. */
   onchain_unavailable: string | null;
   meta: SourceMeta | FailedSourceMeta;
-  /** The cached answer the evidence is, while it is served (null after a failure): what the data derives from. */
+  /** The cached answer the evidence is, while it is served, or the chain's open breaker (chainDown); null after another failure: what the data derives from. */
   answer: object | null;
 }
 
@@ -61,9 +61,42 @@ export async function readOnchain(sources: Sources, chain: Chain, address: strin
     const { data, meta } = await within(() => evmRpc(sources, chain).tokenEvidence(address, deadlineAt));
     return { onchain: data, onchain_unavailable: null, meta, answer: data };
   } catch (err) {
+    if (err instanceof UpstreamError && err.failure === 'circuit_open') return chainDown(sources, source, err);
     const reason = err instanceof UpstreamError ? err.message : `${source} could not be read (internal error)`;
     return { onchain: null, onchain_unavailable: reason, meta: { ...sourceMeta(source, stampNow(), false), error: reason }, answer: null };
   }
+}
+
+/** How long at most the answers without a chain's part are served again while its breaker stays open (ms). */
+export const CHAIN_DOWN_REUSE_MS = 10_000;
+
+/** A chain whose breaker is open: when that was found, why, until when it is taken as down, and what answers derive from. */
+interface ChainDown {
+  answer: object;
+  stamp: Stamp;
+  reason: string;
+  until: number;
+}
+const chainsDown = new WeakMap<Sources, Map<string, ChainDown>>();
+
+/**
+ * The read of a chain whose breaker is open: one answer (an object of its own, with the reason and the time it was
+ * found) for as long as the breaker stays open, at most CHAIN_DOWN_REUSE_MS, so the check's data is made once for
+ * the provider's answer and served again like any cached answer (answer-memo.ts: its meta says until when), rather
+ * than scored, assembled and serialised on every request while the chain is down (issue 34 §5: ten times the CPU of
+ * a cached check). Per app (its sources), as the breaker is.
+ */
+function chainDown(sources: Sources, source: string, err: UpstreamError): OnchainRead {
+  let bySource = chainsDown.get(sources);
+  if (bySource === undefined) chainsDown.set(sources, (bySource = new Map()));
+  const now = Date.now();
+  let down = bySource.get(source);
+  if (down === undefined || down.until <= now) {
+    const until = now + Math.min(CHAIN_DOWN_REUSE_MS, (err.retryAfterS ?? 1) * 1000);
+    bySource.set(source, (down = { answer: {}, stamp: stampNow(), reason: err.message, until }));
+  }
+  const meta = { ...sourceMeta(source, down.stamp, false, now, down.until), error: down.reason };
+  return { onchain: null, onchain_unavailable: down.reason, meta, answer: down.answer };
 }
 
 function evmRpc(sources: Sources, chain: Chain) {

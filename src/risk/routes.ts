@@ -155,7 +155,8 @@ export const tokenRisk = defineRoute({
       };
     };
     // Cached provider and chain answers are the same objects on every hit, and the build is pure: made once
-    // for the pair. A chain that failed is not an answer to keep: then the data is made afresh.
+    // for the pair. A chain whose breaker is open is one answer while it stays open (onchain.ts chainDown); a
+    // chain that failed otherwise is not an answer to keep: then the data is made afresh.
     const key = `${chain.name} ${address}`;
     const data = chainRead.answer !== null ? derivedFromBoth(raw, chainRead.answer, key, build) : build();
     return envelope(data, [meta, chainRead.meta], { disclaimer: RISK_DISCLAIMER });

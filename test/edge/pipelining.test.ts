@@ -51,12 +51,16 @@ afterAll(async () => {
   await t.app.close();
 });
 
+/** Each client its own loopback address: a connection closed for pipelining costs its address a second of new connections (connection-admission.ts PENALTY_S). */
+let clients = 0;
+const nextAddress = () => `127.0.3.${++clients}`;
+
 const request = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`;
 
 /** A raw connection that never reads (paused before anything arrives), and the server's side of it. */
 async function silentClient(): Promise<{ client: Socket; server: Socket }> {
   const before = accepted.length;
-  const client = connect(Number(url.port), '127.0.0.1');
+  const client = connect({ port: Number(url.port), host: '127.0.0.1', localAddress: nextAddress() });
   client.pause();
   await new Promise((r) => client.once('connect', r));
   await vi.waitFor(() => expect(accepted.length).toBe(before + 1));
@@ -85,7 +89,7 @@ describe('pipelined requests on one connection', () => {
 
   it('within the bound, they are answered in order, one at a time', async () => {
     reset();
-    const client = connect(Number(url.port), '127.0.0.1');
+    const client = connect({ port: Number(url.port), host: '127.0.0.1', localAddress: nextAddress() });
     await new Promise((r) => client.once('connect', r));
     let received = '';
     client.setEncoding('latin1');

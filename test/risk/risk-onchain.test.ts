@@ -295,9 +295,27 @@ describe('speed and failures', () => {
     const paused = (await app.inject({ url: url() })).json();
     expect(paused.data.onchain_unavailable).toMatch(/^rpc:ethereum is failing \(5 failures in a row, last: rpc:ethereum answered HTTP 500\); calls are paused, retry in \d+ s$/);
     expect(node.requests).toHaveLength(calls);
-    // A failure is not kept: once the node answers (the breaker's cool-down over), the next check reads the chain.
+    // While the breaker stays open the answer without the chain's part is served again like any cached answer
+    // (issue 34 §5: it was scored, assembled and serialised anew on every request): the same data, the failure's
+    // time and reason in meta.sources, until at most the breaker's retry time.
+    const answersBefore = app.services.answers.size;
+    const again = (await app.inject({ url: url() })).json();
+    expect(app.services.answers.size).toBe(answersBefore);
+    expect(answersBefore).toBeGreaterThan(0);
+    expect(again.data).toEqual(paused.data);
+    expect(again.meta.sources[1]).toEqual({
+      provider: 'rpc:ethereum',
+      fetched_at: paused.meta.sources[1].fetched_at,
+      cached: true,
+      age_s: expect.any(Number),
+      error: paused.data.onchain_unavailable,
+    });
+    expect(node.requests).toHaveLength(calls);
+    // A failure is not kept past the breaker: once the node answers (the breaker's cool-down over, which ends the
+    // remembered answer too; reset() stands in for it here), the next check reads the chain.
     node.route('POST /', forwarding);
     app.services.guard.reset();
+    app.services.answers.clear();
     const after = (await app.inject({ url: url() })).json();
     expect(after.data.onchain.simulation).toMatchObject({ sell_ok: true });
     expect(after.meta.sources.map((s: { provider: string; cached: boolean }) => [s.provider, s.cached])).toEqual([
