@@ -52,6 +52,12 @@ export const RECEIPTS_TEXT =
   'and the transaction; its JWS protected header carries "content-digest", the answer\'s Content-Digest header (RFC 9530: sha-256 of the exact bytes of the body), ' +
   'so the receipt proves which answer was paid for. Verify them against the public key published here (x402.receipts: its JWK, kid and address).';
 
+/** The networks beside Base a payer may pay on (Solana when the server offers it), as one clause; empty when Base is the only one. */
+function otherNetworks(a: AccessSummary): string {
+  const others = a.x402.networks.filter((n) => n.network !== a.x402.network);
+  return others.map((n) => `; or the same price in the token ${n.asset} on ${n.network}, to ${n.payTo}`).join('');
+}
+
 export function accessText(a: AccessSummary): string {
   const key = `Paid endpoints accept an API key in the x-api-key header (no payment is taken when a key is sent). ${a.api_key.how_to_get}`;
   if (!a.x402.enabled) return `Free endpoints need nothing. ${key} x402 pay-per-call (${a.price}) is not configured on this server, so paid endpoints need an API key.`;
@@ -59,7 +65,7 @@ export function accessText(a: AccessSummary): string {
     ? 'scheme "exact", or "batch-settlement" (one deposit, then a signed voucher per call) when the 402 lists it beside "exact"'
     : 'scheme "exact"';
   return (
-    `Free endpoints need nothing. ${key} Or pay per call with x402 (protocol v2, ${schemes}): ${a.price} in the token ${a.x402.asset} on ${a.x402.network}, to ${a.x402.payTo}. ` +
+    `Free endpoints need nothing. ${key} Or pay per call with x402 (protocol v2, ${schemes}): ${a.price} in the token ${a.x402.asset} on ${a.x402.network}, to ${a.x402.payTo}${otherNetworks(a)}. ` +
     'Call a paid endpoint without credentials to receive HTTP 402 with a PAYMENT-REQUIRED header (base64 JSON) and a JSON body stating the price; ' +
     'retry with a PAYMENT-SIGNATURE header (an x402 client such as @x402/fetch does this). A successful paid call returns PAYMENT-RESPONSE; a failed call is never charged.\n\n' +
     `Retries without paying twice. ${PAYMENT_IDENTIFIER_TEXT}\n\n${BAZAAR_TEXT}` +

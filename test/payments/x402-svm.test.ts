@@ -123,6 +123,9 @@ describe('x402 exact on Solana beside Base', () => {
       { scheme: 'exact', network: 'eip155:31337', asset: world.fx.usdc, payTo: world.payTo },
       { scheme: 'exact', network: DEVNET, asset: ledger.mint, payTo: payTo.address },
     ]);
+      // /llms.txt names the Solana terms beside Base's, so an agent reading it knows it can pay from either.
+    const llms = await (await fetch(`${base}/llms.txt`)).text();
+    expect(llms).toContain(`; or the same price in the token ${ledger.mint} on ${DEVNET}, to ${payTo.address}.`);
   });
 
   it("a Solana payment: 200 with the data, the payer's balance falls by exactly the price, one ledger row with network, base58 payer and signature", async () => {

@@ -187,7 +187,8 @@ describe('/llms.txt', () => {
     expect(text.startsWith('# marketgate\n\n> ')).toBe(true);
     expect(text).toContain('## Authentication and payment');
     expect(text).toMatch(/x-api-key/);
-    expect(text).toMatch(/x402 \(protocol v2, scheme "exact"\): \$0\.001 in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453/);
+    // Batch settlement is on by default (X402_BATCH_SETTLEMENT=auto): the text says it is offered when the 402 lists it.
+    expect(text).toMatch(/x402 \(protocol v2, scheme "exact", or "batch-settlement" \(one deposit, then a signed voucher per call\) when the 402 lists it beside "exact"\): \$0\.001 in the token 0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913 on eip155:8453/);
     for (const e of t.app.services.catalog.entries) {
       expect(text, e.url).toContain(`### GET ${e.url} (${{ paid: 'paid, $0.001', free: 'free', key: 'API key required, never charged' }[e.access]})`);
     }
