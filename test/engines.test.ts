@@ -4,6 +4,9 @@
 // a Node it does not claim. content-disposition 3 and cookie 2 (Node 22 only; content-disposition 3 is ESM only,
 // which @fastify/static's require() cannot load before Node 20.19) are held at 2.0.1 and 1.1.1 by package.json's
 // overrides: the same functions, as @fastify/static (create) and light-my-request (stringifySetCookie) call them.
+// @solana/errors 6 and later (under @solana/kit, which @x402/svm signs and verifies Solana payments with) asks for
+// commander 15 (Node 22.12 on) for its command-line decoder alone, which the server never runs; the override holds
+// it at 14.0.2 (Node 20 on), the version @solana/errors 5 uses.
 // The development tools (vitest's vite, Redocly, Hardhat) declare Node 20.19 or 22.12 on: tests need those.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
