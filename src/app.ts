@@ -183,7 +183,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // What settling costs (npm run payments -- summary, /metrics), from the ledger at the operator's stated fees.
   const costs = { fees: config.x402.fees, decimalsOf: (asset: string) => tokenDecimals(asset, [config.x402.asset, config.x402.svm?.asset]) };
   registerPaymentAdminRoutes(storage.admin, { records: payments.records, batchEvents: payments.batchEvents, db: storage.db, costs });
-  metrics.settlingCosts(() => storage.db.use((db) => settlingCosts(db, {}, costs.fees, costs.decimalsOf)));
+  // A scrape never opens the database nor waits for its opening (seconds for PGlite): until it is open, these
+  // families have no series, and the next scrape asks again.
+  metrics.settlingCosts(() =>
+    storage.db.state === 'open' ? storage.db.use((db) => settlingCosts(db, {}, costs.fees, costs.decimalsOf)) : Promise.reject(new Error('database not open yet')),
+  );
   app.decorate('services', { cache, answers, pressure, catalog, config, sources, guard, backends, keys, ...storage, paymentRecords: payments.records, batchEvents: payments.batchEvents, paymentIds: payments.paymentIds });
   app.addHook('onClose', async () => http.close());
 

@@ -370,3 +370,17 @@ describe('METRICS_TOKEN', () => {
     await expect(makeApp({ METRICS_TOKEN: 'has a space in the middle' })).rejects.toThrow(/METRICS_TOKEN/);
   });
 });
+
+describe('a scrape and the database', () => {
+  it('a scrape before the database is open neither opens it nor waits for it: the settling-cost families have no series yet', async () => {
+    const { app } = await makeApp({ METRICS_TOKEN: TOKEN });
+    try {
+      expect(app.services.db.state).toBe('idle');
+      const s = await scrape(app);
+      expect(s.matching('marketgate_x402_paid_calls_total')).toEqual([]);
+      expect(app.services.db.state).toBe('idle'); // (before the fix, the scrape started PGlite's opening and waited seconds for it)
+    } finally {
+      await app.close();
+    }
+  });
+});
