@@ -219,8 +219,17 @@ describe('the server process', () => {
 
   it("library console output (the x402 SDK's warnings) goes through the logger as JSON lines", async () => {
     // The facilitator cannot be reached, so the SDK warns at start-up that it could not fetch the supported kinds.
+    // Batch settlement off: with it offered when the facilitator lists it (auto, the default), marketgate asks
+    // /supported itself first and logs that failure in its own words, and the SDK is never reached to warn.
     const dataDir = mkdtempSync(join(tmpdir(), 'mg-start-'));
-    const s = start(dev, { PORT: '0', DATA_DIR: dataDir, X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: 'http://127.0.0.1:9', X402_FACILITATOR_TIMEOUT_MS: '200' });
+    const s = start(dev, {
+      PORT: '0',
+      DATA_DIR: dataDir,
+      X402_PAY_TO: '0x1111111111111111111111111111111111111111',
+      X402_FACILITATOR: 'http://127.0.0.1:9',
+      X402_FACILITATOR_TIMEOUT_MS: '200',
+      X402_BATCH_SETTLEMENT: 'false',
+    });
     expect(await listeningUrl(s), s.output()).not.toBe('');
     await s.said(/"console":true[^\n]*supported/i); // the SDK's warning, whenever it comes
     s.proc.kill('SIGTERM');

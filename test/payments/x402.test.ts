@@ -78,7 +78,7 @@ describe.each(BACKENDS)('x402 on a paid route, $name', ({ name, env }) => {
     expect(required.x402Version).toBe(2);
     expect(required.accepts[0]).toMatchObject({ scheme: 'exact', network: 'eip155:31337', amount: '1000', asset: fx.usdc, payTo });
     const body = (await res.json()) as any;
-    expect(body).toEqual({ error: 'payment required', price: '$0.001', network: 'eip155:31337', asset: fx.usdc, payTo, accepts: required.accepts });
+    expect(body).toEqual({ error: 'payment required', price: '$0.001', network: 'eip155:31337', networks: ['eip155:31337'], asset: fx.usdc, payTo, accepts: required.accepts });
   });
 
   it('the paying client gets 200 with the data and PAYMENT-RESPONSE; payTo gains exactly the price', async () => {
