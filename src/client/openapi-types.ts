@@ -776,7 +776,7 @@ export interface operations {
                      *         "uptime_s": 1
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.602Z",
+                     *         "timestamp": "2026-12-07T14:34:30.688Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -963,9 +963,9 @@ export interface operations {
                      *         "disclaimer": "Automated risk signals from a third-party provider (GoPlus Security) and from the token's chain, combined by a published formula. Not financial advice and not an audit: a low score does not mean a token is legitimate, and a high score does not prove fraud. Signals can be missing, stale or wrong; check the raw data and do your own research."
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.610Z",
+                     *         "timestamp": "2026-12-07T14:34:30.693Z",
                      *         "sources": [],
-                     *         "request_id": "7cd399ab-2"
+                     *         "request_id": "36f47f30-2"
                      *       }
                      *     }
                      */
@@ -1206,7 +1206,7 @@ export interface operations {
                      *           "owner": {
                      *             "address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266",
                      *             "renounced": false,
-                     *             "kind": "contract",
+                     *             "kind": "eoa",
                      *             "threshold": null,
                      *             "owners": null,
                      *             "min_delay_s": null
@@ -1374,17 +1374,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.660Z",
+                     *         "timestamp": "2026-12-07T14:34:30.724Z",
                      *         "sources": [
                      *           {
                      *             "provider": "goplus",
-                     *             "fetched_at": "2026-12-07T14:10:33.642Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.712Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T14:10:33.657Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.722Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -1779,7 +1779,7 @@ export interface operations {
                      *         "uptime_s": 1
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.661Z",
+                     *         "timestamp": "2026-12-07T14:34:30.725Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -1930,13 +1930,13 @@ export interface operations {
                      *             "docs": "https://docs.gopluslabs.io/reference/api-overview",
                      *             "notes": "Keyless works with a low limit (about 30 calls/min); errors arrive as HTTP 200 with code != 1 (4029 = rate limited, 2 = data pending).",
                      *             "status": "ok",
-                     *             "last_success_at": "2026-12-07T14:10:33.642Z",
+                     *             "last_success_at": "2026-12-07T14:34:30.712Z",
                      *             "last_error": null,
                      *             "recent": {
                      *               "calls": 1,
                      *               "failures": 0,
-                     *               "latency_ms_p50": 28,
-                     *               "latency_ms_max": 28
+                     *               "latency_ms_p50": 15.7,
+                     *               "latency_ms_max": 15.7
                      *             },
                      *             "breaker": {
                      *               "state": "closed",
@@ -2035,7 +2035,7 @@ export interface operations {
                      *           },
                      *           "answers": {
                      *             "entries": 1,
-                     *             "bytes": 30426,
+                     *             "bytes": 30411,
                      *             "max_bytes": 16777216,
                      *             "evicted": 0,
                      *             "expired": 0
@@ -2044,7 +2044,7 @@ export interface operations {
                      *         "batch_settlement": null
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.673Z",
+                     *         "timestamp": "2026-12-07T14:34:30.733Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -2389,7 +2389,7 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.693Z",
+                     *         "timestamp": "2026-12-07T14:34:30.743Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -2532,11 +2532,11 @@ export interface operations {
                      *         "as_of": "2017-07-12T14:31:39.040Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.701Z",
+                     *         "timestamp": "2026-12-07T14:34:30.747Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T14:10:33.701Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.747Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2710,11 +2710,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.709Z",
+                     *         "timestamp": "2026-12-07T14:34:30.751Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T14:10:33.709Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.750Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -2908,11 +2908,11 @@ export interface operations {
                      *         "as_of": "2022-06-04T00:30:25.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.716Z",
+                     *         "timestamp": "2026-12-07T14:34:30.754Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kraken",
-                     *             "fetched_at": "2026-12-07T14:10:33.716Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.754Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3118,17 +3118,17 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.745Z",
+                     *         "timestamp": "2026-12-07T14:34:30.768Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T14:10:33.732Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.761Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "bybit",
-                     *             "fetched_at": "2026-12-07T14:10:33.733Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.762Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3386,11 +3386,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.754Z",
+                     *         "timestamp": "2026-12-07T14:34:30.772Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T14:10:33.752Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.771Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3631,17 +3631,17 @@ export interface operations {
                      *         "perp_as_of": "2026-07-06T03:16:28.007Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.757Z",
+                     *         "timestamp": "2026-12-07T14:34:30.774Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T14:10:33.701Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.747Z",
                      *             "cached": true,
-                     *             "age_s": 0.1
+                     *             "age_s": 0
                      *           },
                      *           {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T14:10:33.732Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.761Z",
                      *             "cached": true,
                      *             "age_s": 0
                      *           }
@@ -3649,15 +3649,15 @@ export interface operations {
                      *         "legs": {
                      *           "spot": {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T14:10:33.701Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.747Z",
                      *             "as_of": "2017-07-12T14:31:39.040Z"
                      *           },
                      *           "perp": {
                      *             "provider": "binance-futures",
-                     *             "fetched_at": "2026-12-07T14:10:33.732Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.761Z",
                      *             "as_of": "2026-07-06T03:16:28.007Z"
                      *           },
-                     *           "fetched_apart_s": 0.031
+                     *           "fetched_apart_s": 0.014
                      *         }
                      *       }
                      *     }
@@ -3820,11 +3820,11 @@ export interface operations {
                      *         "change_24h_pct": 3.70375133425
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:33.762Z",
+                     *         "timestamp": "2026-12-07T14:34:30.776Z",
                      *         "sources": [
                      *           {
                      *             "provider": "hyperliquid",
-                     *             "fetched_at": "2026-12-07T14:10:33.762Z",
+                     *             "fetched_at": "2026-12-07T14:34:30.776Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -3991,11 +3991,11 @@ export interface operations {
                      *         "block_number": 32
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.059Z",
+                     *         "timestamp": "2026-12-07T14:34:31.002Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T14:10:34.058Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.001Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4146,11 +4146,11 @@ export interface operations {
                      *         "balance": "1.5"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.073Z",
+                     *         "timestamp": "2026-12-07T14:34:31.010Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T14:10:34.072Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.010Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4298,11 +4298,11 @@ export interface operations {
                      *         "pending": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.078Z",
+                     *         "timestamp": "2026-12-07T14:34:31.014Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:base",
-                     *             "fetched_at": "2026-12-07T14:10:34.078Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.013Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4449,11 +4449,11 @@ export interface operations {
                      *         "base_fee_per_gas_gwei": "0.024777172"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.083Z",
+                     *         "timestamp": "2026-12-07T14:34:31.016Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T14:10:34.082Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.016Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4613,11 +4613,11 @@ export interface operations {
                      *         "log_count": 0
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.089Z",
+                     *         "timestamp": "2026-12-07T14:34:31.020Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T14:10:34.087Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.019Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4776,11 +4776,11 @@ export interface operations {
                      *         "address": "0x60AE81f75f8c397e09d6881da13e0954DbeB8c61"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.382Z",
+                     *         "timestamp": "2026-12-07T14:34:31.263Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T14:10:34.382Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.263Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -4970,11 +4970,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.395Z",
+                     *         "timestamp": "2026-12-07T14:34:31.271Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T14:10:34.390Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.268Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5181,11 +5181,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.402Z",
+                     *         "timestamp": "2026-12-07T14:34:31.275Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T14:10:34.399Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.274Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5390,11 +5390,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.407Z",
+                     *         "timestamp": "2026-12-07T14:34:31.278Z",
                      *         "sources": [
                      *           {
                      *             "provider": "kalshi",
-                     *             "fetched_at": "2026-12-07T14:10:34.406Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.278Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -5628,7 +5628,7 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.412Z",
+                     *         "timestamp": "2026-12-07T14:34:31.281Z",
                      *         "sources": []
                      *       }
                      *     }
@@ -5822,11 +5822,11 @@ export interface operations {
                      *         }
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.417Z",
+                     *         "timestamp": "2026-12-07T14:34:31.284Z",
                      *         "sources": [
                      *           {
                      *             "provider": "treasury",
-                     *             "fetched_at": "2026-12-07T14:10:34.416Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.284Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6080,11 +6080,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.428Z",
+                     *         "timestamp": "2026-12-07T14:34:31.288Z",
                      *         "sources": [
                      *           {
                      *             "provider": "nasdaq",
-                     *             "fetched_at": "2026-12-07T14:10:34.427Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.288Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6270,11 +6270,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T00:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.462Z",
+                     *         "timestamp": "2026-12-07T14:34:31.295Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T14:10:34.455Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.294Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6503,11 +6503,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.478Z",
+                     *         "timestamp": "2026-12-07T14:34:31.308Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T14:10:34.474Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.305Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -6810,11 +6810,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T14:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.506Z",
+                     *         "timestamp": "2026-12-07T14:34:31.316Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T14:10:34.504Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.314Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7093,11 +7093,11 @@ export interface operations {
                      *         "as_of": "2026-12-07T12:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.529Z",
+                     *         "timestamp": "2026-12-07T14:34:31.331Z",
                      *         "sources": [
                      *           {
                      *             "provider": "binance",
-                     *             "fetched_at": "2026-12-07T14:10:34.522Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.325Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7319,11 +7319,11 @@ export interface operations {
                      *         "realized_volatility_as_of": "2019-02-15T11:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.537Z",
+                     *         "timestamp": "2026-12-07T14:34:31.337Z",
                      *         "sources": [
                      *           {
                      *             "provider": "deribit",
-                     *             "fetched_at": "2026-12-07T14:10:34.535Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.336Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7487,11 +7487,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.541Z",
+                     *         "timestamp": "2026-12-07T14:34:31.340Z",
                      *         "sources": [
                      *           {
                      *             "provider": "defillama",
-                     *             "fetched_at": "2026-12-07T14:10:34.540Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.340Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7699,11 +7699,11 @@ export interface operations {
                      *         ]
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.544Z",
+                     *         "timestamp": "2026-12-07T14:34:31.343Z",
                      *         "sources": [
                      *           {
                      *             "provider": "alternative.me",
-                     *             "fetched_at": "2026-12-07T14:10:34.544Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.343Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7834,11 +7834,11 @@ export interface operations {
                      *         "as_of": "2024-04-07T18:00:55.000Z"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.547Z",
+                     *         "timestamp": "2026-12-07T14:34:31.345Z",
                      *         "sources": [
                      *           {
                      *             "provider": "coingecko",
-                     *             "fetched_at": "2026-12-07T14:10:34.547Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.345Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }
@@ -7980,11 +7980,11 @@ export interface operations {
                      *         "method": "eth_feeHistory"
                      *       },
                      *       "meta": {
-                     *         "timestamp": "2026-12-07T14:10:34.551Z",
+                     *         "timestamp": "2026-12-07T14:34:31.348Z",
                      *         "sources": [
                      *           {
                      *             "provider": "rpc:ethereum",
-                     *             "fetched_at": "2026-12-07T14:10:34.550Z",
+                     *             "fetched_at": "2026-12-07T14:34:31.347Z",
                      *             "cached": false,
                      *             "age_s": 0
                      *           }

@@ -27,6 +27,9 @@ const BY_SELECTOR: Record<string, string> = {
   [toFunctionSelector('simulate(address,address,address,address,uint256)')]: 'evm-rpc__eth_call_simulate.json',
 };
 
+/** The recorded token's owner (evm-rpc__eth_call_owner.json's address word). */
+const RECORDED_OWNER = `0x${recorded<{ result: string }>('evm-rpc__eth_call_owner.json').result.slice(-40)}`.toLowerCase();
+
 interface RpcRequest {
   id?: unknown;
   method?: string;
@@ -37,6 +40,8 @@ function answer(req: RpcRequest): unknown {
   // /v1/gas without ETHERSCAN_API_KEY: the recorded mainnet fee history (see fee-history.ts for its constructed median column).
   if (req.method === 'eth_feeHistory') return { ...feeHistoryWithMedianColumn(), id: req.id };
   const call = req.params?.[0] as { data?: string } | undefined;
+  // The recorded owner is an account without code (Hardhat's first account): its code is the EOA's empty answer.
+  if (req.method === 'eth_getCode' && String(req.params?.[0]).toLowerCase() === RECORDED_OWNER) return { ...recorded<Record<string, unknown>>('evm-rpc__eth_getCode_eoa.json'), id: req.id };
   const file = req.method === 'eth_call' ? BY_SELECTOR[String(call?.data).slice(0, 10)] : BY_METHOD[String(req.method)];
   if (!file) return { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: `the recorded world has no answer for ${req.method}` } };
   return { ...recorded<Record<string, unknown>>(file), id: req.id };
