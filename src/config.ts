@@ -45,8 +45,8 @@ export const CORE_ENV_SECTIONS = {
     MAX_PIPELINED_REQUESTS: env.int(
       1,
       10_000,
-      32,
-      'Requests one connection may have waiting behind the one being answered (HTTP/1.1 pipelining): they are answered one at a time and the connection is not read meanwhile; one more closes it.',
+      8,
+      "Requests one connection may have waiting behind the one being answered (HTTP/1.1 pipelining): they are answered one at a time and the connection is not read meanwhile; one more closes it. Each one parsed before that is the server's time: 8 keeps a flood's cost per connection low (bench edge); browsers do not pipeline at all.",
     ),
   },
   'connections (per client IP and in all)': CONNECTION_ENV,
