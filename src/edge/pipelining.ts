@@ -191,8 +191,9 @@ export function pipeliningServer(options: PipeliningOptions): FastifyServerFacto
       answer(req, res);
     });
     // A client that half-closes after sending its request (`nc -N`, a socket.end(request)) still gets its answer: Node's
-    // default aborts a request in flight on the client's FIN, so only answers already made came back.
-    server.httpAllowHalfOpen = true;
+    // default aborts a request in flight on the client's FIN, so only answers already made came back. (A property of
+    // node:http's Server since Node 0.x that @types/node does not declare.)
+    (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     server.keepAliveTimeout = opts.keepAliveTimeout as number;
     server.requestTimeout = opts.requestTimeout as number;
     server.setTimeout(opts.connectionTimeout as number);
