@@ -223,7 +223,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // The edge, the reference documents, then the two interfaces' routes.
   await registerEdge(app, { knownPath: (path) => catalog.find(path) !== undefined, pressure, exempt: (path) => path === METRICS_PATH });
-  const reference = referenceDocuments(app, ctx, marketLimiter);
+  const reference = referenceDocuments(app, ctx, marketLimiter, payments.terms);
   app.decorate('reference', reference);
   await registerOpenApi(app, config, reference);
   registerReferenceRoutes(app, reference);

@@ -24,6 +24,7 @@ import type { PaymentAttempt } from './core/attempt.ts';
 import { AuthorizationLocks } from './core/authorization-claim.ts';
 import { PaymentIdempotency } from './core/idempotency.ts';
 import type { OfferReceipts } from './core/offer-receipt.ts';
+import { PublishedTerms } from './core/published-terms.ts';
 import { PaymentServer } from './core/resource-server.ts';
 import { paymentTerms } from './core/responses.ts';
 import type { PaymentSchemes } from './core/scheme.ts';
@@ -74,7 +75,15 @@ export interface GateOptions {
   receipts?: OfferReceipts;
 }
 
-export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare(): void; initialize(): Promise<void> } {
+/** The gate, with what x402.ts drives at start-up and the terms it publishes (core/published-terms.ts). */
+export interface X402Gate extends PaymentGate {
+  prepare(): void;
+  initialize(): Promise<void>;
+  /** Every paid route's terms as its 402 states them, once the payment table is ready (for /openapi.json). */
+  terms: PublishedTerms;
+}
+
+export function createPaymentGate(opts: GateOptions): X402Gate {
   const terms = paymentTerms(opts.x402);
   const idempotency = new PaymentIdempotency({ store: opts.paymentIds, log: opts.log });
   // The request of each attempt, for the route's work started while its payment is verified.
@@ -99,8 +108,11 @@ export function createPaymentGate(opts: GateOptions): PaymentGate & { prepare():
   const verify: VerifyOptions = { ...opts, terms, server, idempotency, authorizations };
   const settle = { terms, server, idempotency, metrics: opts.metrics, log: opts.log, contentDigest: opts.receipts !== undefined };
 
+  const published = new PublishedTerms(server, opts.paidRoutes, opts.publicBaseUrl, opts.log);
+
   return {
     prepare: () => server.prepare(),
+    terms: published,
 
     async initialize() {
       await server.ready();

@@ -12,10 +12,13 @@ import { CachedPaymentIdStore } from '../redis/payment-ids.ts';
 import type { BatchSettlement } from './schemes/batch-settlement/batch-settlement.ts';
 import type { PaymentsOptions, PaymentStores } from './options.ts';
 import type { PaymentReconciler } from './core/reconciler.ts';
+import type { PublishedTerms } from './core/published-terms.ts';
 
 export interface Payments extends PaymentStores {
   /** The gate over the paid routes; undefined while x402 is off (paid routes then take an API key alone). */
   gate: PaymentGate | undefined;
+  /** Every paid route's x402 terms as its 402 states them, for /openapi.json; undefined while x402 is off. */
+  terms: PublishedTerms | undefined;
 }
 
 declare module 'fastify' {
@@ -39,10 +42,11 @@ export async function installPayments(app: FastifyInstance, opts: PaymentsOption
         ? 'x402 payments are off: set X402_PAY_TO (the address that receives USDC) and X402_FACILITATOR to enable them; paid routes need an API key meanwhile'
         : 'x402 payments are disabled (X402_ENABLED=false); paid routes need an API key',
     );
-    return { ...stores, gate: undefined };
+    return { ...stores, gate: undefined, terms: undefined };
   }
   const { installX402 } = await import('./x402.ts');
-  return { ...stores, gate: await installX402(app, opts, stores) };
+  const gate = await installX402(app, opts, stores);
+  return { ...stores, gate, terms: gate.terms };
 }
 
 /** The payment stores over the ledger database; their pending writes get a last try when the app closes. */

@@ -5,7 +5,6 @@
 import type { FacilitatorClient } from '@x402/core/server';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { FastifyInstance } from 'fastify';
-import type { PaymentGate } from '../access/access-control.ts';
 import { AuthorizationClaims } from '../db/authorization-claims.ts';
 import { createFacilitatorClient } from './core/facilitator.ts';
 import { facilitatorName } from './core/facilitator-name.ts';
@@ -14,7 +13,7 @@ import { atomicAmount } from './core/price.ts';
 import { PaymentReconciler } from './core/reconciler.ts';
 import { PaymentSchemes, type PaymentScheme } from './core/scheme.ts';
 import { signingKey } from './core/signing-key.ts';
-import { createPaymentGate } from './fastify.ts';
+import { createPaymentGate, type X402Gate } from './fastify.ts';
 import type { PaymentsOptions, PaymentStores } from './options.ts';
 import type { BatchEventRecorder } from './schemes/batch-settlement/batch-events.ts';
 import type { BatchSettlement } from './schemes/batch-settlement/batch-settlement.ts';
@@ -22,7 +21,7 @@ import { AuthorizationChain } from './schemes/exact-evm/chain.ts';
 import { exactEvmScheme } from './schemes/exact-evm/scheme.ts';
 import type { PaymentSettings } from './settings.ts';
 
-export async function installX402(app: FastifyInstance, opts: PaymentsOptions, stores: PaymentStores): Promise<PaymentGate> {
+export async function installX402(app: FastifyInstance, opts: PaymentsOptions, stores: PaymentStores): Promise<X402Gate> {
   const x402 = opts.settings;
   // A settle is bounded by its authorization's deadline, as its scheme reads it (the schemes are made next: batch settlement needs the facilitator).
   let schemes: PaymentSchemes | undefined;

@@ -1,15 +1,20 @@
 // The reference documents: OpenAPI (/openapi.json, and /docs/json and /docs/yaml for Swagger UI), /llms.txt
 // and /.well-known/agent.json. Each is generated from the catalog once, as bytes, when the server has started
 // (`build`, or the first request if it comes first: routes are final by then), and served as those bytes
-// with an ETag and their precompressed forms (src/reference/prebuilt.ts). They count per client IP in the status
-// pages' bucket (FREE_RATE_LIMIT a minute): a 226 KB document is not a free way to load the server.
+// with an ETag and their precompressed forms (src/reference/prebuilt.ts). The OpenAPI document is made again
+// when the x402 terms its paid operations publish are made (payment-terms.ts): once the payment table is ready,
+// and each time it changes. They count per client IP in the status pages' bucket (FREE_RATE_LIMIT a minute): a
+// 226 KB document is not a free way to load the server.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { stringify as yamlText } from 'yaml';
 import { clientBucketName } from '../access/rate-limit/client-bucket.ts';
 import { afterLimit, type Limit, type RateLimiter } from '../access/rate-limit/rate-limit.ts';
 import { PrebuiltDocument } from './prebuilt.ts';
 import { agentCard } from './agent-card.ts';
 import type { RouteContext } from '../catalog/route.ts';
 import { llmsTxt } from './llms-txt.ts';
+import type { PublishedTerms } from '../payments/core/published-terms.ts';
+import { withPaymentTerms } from './payment-terms.ts';
 
 export interface ReferenceDocuments {
   openapi: PrebuiltDocument;
@@ -20,6 +25,8 @@ export interface ReferenceDocuments {
   build(): Promise<void>;
   /** The rate limit of the reference pages, as an onRequest hook. */
   limited(req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void;
+  /** Resolves once the OpenAPI document served carries the x402 terms of the payment table ready last (never with x402 off). */
+  termsPublished(): Promise<void>;
 }
 
 /** The reference pages' limit: the status pages' bucket per client IP (access-control.ts names it the same). */
@@ -27,19 +34,34 @@ export const referenceLimit = (max: number): Limit<'ref'> => ({ scope: 'ref', ma
 
 const notAnswered = () => false;
 
-export function referenceDocuments(app: FastifyInstance, { catalog, config, access }: RouteContext, limiter: RateLimiter<'ref'>): ReferenceDocuments {
+/**
+ * `terms`: the x402 terms of the paid routes (undefined while x402 is off), put in the OpenAPI document's
+ * x-payment-info once known, and again each time they change.
+ */
+export function referenceDocuments(app: FastifyInstance, { catalog, config, access }: RouteContext, limiter: RateLimiter<'ref'>, terms?: PublishedTerms): ReferenceDocuments {
   const baseUrl = config.publicBaseUrl;
   const json = 'application/json; charset=utf-8';
+  // app.swagger() is generated once and cached by @fastify/swagger; the terms are put in a copy (payment-terms.ts).
+  const openapiDoc = () => withPaymentTerms(app.swagger() as unknown as Record<string, unknown>, terms?.current());
+  // The YAML form as @fastify/swagger makes it (`strict: false`), from the same object.
+  const openapiYaml = () => (terms?.current() ? yamlText(openapiDoc(), { strict: false }) : app.swagger({ yaml: true }));
   const docs = {
-    // app.swagger() is generated once and cached by @fastify/swagger; its JSON text is what the route sent before.
-    openapi: new PrebuiltDocument(json, () => JSON.stringify(app.swagger())),
-    openapiYaml: new PrebuiltDocument('application/x-yaml', () => app.swagger({ yaml: true })),
+    // Served before the terms are known (the facilitator not asked yet, or unreachable), it asks for them.
+    openapi: new PrebuiltDocument(json, () => JSON.stringify(openapiDoc()), terms && (() => terms.want())),
+    openapiYaml: new PrebuiltDocument('application/x-yaml', openapiYaml),
     llmsTxt: new PrebuiltDocument('text/plain; charset=utf-8', () => llmsTxt(catalog.entries, baseUrl, access)),
     agentCard: new PrebuiltDocument(json, () => JSON.stringify(agentCard(catalog.entries, baseUrl, access))),
   };
   const limit = referenceLimit(config.limits.freePerMinute);
+  let published: () => void = () => {};
+  const termsPublished = new Promise<void>((resolve) => (published = resolve));
+  terms?.onChange(() => {
+    // Both forms made again (the YAML one only if it was made: it is left to its first request).
+    void Promise.all([docs.openapi.rebuild(() => JSON.stringify(openapiDoc())), docs.openapiYaml.rebuild(openapiYaml)]).then(published);
+  });
   return {
     ...docs,
+    termsPublished: () => termsPublished,
     // The YAML form is left to its first request (/docs/yaml; Swagger UI loads /docs/json): making it costs start-up ~170 ms.
     build: async () => void (await Promise.all([docs.openapi, docs.llmsTxt, docs.agentCard].map((d) => d.build()))),
     limited: (req, reply, done) => afterLimit(limiter.check(clientBucketName('ref', req.ip, req.raw.socket), limit, reply), req, reply, notAnswered, done),

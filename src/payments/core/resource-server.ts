@@ -37,6 +37,9 @@ function pick(headers: Record<string, string>, names: string[]): Record<string, 
 export class PaymentServer {
   private server: x402HTTPResourceServer | undefined;
   private init: Promise<void> | undefined;
+  /** The table whose readiness the listeners were last told of. */
+  private announced: x402HTTPResourceServer | undefined;
+  private readonly tableListeners: ((http: x402HTTPResourceServer) => void)[] = [];
 
   constructor(private readonly opts: ResourceServerOptions) {}
 
@@ -61,7 +64,19 @@ export class PaymentServer {
       this.init = undefined;
       throw err;
     }
+    if (this.announced !== this.server) {
+      this.announced = this.server;
+      for (const listener of this.tableListeners) listener(this.server);
+    }
     return this.server;
+  }
+
+  /**
+   * Calls `listener` each time a payment table becomes ready to serve (its facilitator's supported kinds fetched):
+   * what its 402s offer is final then (published-terms.ts reads it).
+   */
+  onTable(listener: (http: x402HTTPResourceServer) => void): void {
+    this.tableListeners.push(listener);
   }
 
   /**
