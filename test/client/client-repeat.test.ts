@@ -2,13 +2,15 @@
 // first request — one HTTP exchange per paid call after the first, counted at the server (a proxy in front of it
 // sees every request) — whether `exact` or a batch-settlement voucher; a 402 in answer with other terms (kept terms
 // that went stale) is paid once more with the new ones; terms read ahead from an OpenAPI document's x-payment-info
-// skip even the first 402. `batch: 'auto'` (the default) opens a channel when maxSpendUsd leaves room for the
-// deposit the server asks, pays `exact` otherwise, and close() asks for the unused deposit back.
+// skip even the first 402, marketgate's own /openapi.json included. `batch: 'auto'` (the default) opens a channel
+// when maxSpendUsd leaves room for the deposit the server asks, pays `exact` otherwise, and close() asks for the
+// unused deposit back.
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, type ClientOptions } from '../../src/client/index.ts';
 import { RouteTerms, validUntil } from '../../src/client/terms.ts';
+import { accountAt } from '../payments/world.ts';
 import { LossyProxy } from './proxy.ts';
 import { startWorld, type World } from './world.ts';
 
@@ -126,6 +128,48 @@ describe("batch: 'auto' (the default)", () => {
     expect(await w.fx.balanceOf(w.payer.address)).toBe(start - 5_000n);
     // Nothing left to refund: a second close() asks nothing.
     expect(await c.close()).toEqual([]);
+  });
+});
+
+describe("terms read from marketgate's own /openapi.json (learnTerms)", () => {
+  /** The served document, once it carries the terms of the payment table that serves (the facilitator has answered). */
+  const servedDocument = async () => {
+    await w.app.reference.termsPublished();
+    return (await (await fetch(`${w.base}/openapi.json`)).json()) as { paths: Record<string, { get: { 'x-access'?: string; 'x-payment-info'?: { protocols: { x402: { accepts?: unknown } }[] } } }> };
+  };
+  const paidRoutes = () => w.app.services.catalog.entries.filter((e) => e.access === 'paid').length;
+
+  it("each paid operation carries its route's live 402 accepts: exact on the chain, then batch settlement", async () => {
+    const doc = await servedDocument();
+    const real = await realTerms();
+    expect(real.accepts.map((a) => a.scheme)).toEqual(['exact', 'batch-settlement']);
+    expect(doc.paths['/v1/price']!.get['x-payment-info']!.protocols[0]!.x402.accepts).toEqual(real.accepts);
+  });
+
+  it('exact: the first call to a route is one paid exchange at the server, no 402', async () => {
+    const c = client({ batch: false });
+    expect(c.learnTerms(await servedDocument())).toBe(paidRoutes());
+    proxy.seen.length = 0;
+    const r = await c.request('/v1/price', { symbol: 'BTC' });
+    expect(r).toMatchObject({ attempts: 1, payment: { scheme: 'exact', chargedUsd: '0.001', settle: { success: true } } });
+    expect(atServer()).toEqual({ requests: 1, paid: 1 });
+  });
+
+  it('batch settlement: the deposit goes with the first request, then a voucher per call, each one exchange; close() refunds the rest', async () => {
+    // A payer of its own: no channel of the tests above to resume.
+    const payer = accountAt(31);
+    await w.fx.mint(payer.address, 1_000_000n);
+    const c = client({ maxSpendUsd: 0.5, wallet: `0x${Buffer.from(payer.getHdKey().privateKey!).toString('hex')}` });
+    c.learnTerms(await servedDocument());
+    proxy.seen.length = 0;
+    const calls = [];
+    for (let i = 0; i < 3; i++) calls.push(await c.request('/v1/price', { symbol: 'BTC' }));
+    expect(calls.map((r) => [r.attempts, r.payment!.scheme])).toEqual(Array(3).fill([1, 'batch-settlement']));
+    expect(calls[0]!.payment!.settle).toMatchObject({ success: true, amount: '100000' });
+    expect(atServer()).toEqual({ requests: 3, paid: 3 });
+    const closed = await c.close();
+    expect(closed).toEqual([expect.objectContaining({ refund: expect.objectContaining({ success: true, amount: String(100_000 - 3_000) }) })]);
+    expect(await w.fx.balanceOf(payer.address)).toBe(1_000_000n - 3_000n);
   });
 });
 

@@ -116,8 +116,15 @@ describe('x402 exact on Solana beside Base', () => {
     const body = (await (await fetch(`${base}${PRICE}`)).json()) as { network: string; networks: string[] };
     expect(body.networks).toEqual(['eip155:31337', DEVNET]);
     expect(body.network).toBe('eip155:31337');
+    // With the terms of both, exactly as the 402 states them (once the payment table is ready).
+    await app.reference.termsPublished();
     const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, { get: { 'x-payment-info'?: unknown } }> };
-    expect(doc.paths['/v1/price']!.get['x-payment-info']).toEqual({ price: { mode: 'fixed', amount: '0.001', currency: 'USD' }, protocols: [{ x402: { networks: ['eip155:31337', DEVNET] } }] });
+    const { accepts } = decodePaymentRequiredHeader((await fetch(`${base}${PRICE}`)).headers.get('payment-required')!);
+    expect(doc.paths['/v1/price']!.get['x-payment-info']).toEqual({
+      price: { mode: 'fixed', amount: '0.001', currency: 'USD' },
+      protocols: [{ x402: { networks: ['eip155:31337', DEVNET], x402Version: 2, accepts, extensions: { 'payment-identifier': expect.any(Object) } } }],
+    });
+    expect(accepts.map((a) => a.network)).toEqual(['eip155:31337', DEVNET]);
     const card = (await (await fetch(`${base}/.well-known/agent.json`)).json()) as { securitySchemes: { x402: { networks: unknown } } };
     expect(card.securitySchemes.x402.networks).toEqual([
       { scheme: 'exact', network: 'eip155:31337', asset: world.fx.usdc, payTo: world.payTo },

@@ -38,6 +38,8 @@ beforeAll(async () => {
   await fake.start();
   fake.route('GET /facilitator/supported', { body: { kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }], extensions: [], signers: {} } });
   t = await makeApp({ X402_NETWORK: 'base', X402_PAY_TO: '0x1111111111111111111111111111111111111111', X402_FACILITATOR: `${fake.url}/facilitator` });
+  // Linted as served once the facilitator has answered: with each paid operation's x402 terms in x-payment-info.
+  await t.app.reference.termsPublished();
   dir = mkdtempSync(join(tmpdir(), 'marketgate-lint-'));
 });
 afterAll(async () => {
@@ -49,7 +51,7 @@ afterAll(async () => {
 describe('redocly lint', () => {
   it('passes with no error and no warning: the committed document and the one served with x402 on; and catches a defect', { timeout: 90_000 }, async () => {
     const served = (await t.app.inject({ url: '/openapi.json' })).json();
-    expect(served.paths['/v1/price'].get['x-payment-info']).toBeDefined();
+    expect(served.paths['/v1/price'].get['x-payment-info'].protocols[0].x402.accepts).toHaveLength(1);
     writeFileSync(join(dir, 'served.json'), JSON.stringify(served));
     // The defects the linter found before (no licence, an operation without operationId, `nullable` without `type`) are still caught.
     const broken = structuredClone(served);

@@ -15,6 +15,8 @@ beforeAll(async () => {
   await fake.start();
   fake.route('GET /facilitator/supported', { body: { kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }], extensions: [], signers: {} } });
   t = await makeApp({ GOPLUS_BASE_URL: fake.url, X402_NETWORK: 'base', X402_PAY_TO: PAY_TO, X402_FACILITATOR: `${fake.url}/facilitator` }, undefined, [probeRoute]);
+  // The document as it is once the facilitator has answered: with each paid route's x402 terms (payment-terms.test.ts).
+  await t.app.reference.termsPublished();
 });
 afterAll(async () => {
   await t.app.close();
@@ -45,7 +47,8 @@ describe('/openapi.json', () => {
         expect(op.security).toEqual([{ ApiKeyAuth: [] }, { X402Payment: [] }]);
         expect(op['x-price']).toBe('$0.001');
         // What x402scan and @agentcash/discovery read: the price in USD (X402_PRICE without the $) and the protocol.
-        expect(op['x-payment-info']).toEqual({ price: { mode: 'fixed', amount: '0.001', currency: 'USD' }, protocols: [{ x402: { networks: ['eip155:8453'] } }] });
+        expect(op['x-payment-info']).toEqual({ price: { mode: 'fixed', amount: '0.001', currency: 'USD' }, protocols: [{ x402: expect.objectContaining({ networks: ['eip155:8453'], x402Version: 2 }) }] });
+        expect(op['x-payment-info'].protocols[0].x402.accepts).toEqual([expect.objectContaining({ scheme: 'exact', network: 'eip155:8453', amount: '1000', payTo: PAY_TO })]);
         expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '402']));
       } else if (e.access === 'key') {
         // An API key is required, and nothing is ever charged: no x402 security, no 402.
@@ -73,10 +76,15 @@ describe('/openapi.json', () => {
   it('takes the price in x-payment-info and x-guidance from X402_PRICE', async () => {
     const other = await makeApp({ X402_NETWORK: 'base', X402_PAY_TO: PAY_TO, X402_FACILITATOR: `${fake.url}/facilitator`, X402_PRICE: '$0.0025' });
     try {
+      await other.app.reference.termsPublished();
       const doc = (await other.app.inject({ url: '/openapi.json' })).json();
       const paid = other.app.services.catalog.entries.filter((e) => e.access === 'paid');
       expect(paid.length).toBeGreaterThan(0);
-      for (const e of paid) expect(doc.paths[e.url].get['x-payment-info'], e.url).toEqual({ price: { mode: 'fixed', amount: '0.0025', currency: 'USD' }, protocols: [{ x402: { networks: ['eip155:8453'] } }] });
+      for (const e of paid) {
+        expect(doc.paths[e.url].get['x-payment-info'], e.url).toMatchObject({ price: { mode: 'fixed', amount: '0.0025', currency: 'USD' }, protocols: [{ x402: { networks: ['eip155:8453'] } }] });
+        // 0.0025 USDC in atomic units (6 decimals).
+        expect(doc.paths[e.url].get['x-payment-info'].protocols[0].x402.accepts[0].amount, e.url).toBe('2500');
+      }
       expect(doc.info['x-guidance']).toMatch(/\$0\.0025 in USD Coin/);
     } finally {
       await other.app.close();
