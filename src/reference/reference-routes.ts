@@ -25,7 +25,10 @@ export interface ReferenceDocuments {
   build(): Promise<void>;
   /** The rate limit of the reference pages, as an onRequest hook. */
   limited(req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void;
-  /** Resolves once the OpenAPI document served carries the x402 terms of the payment table ready last (never with x402 off). */
+  /**
+   * Resolves once the OpenAPI document served carries the x402 terms of the payment table ready last, asking the
+   * facilitator again until it answers (tests, benchmarks; never with x402 off).
+   */
   termsPublished(): Promise<void>;
 }
 
@@ -47,7 +50,7 @@ export function referenceDocuments(app: FastifyInstance, { catalog, config, acce
   const openapiYaml = () => (terms?.current() ? yamlText(openapiDoc(), { strict: false }) : app.swagger({ yaml: true }));
   const docs = {
     // Served before the terms are known (the facilitator not asked yet, or unreachable), it asks for them.
-    openapi: new PrebuiltDocument(json, () => JSON.stringify(openapiDoc()), terms && (() => terms.want())),
+    openapi: new PrebuiltDocument(json, () => JSON.stringify(openapiDoc()), terms && (() => void terms.want())),
     openapiYaml: new PrebuiltDocument('application/x-yaml', openapiYaml),
     llmsTxt: new PrebuiltDocument('text/plain; charset=utf-8', () => llmsTxt(catalog.entries, baseUrl, access)),
     agentCard: new PrebuiltDocument(json, () => JSON.stringify(agentCard(catalog.entries, baseUrl, access))),
@@ -61,7 +64,12 @@ export function referenceDocuments(app: FastifyInstance, { catalog, config, acce
   });
   return {
     ...docs,
-    termsPublished: () => termsPublished,
+    // Asks the facilitator again while it has not answered (each ask ends in success or failure: no timer).
+    termsPublished: async () => {
+      if (!terms) return termsPublished;
+      while (!(await terms.want()));
+      return termsPublished;
+    },
     // The YAML form is left to its first request (/docs/yaml; Swagger UI loads /docs/json): making it costs start-up ~170 ms.
     build: async () => void (await Promise.all([docs.openapi, docs.llmsTxt, docs.agentCard].map((d) => d.build()))),
     limited: (req, reply, done) => afterLimit(limiter.check(clientBucketName('ref', req.ip, req.raw.socket), limit, reply), req, reply, notAnswered, done),

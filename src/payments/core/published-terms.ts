@@ -63,7 +63,7 @@ export async function termsOf(http: x402HTTPResourceServer, entry: CatalogEntry,
 export class PublishedTerms {
   private terms: ReadonlyMap<string, RouteTerms> | undefined;
   private readonly listeners: ((terms: ReadonlyMap<string, RouteTerms>) => void)[] = [];
-  private asking: Promise<unknown> | undefined;
+  private asking: Promise<boolean> | undefined;
 
   constructor(
     private readonly server: PaymentServer,
@@ -86,14 +86,15 @@ export class PublishedTerms {
 
   /**
    * While there are none, asks for the payment table (its facilitator's /supported) in the background, once at a
-   * time: a document served meanwhile gets them for its next reader. Cheap when they are known.
+   * time: a document served meanwhile gets them for its next reader. Cheap when they are known. Resolves with
+   * whether the table is ready (the terms are then made, or being made: onChange).
    */
-  want(): void {
-    if (this.terms || this.asking) return;
-    this.asking = this.server
-      .ready()
-      .catch(() => undefined)
-      .finally(() => (this.asking = undefined));
+  want(): Promise<boolean> {
+    if (this.terms) return Promise.resolve(true);
+    return (this.asking ??= this.server.ready().then(
+      () => ((this.asking = undefined), true),
+      () => ((this.asking = undefined), false),
+    ));
   }
 
   private async make(http: x402HTTPResourceServer): Promise<void> {
