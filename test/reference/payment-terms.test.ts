@@ -3,7 +3,7 @@
 // with the payment-identifier extension (not Bazaar's schemas, not signed offers, which last one 402); they are read
 // from the payment table once it is ready, so before the facilitator has answered the document names the networks
 // only, and a request for it asks the facilitator again; the document served next carries them, with a new ETag.
-// The client side (one exchange for the first paid call of a client that read them): test/client/client-openapi-terms.test.ts.
+// The client side (one exchange for the first paid call of a client that read them): test/client/client-repeat.test.ts.
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
