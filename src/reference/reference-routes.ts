@@ -50,7 +50,7 @@ export function referenceDocuments(app: FastifyInstance, { catalog, config, acce
   const openapiYaml = () => (terms?.current() ? yamlText(openapiDoc(), { strict: false }) : app.swagger({ yaml: true }));
   const docs = {
     // Served before the terms are known (the facilitator not asked yet, or unreachable), it asks for them.
-    openapi: new PrebuiltDocument(json, () => JSON.stringify(openapiDoc()), terms && (() => void terms.want())),
+    openapi: new PrebuiltDocument(json, () => JSON.stringify(openapiDoc()), terms && (() => void (terms.current() ?? terms.want()))),
     openapiYaml: new PrebuiltDocument('application/x-yaml', openapiYaml),
     llmsTxt: new PrebuiltDocument('text/plain; charset=utf-8', () => llmsTxt(catalog.entries, baseUrl, access)),
     agentCard: new PrebuiltDocument(json, () => JSON.stringify(agentCard(catalog.entries, baseUrl, access))),

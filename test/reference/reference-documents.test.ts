@@ -128,6 +128,26 @@ describe('PrebuiltDocument', () => {
     expect(doc.representation('br, gzip').encoding).toBeUndefined();
   });
 
+  it('rebuild: the new bytes are served only with their compressed forms made, a new ETag each; a later rebuild wins; one not made yet waits for its first request', async () => {
+    const doc = new PrebuiltDocument('text/plain', () => 'first '.repeat(200));
+    await doc.build();
+    const before = doc.representation('br');
+    const rebuilt = doc.rebuild(() => 'second '.repeat(200));
+    // Until the new forms are made, the old document is served whole.
+    expect(doc.representation('br')).toBe(before);
+    const last = doc.rebuild(() => 'third '.repeat(200));
+    await Promise.all([rebuilt, last]);
+    const br = doc.representation('br');
+    expect(br.etag).not.toBe(before.etag);
+    expect(String(await unzip.br(br.body))).toBe('third '.repeat(200));
+    expect(String(doc.representation(undefined).body)).toBe('third '.repeat(200));
+    let made = 0;
+    const lazy = new PrebuiltDocument('text/plain', () => `lazy ${++made}`);
+    await lazy.rebuild(() => `changed ${++made}`);
+    expect(made).toBe(0);
+    expect(String(lazy.representation(undefined).body)).toBe('changed 1');
+  });
+
   it('compares If-None-Match weakly, as RFC 9110 says for it', () => {
     expect(noneMatch('"a"', '"a"')).toBe(true);
     expect(noneMatch('W/"a"', '"a"')).toBe(true);
