@@ -74,6 +74,7 @@ export class AuthorizationLocks {
       const now = Date.now();
       const claim = await this.opts.claims.claim(key, owner, Math.min(now + this.leaseMs, validBeforeMs), validBeforeMs);
       if (claim.state === 'claimed') {
+        attempt.firstSeen = claim.fresh;
         this.owners.set(attempt, { key, owner, held: this.hold(name(key), key, owner, validBeforeMs) });
         return 'process';
       }
