@@ -50,6 +50,7 @@ describe('authorization claims', () => {
     const before = validBefore();
     await claims.used(k, 'c');
     now = before + CLAIM_KEPT_AFTER_EXPIRY_MS + 1;
-    expect(await claims.claim(k, 'd', now + 5000, validBefore())).toEqual({ state: 'claimed', fresh: false });
+    // (Fresh or not: the sweep in the background may have deleted the row first; its authorization expired long ago.)
+    expect(await claims.claim(k, 'd', now + 5000, validBefore())).toMatchObject({ state: 'claimed' });
   });
 });

@@ -22,6 +22,8 @@ let fac: PaidWorld['fac'];
 let rpc: RpcProxy;
 let local: { app: FastifyInstance; base: string };
 let remote: { app: FastifyInstance; base: string };
+/** Local verify, and no chain to ask (no X402_RPC_URL): an outcome the facilitator did not tell stays unknown. */
+let blind: { app: FastifyInstance; base: string };
 let client: x402Client;
 /** A payer with no tokens. */
 let broke: x402Client;
@@ -56,16 +58,17 @@ beforeAll(async () => {
   fac = world.fac;
   rpc = await rpcProxy(world.chain.rpcUrl);
   const env = { ...paidWorldEnv(world, { rpc: true }), X402_RPC_URL: rpc.url, X402_SETTLE_TIMEOUT_MS: '4000', X402_MAX_TIMEOUT_S: '30' };
-  [local, remote] = await Promise.all([
+  [local, remote, blind] = await Promise.all([
     listeningApp({ ...env, DATA_DIR: await pgliteDataDir() }),
     listeningApp({ ...env, X402_EXACT_VERIFY: 'facilitator', DATA_DIR: await pgliteDataDir() }),
+    listeningApp({ ...paidWorldEnv(world), X402_MAX_TIMEOUT_S: '30', DATA_DIR: await pgliteDataDir() }),
   ]);
   client = payingClient(world.payer, world.setting());
   broke = payingClient(brokeAccount, world.setting());
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([local?.app.close(), remote?.app.close()]);
+  await Promise.all([local?.app.close(), remote?.app.close(), blind?.app.close()]);
   await rpc?.close();
   await world?.close();
   removeTempDirs();
@@ -83,9 +86,11 @@ describe('X402_EXACT_VERIFY=local (the default)', () => {
     const signature = await signPayment(local.base, client);
     const before = await world.balances();
     const was = calls();
+    const runs = handlerRuns();
     const res = await pay(local.base, signature);
     expect(res.status).toBe(200);
     expect(((await res.json()) as { data: { price: number } }).data.price).toBe(63350.1);
+    expect(handlerRuns() - runs).toBe(1);
     const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
     expect(receipt).toMatchObject({ success: true, payer: world.payer.address });
     expect(calls().verify - was.verify).toBe(0);
@@ -124,7 +129,7 @@ describe('X402_EXACT_VERIFY=local (the default)', () => {
     expect(calls().settle - was.settle).toBe(0);
     expect(await world.balances()).toEqual(before);
     // The route's work was prefetched while /verify ran (as for any payment that goes to it); its answer went nowhere.
-    expect(handlerRuns() - runs).toBeLessThanOrEqual(1);
+    expect(handlerRuns() - runs).toBe(1);
   });
 
   it('a payer without the balance: checked here, refused by /settle → 402 with no data, nothing charged, no second facilitator call', async () => {
@@ -135,7 +140,8 @@ describe('X402_EXACT_VERIFY=local (the default)', () => {
     expect(res.status).toBe(402);
     const text = await res.text();
     expect(text).not.toContain('63350.1');
-    expect(res.headers.get('payment-response')).toBeNull();
+    // The facilitator's refusal, as with any refused settle.
+    expect(decodePaymentResponseHeader(res.headers.get('payment-response')!)).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_insufficient_balance', transaction: '' });
     expect(calls().verify - was.verify).toBe(0);
     expect(calls().settle - was.settle).toBe(1);
     expect(await world.fx.balanceOf(world.payTo)).toBe(before);
@@ -176,6 +182,33 @@ describe('X402_EXACT_VERIFY=local (the default)', () => {
     expect(third.status).toBe(402);
     expect(before.payer - (await world.balances()).payer).toBe(1000n);
   }, 90_000);
+
+  it('a retry of an authorization already seen, still valid, is never checked locally: it goes to /verify (whose "used" refusal is what a lost answer is found from), not straight to a second /settle', async () => {
+    const signature = await signPayment(blind.base, client);
+    const before = await world.balances();
+    const was = calls();
+    fac.state.mode = 'lose-settle-answer';
+    let first: Response;
+    try {
+      first = await pay(blind.base, signature);
+    } finally {
+      fac.state.mode = 'ok';
+    }
+    // The transfer landed, its answer was lost, and there is no chain to ask: unknown, "resend this same payment".
+    expect(first.status).toBe(503);
+    expect(before.payer - (await world.balances()).payer).toBe(1000n);
+    expect(calls().verify - was.verify).toBe(0);
+    expect(calls().settle - was.settle).toBe(1);
+
+    const retry = await pay(blind.base, signature);
+    // Verified by the facilitator (refused: used), then the chain asked for the first attempt's row: cannot tell, still 503.
+    expect(retry.status).toBe(503);
+    expect(((await retry.json()) as { error: string }).error).toMatch(/resend this same PAYMENT-SIGNATURE/i);
+    expect(calls().verify - was.verify).toBe(1);
+    expect(calls().settle - was.settle).toBe(1);
+    expect(before.payer - (await world.balances()).payer).toBe(1000n);
+    expect((await rows(blind.app)).map((r) => r.status)).toEqual(['unknown']);
+  });
 });
 
 describe('X402_EXACT_VERIFY=facilitator', () => {
