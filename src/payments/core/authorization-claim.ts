@@ -3,7 +3,9 @@
 // several instances. Before its payment is verified, a request claims its authorization (network, payer,
 // nonce: an EIP-3009 authorization, a Solana transaction) in the ledger database (src/db/authorization-claims.ts), so that only the holder reaches the facilitator:
 //
-//   claimed                         → processed (verify, the handler, settle)
+//   claimed                         → processed (verify, the handler, settle); `firstSeen` when its row is new
+//                                     (no earlier request of it may have moved money: its scheme may verify it
+//                                     locally, resource-server.ts)
 //   held by a request still running → waits for it (here without polling when it runs in this process; another
 //                                     instance's: every POLL_MS), then decides again
 //   settled and answered            → 402: the authorization was already used (one authorization buys one answer)
