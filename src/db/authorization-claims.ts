@@ -46,8 +46,12 @@ export class AuthorizationClaims {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  /** Atomically claims the authorization for `owner` until `leaseUntil`, or says who has it. `validBefore`: epoch ms. */
-  async claim(key: AuthorizationKey, owner: string, leaseUntil: number, validBefore: number): Promise<AuthorizationClaim> {
+  /**
+   * Atomically claims the authorization for `owner` until `leaseUntil`, or says who has it. `validBefore`: epoch ms.
+   * `seen`: the caller already found it in the table (a request waiting for its holder asks again): it is not tried
+   * as new, which spares the waiters' polls a statement.
+   */
+  async claim(key: AuthorizationKey, owner: string, leaseUntil: number, validBefore: number, seen = false): Promise<AuthorizationClaim> {
     const now = this.clock();
     this.sweep(now);
     const k = [key.network, key.payer.toLowerCase(), key.nonce.toLowerCase()];
@@ -55,7 +59,7 @@ export class AuthorizationClaims {
     const expires = new Date(validBefore + CLAIM_KEPT_AFTER_EXPIRY_MS);
     // A first claim (the usual case: one statement) is told apart from a taken-over one by inserting alone first;
     // only an authorization already in the table gets the second statement, which may take it over.
-    const [fresh] = await this.db.use((db) =>
+    const [fresh] = seen ? [] : await this.db.use((db) =>
       db.query<{ owner: string }>(
         `INSERT INTO x402_authorizations (network, payer, nonce, state, owner, lease_until, expires_at)
          VALUES ($1, $2, $3, 'in_flight', $4, $5, $6)

@@ -72,9 +72,10 @@ export class AuthorizationLocks {
     // The holder's settle may be listened to until validBefore (+ its grace), then the chain until it is sure.
     const waitUntil = validBeforeMs + SETTLE_ANSWER_GRACE_MS + CHAIN_GRACE_MS;
     const owner = randomUUID();
-    for (;;) {
+    // Once it was found held, it is never new to the ledger again for this request (firstSeen stays false).
+    for (let seen = false; ; seen = true) {
       const now = Date.now();
-      const claim = await this.opts.claims.claim(key, owner, Math.min(now + this.leaseMs, validBeforeMs), validBeforeMs);
+      const claim = await this.opts.claims.claim(key, owner, Math.min(now + this.leaseMs, validBeforeMs), validBeforeMs, seen);
       if (claim.state === 'claimed') {
         attempt.firstSeen = claim.fresh;
         this.owners.set(attempt, { key, owner, held: this.hold(name(key), key, owner, validBeforeMs) });
