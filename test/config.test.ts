@@ -28,9 +28,15 @@ describe('config', () => {
     ['GOPLUS_BASE_URL', 'ftp://x', /GOPLUS_BASE_URL="ftp:\/\/x" is invalid: expected an absolute http\(s\) URL/],
     ['RISK_RATE_LIMIT', '0', /RISK_RATE_LIMIT="0" is invalid/],
     ['RISK_HOSTNAME', 'https://risk.example.com', /RISK_HOSTNAME=.* is invalid: expected a bare host name/],
+    ['X402_EXACT_VERIFY', 'sometimes', /X402_EXACT_VERIFY="sometimes" is invalid: expected one of local, facilitator/],
   ])('%s=%s stops start-up naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('X402_EXACT_VERIFY: local by default (a first-seen exact payment is checked here), facilitator when asked', () => {
+    expect(loadConfig({}).x402.exactVerify).toBe('local');
+    expect(loadConfig({ X402_EXACT_VERIFY: 'facilitator' }).x402.exactVerify).toBe('facilitator');
   });
 
   it('parses TRUST_PROXY forms', () => {

@@ -22,8 +22,12 @@ export interface AuthorizationKey {
 }
 
 export type AuthorizationClaim =
-  /** Claimed now (new, expired, or taken over from a lapsed lease): process it, then `used`, `lapse` or `release`. */
-  | { state: 'claimed' }
+  /**
+   * Claimed now (new, expired, or taken over from a lapsed lease): process it, then `used`, `lapse` or `release`.
+   * `fresh`: no row of it existed, so no request of it ever reached a settle that may have moved money (a request
+   * that ended with nothing taken deletes its row; one whose outcome is unknown leaves its lapsed lease).
+   */
+  | { state: 'claimed'; fresh: boolean }
   /** Another request holds it; `live`: its lease has not lapsed. */
   | { state: 'in_flight'; live: boolean }
   /** Settled and answered already. */
@@ -42,11 +46,29 @@ export class AuthorizationClaims {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  /** Atomically claims the authorization for `owner` until `leaseUntil`, or says who has it. `validBefore`: epoch ms. */
-  async claim(key: AuthorizationKey, owner: string, leaseUntil: number, validBefore: number): Promise<AuthorizationClaim> {
+  /**
+   * Atomically claims the authorization for `owner` until `leaseUntil`, or says who has it. `validBefore`: epoch ms.
+   * `seen`: the caller already found it in the table (a request waiting for its holder asks again): it is not tried
+   * as new, which spares the waiters' polls a statement.
+   */
+  async claim(key: AuthorizationKey, owner: string, leaseUntil: number, validBefore: number, seen = false): Promise<AuthorizationClaim> {
     const now = this.clock();
     this.sweep(now);
     const k = [key.network, key.payer.toLowerCase(), key.nonce.toLowerCase()];
+    const lease = new Date(Math.max(now, leaseUntil));
+    const expires = new Date(validBefore + CLAIM_KEPT_AFTER_EXPIRY_MS);
+    // A first claim (the usual case: one statement) is told apart from a taken-over one by inserting alone first;
+    // only an authorization already in the table gets the second statement, which may take it over.
+    const [fresh] = seen ? [] : await this.db.use((db) =>
+      db.query<{ owner: string }>(
+        `INSERT INTO x402_authorizations (network, payer, nonce, state, owner, lease_until, expires_at)
+         VALUES ($1, $2, $3, 'in_flight', $4, $5, $6)
+         ON CONFLICT (network, payer, nonce) DO NOTHING
+         RETURNING owner`,
+        [...k, owner, lease, expires],
+      ),
+    );
+    if (fresh?.owner === owner) return { state: 'claimed', fresh: true };
     const [row] = await this.db.use((db) =>
       db.query<{ owner: string | null; state: 'in_flight' | 'used'; live: boolean }>(
         `INSERT INTO x402_authorizations (network, payer, nonce, state, owner, lease_until, expires_at)
@@ -55,10 +77,10 @@ export class AuthorizationClaims {
            expires_at = greatest(x402_authorizations.expires_at, EXCLUDED.expires_at)
          WHERE x402_authorizations.expires_at <= $7 OR (x402_authorizations.state = 'in_flight' AND x402_authorizations.lease_until <= $7)
          RETURNING owner, state, true AS live`,
-        [...k, owner, new Date(Math.max(now, leaseUntil)), new Date(validBefore + CLAIM_KEPT_AFTER_EXPIRY_MS), new Date(now)],
+        [...k, owner, lease, expires, new Date(now)],
       ),
     );
-    if (row?.owner === owner) return { state: 'claimed' };
+    if (row?.owner === owner) return { state: 'claimed', fresh: false };
     const [held] = await this.db.use((db) =>
       db.query<{ state: 'in_flight' | 'used'; live: boolean }>(
         'SELECT state, lease_until > $4 AS live FROM x402_authorizations WHERE network = $1 AND payer = $2 AND nonce = $3',

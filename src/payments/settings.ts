@@ -61,6 +61,11 @@ export const PAYMENTS_ENV = {
     true,
     "Start a paid route's upstream work while the facilitator verifies the payment (its answer is held, never sent, until the payment is verified); false: only after.",
   ),
+  X402_EXACT_VERIFY: env.oneOf(
+    ['local', 'facilitator'],
+    'local',
+    "How an exact payment on X402_NETWORK is verified before its route runs. local: an EIP-3009 authorization this ledger has never seen, matching the route's terms, within its validity window and signed by its payer (checked here, no network call) skips the facilitator's /verify: its /settle checks everything again before it moves money, and refuses (402, nothing charged, the answer not sent) what /verify would have; anything else (a smart-contract wallet's signature, Permit2, a retry of an authorization already seen) is verified by the facilitator. facilitator: every exact payment is verified by the facilitator's /verify first.",
+  ),
   X402_BATCH_SETTLEMENT: env.oneOf(
     ['auto', 'true', 'false', 'drain'],
     'auto',
@@ -129,6 +134,8 @@ export interface PaymentSettings {
   facilitator: 'coinbase-cdp' | string;
   /** Start the route's work while the facilitator verifies (the answer held until the grant). */
   prefetch: boolean;
+  /** X402_EXACT_VERIFY: a first-seen EOA-signed exact payment checked here instead of the facilitator's /verify (local), or always the facilitator. */
+  exactVerify: 'local' | 'facilitator';
   cdp: { keyId: string | undefined; keySecret: string | undefined };
   /** What settling costs at the facilitator: per settlement past the free ones of each month (settling-costs.ts). */
   fees: SettlingFees;
@@ -185,6 +192,7 @@ export function paymentSettings(e: PaymentValues, baseRpcUrl: string): PaymentSe
     reconcileIntervalS: e.X402_RECONCILE_INTERVAL_S,
     facilitator: e.X402_FACILITATOR,
     prefetch: e.X402_PREFETCH,
+    exactVerify: e.X402_EXACT_VERIFY,
     cdp: { keyId: e.CDP_API_KEY_ID, keySecret: e.CDP_API_KEY_SECRET },
     signingKey: e.X402_SIGNING_KEY as `0x${string}` | undefined,
     svm: svmPaymentSettings(e),

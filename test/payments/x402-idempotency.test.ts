@@ -111,7 +111,8 @@ describe('x402 payment-identifier: idempotent paid retries', () => {
       expect(await a.text()).toBe(await b.text());
       expect(a.headers.get('payment-response')).toBe(b.headers.get('payment-response'));
       expect(facilitatorCalls().settle - calls.settle).toBe(1);
-      expect(facilitatorCalls().verify - calls.verify).toBe(1);
+      // Checked here, not by the facilitator's /verify (X402_EXACT_VERIFY=local, the default).
+      expect(facilitatorCalls().verify - calls.verify).toBe(0);
       const after = await balances();
       expect(before.payer - after.payer).toBe(1000n);
     } finally {

@@ -47,6 +47,9 @@ async function paidApp(env: Record<string, string> = {}): Promise<{ app: Fastify
     ...paidWorldEnv(world, { timeoutMs: 5000 }),
     UPSTREAM_DEADLINE_MS: '5000',
     DATA_DIR: await pgliteDataDir(),
+    // What is overlapped is the facilitator's /verify: every payment goes to it here (a payment the server checks
+    // itself, X402_EXACT_VERIFY=local, has no verify to overlap: test/payments/x402-local-verify.test.ts).
+    X402_EXACT_VERIFY: 'facilitator',
     ...env,
   });
   apps.push(listening.app);

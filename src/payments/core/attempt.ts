@@ -4,6 +4,7 @@
 //   request, entry, payloadHash, authorization   made with the attempt from the payment header (newAttempt, by the
 //                                                request adapter: the core reads no request of its own)
 //   paymentId, claimOwner, answerStored          the payment identifier's claim (idempotency.ts)
+//   firstSeen                                    the authorization's claim (authorization-claim.ts)
 //   verifyRefusal, recordId, recordFailure       the facilitator's verify and its record (record-attempts.ts)
 //   resume                                       a retry of a payment whose first attempt never answered (verify.ts)
 //   settleSent                                   the settle was sent (settle.ts)
@@ -46,6 +47,11 @@ export interface PaymentAttempt {
   claimOwner: string | undefined;
   /** The answer was stored under the payment identifier (a retry gets it again). */
   answerStored: boolean;
+  /**
+   * Its authorization was claimed new to the ledger: no earlier request of it may have moved money, so its scheme
+   * may verify it locally (a retry of one already seen goes to the facilitator, whose refusal resume.ts reads).
+   */
+  firstSeen: boolean;
   /** Why the facilitator refused to verify the payment (its invalidReason); undefined once verified. */
   verifyRefusal: string | undefined;
   /** The payment record written when the facilitator verified the payment (a resumed payment's: its first attempt's). */
@@ -79,6 +85,7 @@ export function newAttempt(request: PaidRequest, entry: CatalogEntry, payload?: 
     paymentId: undefined,
     claimOwner: undefined,
     answerStored: false,
+    firstSeen: false,
     verifyRefusal: undefined,
     recordId: undefined,
     recordFailure: undefined,

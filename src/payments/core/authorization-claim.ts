@@ -3,7 +3,9 @@
 // several instances. Before its payment is verified, a request claims its authorization (network, payer,
 // nonce: an EIP-3009 authorization, a Solana transaction) in the ledger database (src/db/authorization-claims.ts), so that only the holder reaches the facilitator:
 //
-//   claimed                         → processed (verify, the handler, settle)
+//   claimed                         → processed (verify, the handler, settle); `firstSeen` when its row is new
+//                                     (no earlier request of it may have moved money: its scheme may verify it
+//                                     locally, resource-server.ts)
 //   held by a request still running → waits for it (here without polling when it runs in this process; another
 //                                     instance's: every POLL_MS), then decides again
 //   settled and answered            → 402: the authorization was already used (one authorization buys one answer)
@@ -70,10 +72,12 @@ export class AuthorizationLocks {
     // The holder's settle may be listened to until validBefore (+ its grace), then the chain until it is sure.
     const waitUntil = validBeforeMs + SETTLE_ANSWER_GRACE_MS + CHAIN_GRACE_MS;
     const owner = randomUUID();
-    for (;;) {
+    // Once it was found held, it is never new to the ledger again for this request (firstSeen stays false).
+    for (let seen = false; ; seen = true) {
       const now = Date.now();
-      const claim = await this.opts.claims.claim(key, owner, Math.min(now + this.leaseMs, validBeforeMs), validBeforeMs);
+      const claim = await this.opts.claims.claim(key, owner, Math.min(now + this.leaseMs, validBeforeMs), validBeforeMs, seen);
       if (claim.state === 'claimed') {
+        attempt.firstSeen = claim.fresh;
         this.owners.set(attempt, { key, owner, held: this.hold(name(key), key, owner, validBeforeMs) });
         return 'process';
       }

@@ -13,10 +13,26 @@ import type { PaymentSettings } from '../settings.ts';
 
 export class FacilitatorUnavailableError extends FacilitatorResponseError {
   override name = 'FacilitatorUnavailableError';
+  /** The request never left: no connection could be made (refused, no such host), so nothing was sent. */
+  readonly notSent: boolean;
   constructor(operation: string, cause: unknown) {
     super(`facilitator ${operation} failed: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.cause = cause;
+    this.notSent = connectFailed(cause);
   }
+}
+
+/** Errors of a connection that was never made (before any byte of the request was written). */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Whether `err` (or its cause, as fetch wraps it: TypeError "fetch failed" → { code }) is a connection never made. */
+function connectFailed(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 4) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && NOT_CONNECTED.has(code)) return true;
+  const errors = (err as { errors?: unknown }).errors; // an AggregateError of each address tried
+  if (Array.isArray(errors) && errors.length > 0 && errors.every((e) => connectFailed(e, depth + 1))) return true;
+  return connectFailed((err as { cause?: unknown }).cause, depth + 1);
 }
 
 /** Transport failures → FacilitatorUnavailableError; the facilitator's own answers pass through. */

@@ -115,12 +115,19 @@ export class PaymentServer {
     // voucher is checked by this server in milliseconds (nothing to overlap), and some of its payloads never
     // reach the handler (a refund) or are refused by the scheme's own hook after this one (a busy channel):
     // prefetching them would only spend upstream calls.
-    if (prefetch) {
-      resourceServer.onBeforeVerify(async (ctx) => {
-        const attempt = attemptOf(ctx);
-        if (attempt && schemes.of(ctx.requirements)?.prefetch) prefetch(attempt);
-      });
-    }
+    // Then a payment its scheme can check itself (localVerify: exact's EOA-signed EIP-3009 authorization) skips
+    // the facilitator's /verify when its authorization is new to the ledger (firstSeen); the after-verify hooks
+    // still record it. A retry of an authorization already seen keeps the facilitator's verify: its refusal ("nonce
+    // used") is what resume.ts answers a lost answer from. A resumed payment was skipped by the resume hook before.
+    resourceServer.onBeforeVerify(async (ctx) => {
+      const attempt = attemptOf(ctx);
+      const scheme = schemes.of(ctx.requirements);
+      if (!attempt || !scheme) return;
+      if (prefetch && scheme.prefetch) prefetch(attempt);
+      if (!attempt.firstSeen || !scheme.localVerify) return;
+      const result = await scheme.localVerify(ctx.paymentPayload, ctx.requirements);
+      if (result?.isValid) return { skip: true, result };
+    });
     const routes = paymentRoutes(this.opts.paidRoutes(), { accepts: offers.map((o) => o.accepts), publicBaseUrl: this.opts.publicBaseUrl, receipts: this.opts.receipts?.declaration });
     return new x402HTTPResourceServer(resourceServer, routes);
   }

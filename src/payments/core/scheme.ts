@@ -15,13 +15,22 @@
 //   outcomes         how an outcome the facilitator did not tell is read from its chain (undefined: stays unknown)
 //   chargedAmount    what a settled call was charged, when its settle result says so
 //   isRefund         a payload that pays for no call (no ledger row)
+//   localVerify      a payment this server can check itself, instead of the facilitator's /verify: the result,
+//                    or undefined (then the facilitator verifies it; a local mismatch is never a refusal). Asked
+//                    only of a payment whose authorization is new to the ledger (PaymentAttempt.firstSeen)
 import type { RouteConfig, x402ResourceServer } from '@x402/core/server';
-import type { PaymentPayload, SettleResponse } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import type { PaymentAuthorization } from './authorization.ts';
 import type { OutcomeReader } from './outcome.ts';
 
 /** One `accepts` entry of a route. */
 export type PaymentOption = Exclude<RouteConfig['accepts'], readonly unknown[]>;
+
+/** What a local verify reads of a payment: its payload and the terms it says it accepted. */
+export interface LocalPayment {
+  readonly payload: unknown;
+  readonly accepted: { readonly scheme: string; readonly network: string };
+}
 
 export interface SchemeOffer {
   /** The route's `accepts` entry for this scheme (in the order the schemes are given). */
@@ -42,6 +51,8 @@ export interface PaymentScheme {
   readonly outcomes?: OutcomeReader;
   chargedAmount?(result: SettleResponse): string | undefined;
   isRefund?(payload: unknown): boolean;
+  /** The payment checked here (its facilitator's settle checks it again before moving money); undefined: ask /verify. */
+  localVerify?(payment: LocalPayment, requirements: Readonly<PaymentRequirements>): Promise<VerifyResponse | undefined>;
 }
 
 /** The schemes a server offers, in offer order, and what the core asks of them by a payment's requirements. */

@@ -82,8 +82,9 @@ export async function settleFailure(ctx: SettleFailureContext, opts: SettleOutco
   const id = attempt?.recordId;
   const fe = getFacilitatorResponseError(ctx.error);
   const reason = String((ctx.error as { errorReason?: unknown })?.errorReason ?? ctx.error?.message ?? 'settlement failed');
-  // A facilitator that could not be heard from may still have sent the transfer.
-  const unheard = fe instanceof FacilitatorUnavailableError || fe instanceof FacilitatorTimeoutError;
+  // A facilitator that could not be heard from may still have sent the transfer; one that could not even be
+  // connected to was never sent the settle (nothing moved: 503, try again later, as a verify that failed so).
+  const unheard = (fe instanceof FacilitatorUnavailableError && !fe.notSent) || fe instanceof FacilitatorTimeoutError;
   // Unheard, or an authorization about to expire: waited for until the chain is sure; a used one: asked once.
   const verdict = unheard || AUTHORIZATION_IN_USE.test(reason) ? await askChain(ctx, opts, unheard || /valid_before|settlement_pending/.test(reason)) : undefined;
 

@@ -2,13 +2,15 @@
 // of the price to pay_to, the facilitator verifies it and submits it. The authorization is the payment's
 // one-time key (payer, nonce, validBefore: authorization.ts), and its outcome can always be asked of the chain
 // (the token's authorizationState, chain.ts). Offered on every paid route from the settings alone (X402_NETWORK,
-// X402_ASSET, X402_PAY_TO), first.
+// X402_ASSET, X402_PAY_TO), first. With X402_EXACT_VERIFY=local (the default), a payment signed by an externally
+// owned account is checked here rather than by the facilitator's /verify (local-verify.ts).
 import type { x402ResourceServer } from '@x402/core/server';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import type { PaymentScheme } from '../../core/scheme.ts';
 import type { PaymentSettings } from '../../settings.ts';
 import { eip3009Of } from './authorization.ts';
 import type { AuthorizationChain } from './chain.ts';
+import { verifyExactLocally } from './local-verify.ts';
 
 export const EXACT = 'exact';
 
@@ -39,5 +41,6 @@ export function exactEvmScheme(x402: PaymentSettings, amount: string, chain: Aut
     },
     outcomes: chain,
     chargedAmount: (result) => (result.amount && ATOMIC.test(result.amount) ? result.amount : undefined),
+    ...(x402.exactVerify === 'local' ? { localVerify: (payload, requirements) => verifyExactLocally(payload, requirements) } : {}),
   };
 }
