@@ -5,12 +5,15 @@
 // resynchronises through the corrective 402 (what it signed ahead from the refused voucher is simply unused, the
 // next call's comes from the new base), and kept terms with another price (paid once more at the server's) leave
 // the spend accounting and the channel's charge exact.
-import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
-import type { PaymentRequired } from '@x402/core/types';
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
+import { BatchSettlementEvmScheme, computeChannelId, InMemoryClientChannelStorage } from '@x402/evm/batch-settlement/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type CallResult, type ClientOptions } from '../../src/client/index.ts';
+import { encodePayment } from '../../src/client/payer.ts';
 import { PresigningSigner, typedDataKey, type TypedData } from '../../src/client/presign.ts';
+import { RememberingBatchScheme } from '../../src/client/voucher-scheme.ts';
 import { startWorld, type World } from './world.ts';
 
 let w: World;
@@ -170,3 +173,31 @@ describe('PresigningSigner', () => {
 function openapi(accepts: PaymentRequired['accepts'], real: PaymentRequired) {
   return { paths: { '/v1/price': { get: { 'x-payment-info': { price: { mode: 'fixed', amount: '0.0005', currency: 'USD' }, protocols: [{ x402: { x402Version: 2, accepts, extensions: real.extensions } }] } } } } };
 }
+
+describe("the rest of a voucher call's own cost", () => {
+  it("the payment header is the SDK's encoding, byte for byte (non-ASCII included)", () => {
+    const payload = { x402Version: 2, payload: { voucher: { maxClaimableAmount: '1000' } }, resource: { url: 'u', description: 'prix en €, 価格' }, accepts: [] } as unknown as PaymentPayload;
+    expect(encodePayment(payload)).toBe(encodePaymentSignatureHeader(payload));
+  });
+
+  it('a voucher alone is built as the SDK builds it, the channel id computed once; a deposit still goes to the SDK', async () => {
+    const account = privateKeyToAccount(w.payerKey);
+    const storage = new InMemoryClientChannelStorage();
+    const scheme = new RememberingBatchScheme(account, storage, {});
+    const requirements = decodePaymentRequiredHeader((await fetch(`${w.base}${PRICE}`)).headers.get('payment-required')!).accepts.find((a) => a.scheme === 'batch-settlement')!;
+    const config = scheme.buildChannelConfig(requirements);
+    const id = computeChannelId(config, requirements.network);
+    expect(scheme.channelId(config, requirements.network)).toBe(id);
+    expect(scheme.channelId(config, requirements.network)).toBe(id);
+    // No state: the SDK's deposit payload (it asks the deposit strategy; none here, its default deposit).
+    expect((await scheme.createPaymentPayload(2, requirements)).payload).toMatchObject({ type: 'deposit' });
+    await storage.set(id.toLowerCase(), { balance: '100000', chargedCumulativeAmount: '7000' });
+    const sdk = new BatchSettlementEvmScheme(account, { storage });
+    const ours = await scheme.createPaymentPayload(2, requirements);
+    expect(ours).toEqual(await sdk.createPaymentPayload(2, requirements));
+    expect(ours.payload).toMatchObject({ type: 'voucher', voucher: { channelId: id, maxClaimableAmount: '8000' } });
+    // The next voucher past the balance: a top-up, the SDK's.
+    await storage.set(id.toLowerCase(), { balance: '8000', chargedCumulativeAmount: '7500' });
+    expect((await scheme.createPaymentPayload(2, requirements)).payload).toMatchObject({ type: 'deposit' });
+  });
+});
