@@ -130,6 +130,14 @@ describe('batch.presign', () => {
   });
 });
 
+describe('batch.presign, the option', () => {
+  it('is true or false: anything else is a config error naming it', () => {
+    expect(() => createClient({ baseUrl: 'http://127.0.0.1:1', wallet: w.payerKey, batch: { presign: 'yes' as unknown as boolean } })).toThrow(
+      expect.objectContaining({ kind: 'config', path: 'batch.presign' }),
+    );
+  });
+});
+
 describe('PresigningSigner', () => {
   const typed = (amount: bigint): TypedData => ({ domain: { name: 'x', chainId: 1 }, types: { V: [{ name: 'a', type: 'uint256' }] }, primaryType: 'V', message: { a: amount } });
 
