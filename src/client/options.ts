@@ -30,7 +30,8 @@ export interface ClientOptions {
    * few milliseconds) when the server offers it. `'auto'` (the default): when maxSpendUsd leaves room for the
    * deposit the server asks (or a channel already holds enough), else `exact`; `true`: whenever offered, the
    * deposit cut to what maxSpendUsd leaves; `false`: always `exact`. An object gives the channel's settings
-   * (`rpcUrl`, `storage`) with `use: 'auto' | true` (default true). `close()` asks for the unused deposit back.
+   * (`rpcUrl`, `storage`, `presign`: sign the next voucher ahead, default true) with `use: 'auto' | true`
+   * (default true). `close()` asks for the unused deposit back.
    */
   batch?: 'auto' | boolean | BatchOptions;
   /** Tokens to pay in besides each network's USDC (a test network's token), each taken as $1 a token. */
@@ -139,9 +140,10 @@ function batch(given: ClientOptions['batch']): ResolvedOptions['batch'] {
   if (given === undefined || given === 'auto') return { use: 'auto' };
   if (given === true) return { use: true };
   if (given === false) return undefined;
-  if (given === null || typeof given !== 'object') fail('batch', `must be 'auto', true, false or { rpcUrl?, storage?, use? }, got ${JSON.stringify(given)}`);
+  if (given === null || typeof given !== 'object') fail('batch', `must be 'auto', true, false or { rpcUrl?, storage?, use?, presign? }, got ${JSON.stringify(given)}`);
   if (given.use !== undefined && given.use !== 'auto' && given.use !== true) fail('batch.use', `must be 'auto' or true, got ${JSON.stringify(given.use)}`);
   if (given.rpcUrl !== undefined && !/^https?:\/\//.test(String(given.rpcUrl))) fail('batch.rpcUrl', `must be an http(s) URL, got ${JSON.stringify(given.rpcUrl)}`);
+  if (given.presign !== undefined && typeof given.presign !== 'boolean') fail('batch.presign', `must be true or false, got ${JSON.stringify(given.presign)}`);
   return { ...given, use: given.use ?? true };
 }
 

@@ -7,17 +7,18 @@
 // expired authorizations when the limit is reached), signs it with a payment identifier, and lets the scheme read
 // the answer (a batch-settlement channel's state lives in the scheme's storage).
 import { x402Client, x402HTTPClient } from '@x402/core/client';
-import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { DEFAULT_ASSETS, findDefaultAsset, toClientEvmSigner } from '@x402/evm';
 import { DEFAULT_ASSETS as SVM_DEFAULT_ASSETS, findDefaultAsset as findSvmDefaultAsset } from '@x402/svm';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
-import { BatchSettlementEvmScheme, computeChannelId, InMemoryClientChannelStorage, type BatchSettlementDepositStrategyContext, type ClientChannelStorage } from '@x402/evm/batch-settlement/client';
+import { InMemoryClientChannelStorage, signVoucher, type BatchSettlementDepositStrategyContext, type ClientChannelStorage } from '@x402/evm/batch-settlement/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { appendPaymentIdentifierToExtensions, generatePaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { createPublicClient, http, type LocalAccount } from 'viem';
 import type { AuthorizationChain } from './chain.ts';
 import { MarketgateError, type SentPayment } from './errors.ts';
+import { PresigningSigner } from './presign.ts';
+import { RememberingBatchScheme } from './voucher-scheme.ts';
 import type { SolanaWallet } from './solana-wallet.ts';
 import { attoUsd, tokenUnits, usd, type Expiring, type Hold, type SpendLimit } from './spend.ts';
 
@@ -41,6 +42,11 @@ export interface BatchOptions {
   rpcUrl?: string;
   /** Where channel state is kept (default: in memory, for this process). */
   storage?: ClientChannelStorage;
+  /**
+   * Sign each channel's next voucher ahead, while the current call's request is on the wire, so that the next call
+   * does not wait for its signature (default true). It is not sent, nor counted against maxSpendUsd, until used.
+   */
+  presign?: boolean;
 }
 
 export interface PayerOptions {
@@ -79,7 +85,7 @@ class DepositDeclined extends Error {}
 export class Payer {
   private readonly client = new x402Client();
   private readonly http = new x402HTTPClient(this.client);
-  private readonly batchScheme: BatchSettlementEvmScheme | undefined;
+  private readonly batchScheme: RememberingBatchScheme | undefined;
   /** One batch-settlement payment at a time: the channel takes one call at a time, and its state moves with each. */
   private batchQueue: Promise<unknown> = Promise.resolve();
   /** Where `'auto'` declined a deposit (network, asset, payee): paid `exact` from then on (maxSpendUsd only shrinks). */
@@ -87,6 +93,8 @@ export class Payer {
   /** Per channel (its terms): the requirements last paid and the route URL they were paid at, for close()'s refunds. */
   private readonly channels = new Map<string, { requirements: PaymentRequirements; url: string }>();
   private readonly channelStorage: ClientChannelStorage | undefined;
+  /** Signs each channel's next voucher ahead (`batch.presign`, default on). */
+  readonly presigner: PresigningSigner | undefined;
 
   constructor(private readonly opts: PayerOptions) {
     if (opts.account) this.client.register('eip155:*', new ExactEvmScheme(opts.account));
@@ -99,8 +107,10 @@ export class Payer {
     if (opts.batch && opts.account) {
       const reader = opts.batch.rpcUrl ? createPublicClient({ transport: http(opts.batch.rpcUrl) }) : undefined;
       this.channelStorage = opts.batch.storage ?? new InMemoryClientChannelStorage();
-      this.batchScheme = new BatchSettlementEvmScheme(toClientEvmSigner(opts.account, reader), {
-        storage: this.channelStorage,
+      const signer = toClientEvmSigner(opts.account, reader);
+      this.presigner = opts.batch.presign === false ? undefined : new PresigningSigner((typedData) => signer.signTypedData(typedData));
+      const presigner = this.presigner;
+      this.batchScheme = new RememberingBatchScheme(presigner ? { ...signer, signTypedData: (typedData) => presigner.signTypedData(typedData) } : signer, this.channelStorage, {
         depositStrategy: (ctx) => this.depositWithinLimit(ctx),
       });
       this.client.register('eip155:*', this.batchScheme);
@@ -198,6 +208,8 @@ export class Payer {
     }
     // Signed: from now on it counts as spent, until the chain shows it unused after it expired.
     this.opts.spend.signed(hold, expiringOf(payload, requirements));
+    // Never a reason for this payment to fail: without it, the next call signs its voucher itself.
+    if (requirements.scheme === BATCH) await this.presignNext(payload, requirements).catch(() => undefined);
     const identifier = required.extensions?.[PAYMENT_IDENTIFIER] ? generatePaymentId() : undefined;
     if (identifier) payload.extensions = appendPaymentIdentifierToExtensions(structuredClone(payload.extensions ?? {}), identifier);
     return {
@@ -207,12 +219,32 @@ export class Payer {
       asset: requirements.asset,
       usd: usd(atto),
       identifier,
-      signature: encodePaymentSignatureHeader(payload),
+      signature: encodePayment(payload),
       payload,
       requirements,
       hold,
       decimals,
     };
+  }
+
+  /**
+   * Signs ahead the voucher the channel's next call at this price will send (this voucher's cumulative amount plus
+   * the price), in the background once this call's request is sent. Not when that voucher would pass the channel's
+   * balance (the next call tops up instead) or what maxSpendUsd leaves: a voucher signed ahead is neither sent nor
+   * counted until the next call holds its price and the scheme asks for that very signature.
+   */
+  private async presignNext(payload: PaymentPayload, requirements: PaymentRequirements): Promise<void> {
+    const presigner = this.presigner;
+    const sent = payload.payload as { voucher?: { channelId?: `0x${string}`; maxClaimableAmount?: string }; deposit?: { amount?: string } };
+    const channelId = sent.voucher?.channelId;
+    if (!presigner || !this.channelStorage || !channelId || !/^\d+$/.test(sent.voucher?.maxClaimableAmount ?? '')) return;
+    const price = BigInt(requirements.amount);
+    const next = BigInt(sent.voucher!.maxClaimableAmount!) + price;
+    // The channel as stored before this call's answer (the payments of one channel are taken one at a time).
+    const stored = await this.channelStorage.get(channelId.toLowerCase());
+    const balance = BigInt(stored?.balance ?? '0') + BigInt(sent.deposit?.amount ?? '0');
+    if (next > balance || attoUsd(price, this.decimalsOf(requirements)!) > this.opts.spend.remaining) return;
+    await signVoucher({ address: this.opts.account!.address, signTypedData: (typedData) => (presigner.presign(channelId, typedData), Promise.resolve('0x')) }, channelId, String(next), requirements.network);
   }
 
   /** Asks the chain about every held authorization (used → spent, unused after expiry → released). */
@@ -253,7 +285,7 @@ export class Payer {
     if (!this.batchScheme || !this.channelStorage) return [];
     const out: { network: string; url: string; result?: SettleResponse; error?: string }[] = [];
     for (const { requirements, url } of this.channels.values()) {
-      const id = computeChannelId(this.batchScheme.buildChannelConfig(requirements), requirements.network).toLowerCase();
+      const id = this.batchScheme.channelId(this.batchScheme.buildChannelConfig(requirements), requirements.network).toLowerCase();
       const held = await this.channelStorage.get(id);
       if (!held || BigInt(held.balance ?? '0') <= BigInt(held.chargedCumulativeAmount ?? '0')) continue;
       try {
@@ -297,6 +329,12 @@ export class Payer {
     return listed?.decimals ?? known?.decimals;
   }
 }
+
+/**
+ * The PAYMENT-SIGNATURE header, as the SDK's encodePaymentSignatureHeader makes it (base64 of the JSON's UTF-8
+ * bytes), made by Node's Buffer: the SDK's goes through a string a byte at a time, 0.3 ms for a 5 KB payload.
+ */
+export const encodePayment = (payload: PaymentPayload): string => Buffer.from(JSON.stringify(payload), 'utf8').toString('base64');
 
 /** One offer's terms, as 'auto' remembers a declined deposit: network, token, payee. */
 const termsKey = (r: Pick<PaymentRequirements, 'network' | 'asset' | 'payTo'>) => `${r.network} ${r.asset.toLowerCase()} ${r.payTo.toLowerCase()}`;
