@@ -26,6 +26,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentSettings } from '../../settings.ts';
 import { recordBatchEvents, type BatchEventRecorder } from './batch-events.ts';
 import { createClaimScheduler, type ClaimRun } from './claim-scheduler.ts';
+import { withFastVoucherCheck, type VoucherCheckCounts } from './voucher-check.ts';
 import { atomicAmount } from '../../core/price.ts';
 import type { PaymentOption, SchemeOffer } from '../../core/scheme.ts';
 
@@ -59,6 +60,8 @@ export interface BatchSettlementStatus {
 export interface BatchSettlement {
   readonly scheme: BatchSettlementEvmScheme;
   status(): BatchSettlementStatus;
+  /** How many vouchers voucher-check.ts admitted itself, and how many payloads it left to the SDK's check. */
+  voucherChecks(): VoucherCheckCounts;
   /**
    * What to offer, from the facilitator's /supported (asked once; asked again after a failure to reach it,
    * which is thrown so the gate answers 503 as for `exact`).
@@ -79,6 +82,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   const settings = x402.batch;
   const receiverAuthorizerSigner = settings.authorizerKey ? privateKeyToAccount(settings.authorizerKey) : undefined;
   const channels = new ChannelWatch(opts.storage);
+  const voucherChecks: VoucherCheckCounts = { fast: 0, passed: 0 };
   const scheme = new BatchSettlementEvmScheme(payTo, {
     storage: channels.storage,
     withdrawDelay: settings.withdrawDelayS,
@@ -99,7 +103,8 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   const offered: BatchOffer = {
     accepts,
     register(resourceServer) {
-      resourceServer.register(x402.network, scheme);
+      // A repeat voucher is checked by voucher-check.ts first, the SDK's own hook behind it.
+      resourceServer.register(x402.network, withFastVoucherCheck(scheme, voucherChecks));
       // Runs before the scheme's own after-verify hook, which would refuse a busy channel at once.
       resourceServer.onAfterVerify(async (ctx) => {
         if (ctx.requirements.scheme !== BATCH_SETTLEMENT || !ctx.result.isValid) return;
@@ -161,6 +166,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   return {
     scheme,
     status: () => ({ ...status }),
+    voucherChecks: () => ({ ...voucherChecks }),
     offer() {
       decided ??= decide().catch((err) => {
         decided = undefined;
