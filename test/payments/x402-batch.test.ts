@@ -525,7 +525,7 @@ function ledgerLeases(d: Database): LeaseStore {
     peek: (id, owner) => peekChannelLease(d, id, owner),
     list: () => ledger.list(),
     take: (id, owner, ms) => takeChannelLease(d, id, owner, ms),
-    write: (id, owner, state, ms, release) => writeChannelLease(d, id, owner, state, ms, release),
+    write: (id, owner, state, answer, ms, release) => writeChannelLease(d, id, owner, state, answer, ms, release),
     wanted: (ids, owner) => wantedChannelLeases(d, ids, owner),
   };
 }

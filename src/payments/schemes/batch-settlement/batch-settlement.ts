@@ -26,6 +26,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentSettings } from '../../settings.ts';
 import { recordBatchEvents, type BatchEventRecorder } from './batch-events.ts';
 import { createClaimScheduler, type ClaimRun } from './claim-scheduler.ts';
+import type { SchemeReplays } from '../../core/replay.ts';
+import { voucherReplays, type AnswerKeeper } from './voucher-replay.ts';
 import { withFastVoucherCheck, type VoucherCheckCounts } from './voucher-check.ts';
 import { atomicAmount } from '../../core/price.ts';
 import type { PaymentOption, SchemeOffer } from '../../core/scheme.ts';
@@ -40,6 +42,8 @@ export interface BatchSettlementOptions {
   facilitator: FacilitatorClient;
   /** Channel state: createChannelStorage(db) over the ledger database. */
   storage: ChannelStorage;
+  /** The channels' single writer when it keeps answers (channel-lease.ts): a retried voucher is then answered from it (voucher-replay.ts). */
+  answers?: AnswerKeeper;
   /** Where deposits, charges, claims, settlements and refunds are recorded. */
   events: BatchEventRecorder;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
@@ -59,6 +63,8 @@ export interface BatchSettlementStatus {
 
 export interface BatchSettlement {
   readonly scheme: BatchSettlementEvmScheme;
+  /** How a retried voucher is recognised (undefined: by its payment identifier, in the ledger). */
+  readonly replays: SchemeReplays | undefined;
   status(): BatchSettlementStatus;
   /** How many vouchers voucher-check.ts admitted itself, and how many payloads it left to the SDK's check. */
   voucherChecks(): VoucherCheckCounts;
@@ -165,6 +171,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
 
   return {
     scheme,
+    replays: opts.answers && voucherReplays(opts.answers, opts.log),
     status: () => ({ ...status }),
     voucherChecks: () => ({ ...voucherChecks }),
     offer() {
