@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from './database.ts';
 import { RetryQueue, type GiveUpReason } from './retry-queue.ts';
+import { WriteBehind } from './write-behind.ts';
 import type { DatabaseService, DbLog } from './service.ts';
 
 export interface BatchEvent {
@@ -31,6 +32,7 @@ export interface BatchEventRecord extends Omit<BatchEvent, 'at'> {
 
 export class BatchEventRecords {
   private readonly retries: RetryQueue<BatchEvent & { id: string }>;
+  private readonly behind: WriteBehind<BatchEvent & { id: string }>;
 
   constructor(
     private readonly db: DatabaseService,
@@ -40,6 +42,16 @@ export class BatchEventRecords {
       attempt: (event, attempt) => this.attempt(event, attempt),
       giveUp: (event, reason) => this.log.error({ event }, `batch settlement ledger: LOST an event ${GIVEN_UP[reason]}`),
     });
+    this.behind = new WriteBehind({
+      write: (events) => this.db.use((db) => insertEvents(db, events)),
+      failed: (err, n) => this.log.error({ events: n, err: String((err as Error)?.message ?? err) }, 'batch settlement ledger: could not record events; retrying'),
+      lost: (events, why) => this.log.error({ events }, `batch settlement ledger: LOST ${events.length} events (${why}); they are in this log line in full`),
+    });
+  }
+
+  /** Records one event behind (write-behind.ts: with the others of the next FLUSH_MS, one statement): a voucher's charge. */
+  recordBehind(event: BatchEvent): void {
+    this.behind.add({ ...event, id: randomUUID() });
   }
 
   /** Records one event; never rejects (a failed write is retried and logged). */
@@ -53,8 +65,9 @@ export class BatchEventRecords {
   }
 
   /** Last attempts for the pending events (within the shutdown's budget); what is still pending is logged in full. */
-  close(): Promise<void> {
-    return this.retries.close();
+  async close(): Promise<void> {
+    await this.behind.close();
+    await this.retries.close();
   }
 
   private async attempt(e: BatchEvent & { id: string }, attempt: number): Promise<boolean> {
@@ -71,6 +84,16 @@ export class BatchEventRecords {
       this.log.error({ event: e, attempt, err: String((err as Error)?.message ?? err) }, 'batch settlement ledger: could not record an event; retrying');
       return false;
     }
+  }
+}
+
+/** Events in one statement (at most 1,000 at a time: PostgreSQL's parameter limit). */
+async function insertEvents(db: Queryable, all: (BatchEvent & { id: string })[]): Promise<void> {
+  for (let i = 0; i < all.length; i += 1000) {
+    const chunk = all.slice(i, i + 1000);
+    const params = chunk.flatMap((e) => [e.id, e.type, e.at, e.network, e.channelId ?? null, e.payer ?? null, e.amount, e.transaction ?? null, e.detail === undefined ? null : JSON.stringify(e.detail)]);
+    const values = chunk.map((_, r) => `(${Array.from({ length: 9 }, (_, k) => `$${r * 9 + k + 1}`).join(', ')})`);
+    await db.query(`INSERT INTO x402_batch_events (id, type, at, network, channel_id, payer, amount, tx_hash, detail) VALUES ${values.join(', ')} ON CONFLICT (id) DO NOTHING`, params);
   }
 }
 

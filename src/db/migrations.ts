@@ -206,6 +206,15 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE x402_channels ADD COLUMN lease_wanted_at timestamptz',
     ],
   },
+  {
+    id: 10,
+    name: 'x402_channel_last_answer',
+    statements: [
+      // A batch-settlement channel's last admitted voucher and the answer it paid for (channel-lease.ts): a retry of
+      // that very voucher gets the same answer, from whichever instance holds the channel next.
+      'ALTER TABLE x402_channels ADD COLUMN last_answer jsonb',
+    ],
+  },
 ];
 
 /** The advisory lock every instance takes before migrating (an arbitrary constant, ours alone). */

@@ -24,7 +24,54 @@ import { claimAnswer, noteChainState, unansweredPayment, unfinishedPayments } fr
 import { listPayments, summarizePayments } from './payment-reports.ts';
 import type { FinalWriteStats, PaymentFilter, PaymentOutcome, PaymentRecord, PaymentStatus, PaymentSummaryRow, VerifiedPayment } from './payment-rows.ts';
 import { MAX_PENDING, RetryQueue, type GiveUpReason } from './retry-queue.ts';
+import { WriteBehind } from './write-behind.ts';
 import { DatabaseUnavailableError, type DatabaseService, type DbLog } from './service.ts';
+import type { Queryable } from './database.ts';
+
+/** A row written behind: the verified payment, and its outcome when it came before the row was written. */
+interface BehindRow {
+  id: string;
+  p: VerifiedPayment;
+  at: Date;
+  outcome: PaymentOutcome | undefined;
+  finishedAt?: Date;
+}
+
+/** Rows written behind, in one statement: each as verified, or already with its outcome (as writeOutcome would set it). */
+async function insertRows(db: Queryable, all: BehindRow[]): Promise<void> {
+  // PostgreSQL takes at most 65,535 parameters a statement.
+  for (let i = 0; i < all.length; i += 1000) await insertChunk(db, all.slice(i, i + 1000));
+}
+
+async function insertChunk(db: Queryable, rows: BehindRow[]): Promise<void> {
+  const COLUMNS = 23;
+  const params: unknown[] = [];
+  const values = rows.map((r, i) => {
+    const o = r.outcome;
+    const status = o?.status ?? 'verified';
+    const final = status !== 'verified' && status !== 'unknown';
+    params.push(
+      r.id, r.p.requestId, r.p.route, escapeControl(r.p.resourceUrl), r.p.scheme, r.p.network, r.p.asset, r.p.amountRequired, r.p.payTo,
+      escapeControlOrNull((o?.status === 'settled' ? o.payer : undefined) ?? r.p.payer), r.p.payloadHash, escapeControlOrNull(r.p.paymentIdentifier),
+      escapeControlOrNull(r.p.authorizationNonce), r.p.validBefore ?? null, status, r.p.facilitator, r.at,
+      o && 'txHash' in o ? (o.txHash ?? null) : null,
+      o?.status === 'settled' ? o.settledAmount : null,
+      escapeControlOrNull(o?.status === 'cancelled' ? o.reason : o && o.status !== 'settled' ? o.errorReason : null),
+      r.finishedAt ?? r.at,
+      final ? (r.finishedAt ?? r.at) : null,
+      o?.status === 'settled' && o.answered === true ? (r.finishedAt ?? r.at) : null,
+    );
+    const base = i * COLUMNS;
+    return `(${Array.from({ length: COLUMNS }, (_, k) => `$${base + k + 1}`).join(', ')})`;
+  });
+  await db.query(
+    `INSERT INTO payments (id, request_id, route, resource_url, scheme, network, asset, amount_required, pay_to, payer, payload_hash,
+       payment_identifier, authorization_nonce, valid_before, status, facilitator, verified_at, tx_hash, settled_amount, error_reason,
+       updated_at, finished_at, answered_at)
+     VALUES ${values.join(', ')}`,
+    params,
+  );
+}
 
 interface FinalWrite {
   id: string;
@@ -49,6 +96,9 @@ export class PaymentRecords {
   private readonly counts = { failures: 0, lost: 0 };
   private readonly clock: () => number;
   private readonly retries: RetryQueue<FinalWrite>;
+  /** Rows written behind (recordVerifiedBehind), by id, until their batch is taken; with their outcome once known. */
+  private readonly waiting = new Map<string, BehindRow>();
+  private readonly behind: WriteBehind<BehindRow>;
 
   constructor(
     private readonly db: DatabaseService,
@@ -66,6 +116,36 @@ export class PaymentRecords {
       delaysMs: options.retryDelaysMs,
       clock: this.clock,
     });
+    this.behind = new WriteBehind<BehindRow>({
+      write: (rows) => {
+        for (const r of rows) this.waiting.delete(r.id);
+        return this.db.use((db) => insertRows(db, rows)).catch((err: unknown) => {
+          for (const r of rows) this.waiting.set(r.id, r);
+          throw err;
+        });
+      },
+      failed: (err, n) => {
+        this.counts.failures++;
+        this.options.log.error({ rows: n, err: String((err as Error)?.message ?? err) }, 'payment ledger: could not write the rows of voucher calls; retrying');
+      },
+      lost: (rows, why) => {
+        this.counts.lost += rows.length;
+        for (const r of rows) this.waiting.delete(r.id);
+        this.options.log.error({ rows }, `payment ledger: LOST ${rows.length} rows of voucher calls (${why}); they are in this log line in full`);
+      },
+    });
+  }
+
+  /**
+   * The row of a call that moves no money on its own (a batch-settlement voucher: the channel's state is what is
+   * claimed), written behind (write-behind.ts) with its outcome when that is known by then; resolves at once with
+   * its id. A crash may lose the last FLUSH_MS of such rows; never a settlement's.
+   */
+  recordVerifiedBehind(p: VerifiedPayment): string {
+    const row: BehindRow = { id: randomUUID(), p, at: new Date(this.clock()), outcome: undefined };
+    this.waiting.set(row.id, row);
+    this.behind.add(row);
+    return row.id;
   }
 
   /**
@@ -119,6 +199,13 @@ export class PaymentRecords {
    * write failed and will be retried (logged at error level and counted in `stats()`).
    */
   async recordOutcome(id: string, outcome: PaymentOutcome): Promise<'recorded' | 'queued'> {
+    const waiting = this.waiting.get(id);
+    if (waiting) {
+      // Not written yet: written with its row.
+      waiting.outcome = outcome;
+      waiting.finishedAt = new Date(this.clock());
+      return 'recorded';
+    }
     const write: FinalWrite = { id, outcome, compensation: false };
     if (await this.attempt(write, 1)) return 'recorded';
     this.retries.add(id, write, 1);
@@ -154,8 +241,9 @@ export class PaymentRecords {
    * Last attempts for the pending writes, within `budgetMs` (the server's shutdown is itself bounded);
    * what is still pending is logged in full as lost.
    */
-  close(budgetMs = 3000): Promise<void> {
-    return this.retries.close(budgetMs);
+  async close(budgetMs = 3000): Promise<void> {
+    await this.behind.close();
+    await this.retries.close(budgetMs);
   }
 
   /** Rows newest first. */

@@ -50,8 +50,17 @@ export function createChannelStorage(db: Database): ChannelStorage {
   };
 }
 
-/** A channel's lease taken: its state as last written; or held by another instance, until when (the database's time). */
-export type LeaseTaken = { taken: true; state: Channel | undefined } | { taken: false; owner: string; untilMs: number };
+/** A channel's last admitted voucher (its signature), the request it paid for and the answer sent: what a retry of it gets. */
+export interface KeptAnswer {
+  signature: string;
+  request: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A channel's lease taken: its state and last answer as last written; or held by another instance, until when (the database's time). */
+export type LeaseTaken = { taken: true; state: Channel | undefined; answer: KeptAnswer | undefined } | { taken: false; owner: string; untilMs: number };
 
 /**
  * Takes the lease of a channel for `owner` for `leaseMs` when no other instance holds it (none, released, or
@@ -61,8 +70,8 @@ export async function takeChannelLease(db: Database, channelId: string, owner: s
   const id = key(channelId);
   return db.transaction(async (tx) => {
     await tx.query('INSERT INTO x402_channels (channel_id) VALUES ($1) ON CONFLICT (channel_id) DO NOTHING', [id]);
-    const [row] = await tx.query<{ state: Channel | null; lease_owner: string | null; held: boolean; until_ms: string | null }>(
-      `SELECT state, lease_owner, (lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_until > now()) AS held,
+    const [row] = await tx.query<{ state: Channel | null; last_answer: KeptAnswer | null; lease_owner: string | null; held: boolean; until_ms: string | null }>(
+      `SELECT state, last_answer, lease_owner, (lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_until > now()) AS held,
          (extract(epoch FROM lease_until) * 1000)::bigint::text AS until_ms
        FROM x402_channels WHERE channel_id = $1 FOR UPDATE`,
       [id, owner],
@@ -72,7 +81,7 @@ export async function takeChannelLease(db: Database, channelId: string, owner: s
       return { taken: false, owner: row!.lease_owner!, untilMs: Number(row!.until_ms) };
     }
     await tx.query(`UPDATE x402_channels SET lease_owner = $2, lease_until = now() + make_interval(secs => $3::double precision / 1000), lease_wanted_at = NULL WHERE channel_id = $1`, [id, owner, leaseMs]);
-    return { taken: true, state: row!.state ?? undefined };
+    return { taken: true, state: row!.state ?? undefined, answer: row!.last_answer ?? undefined };
   });
 }
 
@@ -80,15 +89,23 @@ export async function takeChannelLease(db: Database, channelId: string, owner: s
  * Writes a held channel's state and renews its lease (`release`: gives it up); false when `owner` no longer holds
  * it (it lapsed and another instance took it). `wanted`: another instance asked for it since it was taken.
  */
-export async function writeChannelLease(db: Database, channelId: string, owner: string, state: Channel | undefined, leaseMs: number, release: boolean): Promise<{ held: boolean; wanted: boolean }> {
+export async function writeChannelLease(
+  db: Database,
+  channelId: string,
+  owner: string,
+  state: Channel | undefined,
+  answer: KeptAnswer | undefined,
+  leaseMs: number,
+  release: boolean,
+): Promise<{ held: boolean; wanted: boolean }> {
   const rows = await db.query<{ wanted: boolean }>(
-    `UPDATE x402_channels SET state = $3::jsonb, updated_at = now(),
+    `UPDATE x402_channels SET state = $3::jsonb, last_answer = $6::jsonb, updated_at = now(),
        lease_owner = CASE WHEN $5 THEN NULL ELSE lease_owner END,
        lease_until = CASE WHEN $5 THEN NULL ELSE now() + make_interval(secs => $4::double precision / 1000) END,
        lease_wanted_at = CASE WHEN $5 THEN NULL ELSE lease_wanted_at END
      WHERE channel_id = $1 AND lease_owner = $2
      RETURNING lease_wanted_at IS NOT NULL AS wanted`,
-    [key(channelId), owner, state ? JSON.stringify(state) : null, leaseMs, release],
+    [key(channelId), owner, state ? JSON.stringify(state) : null, leaseMs, release, answer ? JSON.stringify(answer) : null],
   );
   return { held: rows.length > 0, wanted: rows[0]?.wanted ?? false };
 }
@@ -103,11 +120,34 @@ export async function wantedChannelLeases(db: Database, channelIds: string[], ow
   return rows.map((r) => r.channel_id);
 }
 
-/** A channel's state as last written, and whether an instance other than `owner` holds its lease; undefined: no row. */
-export async function peekChannelLease(db: Database, channelId: string, owner: string): Promise<{ state: Channel | undefined; leasedElsewhere: boolean } | undefined> {
-  const [row] = await db.query<{ state: Channel | null; elsewhere: boolean }>(
-    'SELECT state, (lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_until > now()) AS elsewhere FROM x402_channels WHERE channel_id = $1',
+/** A channel's state and last answer as last written, and whether an instance other than `owner` holds its lease; undefined: no row. */
+export async function peekChannelLease(db: Database, channelId: string, owner: string): Promise<{ state: Channel | undefined; answer: KeptAnswer | undefined; leasedElsewhere: boolean } | undefined> {
+  const [row] = await db.query<{ state: Channel | null; last_answer: KeptAnswer | null; elsewhere: boolean }>(
+    'SELECT state, last_answer, (lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_until > now()) AS elsewhere FROM x402_channels WHERE channel_id = $1',
     [key(channelId), owner],
   );
-  return row && { state: row.state ?? undefined, leasedElsewhere: row.elsewhere };
+  return row && { state: row.state ?? undefined, answer: row.last_answer ?? undefined, leasedElsewhere: row.elsewhere };
+}
+
+/** Where a channel's single writer keeps its lease and written state (channel-lease.ts): the ledger database. */
+export interface LeaseStore {
+  /** The state and answer last written, and whether another instance holds the lease now; undefined: no such channel. */
+  peek(channelId: string, owner: string): Promise<{ state: Channel | undefined; answer: KeptAnswer | undefined; leasedElsewhere: boolean } | undefined>;
+  list(): Promise<Channel[]>;
+  take(channelId: string, owner: string, leaseMs: number): Promise<LeaseTaken>;
+  write(channelId: string, owner: string, state: Channel | undefined, answer: KeptAnswer | undefined, leaseMs: number, release: boolean): Promise<{ held: boolean; wanted: boolean }>;
+  /** Of `channelIds` (held by `owner`), the ones another instance asked for. */
+  wanted(channelIds: string[], owner: string): Promise<string[]>;
+}
+
+/** The leases of the ledger database `db`, as an instance's LeasedChannels takes them. */
+export function channelLeaseStore(db: Database): LeaseStore {
+  const ledger = createChannelStorage(db);
+  return {
+    peek: (id, owner) => peekChannelLease(db, id, owner),
+    list: () => ledger.list(),
+    take: (id, owner, ms) => takeChannelLease(db, id, owner, ms),
+    write: (id, owner, state, answer, ms, release) => writeChannelLease(db, id, owner, state, answer, ms, release),
+    wanted: (ids, owner) => wantedChannelLeases(db, ids, owner),
+  };
 }

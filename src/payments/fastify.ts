@@ -152,6 +152,7 @@ export function createPaymentGate(opts: GateOptions): X402Gate {
       // Whatever ended the request without a stored success (a refusal, a failed handler or settlement, an error
       // thrown anywhere): its payment identifier is given up when nothing was taken, kept when money may have moved.
       const attempt = req.x402Attempt;
+      attempt?.replay?.close();
       if (attempt) await Promise.all([idempotency.finish(attempt), authorizations?.finish(attempt)]);
     },
   };

@@ -17,6 +17,7 @@ import { createPaymentGate, type X402Gate } from './fastify.ts';
 import type { PaymentsOptions, PaymentStores } from './options.ts';
 import type { BatchEventRecorder } from './schemes/batch-settlement/batch-events.ts';
 import type { BatchSettlement } from './schemes/batch-settlement/batch-settlement.ts';
+import type { AnswerKeeper } from './schemes/batch-settlement/voucher-replay.ts';
 import { AuthorizationChain } from './schemes/exact-evm/chain.ts';
 import { exactEvmScheme } from './schemes/exact-evm/scheme.ts';
 import type { PaymentSettings } from './settings.ts';
@@ -85,9 +86,12 @@ export async function installX402(app: FastifyInstance, opts: PaymentsOptions, s
 /** x402 batch settlement: channels in the ledger database, claimed and settled on a schedule stopped on close. */
 async function batchSettlement(app: FastifyInstance, x402: PaymentSettings, facilitator: FacilitatorClient, opts: PaymentsOptions, stores: PaymentStores): Promise<BatchSettlement> {
   const [{ createBatchSettlement }, { toBatchEventRow }] = await Promise.all([import('./schemes/batch-settlement/batch-settlement.ts'), import('./schemes/batch-settlement/batch-events.ts')]);
-  const storage = await channelStorage(app, opts);
-  const events: BatchEventRecorder = opts.batchEventRecorder ?? { record: (event) => stores.batchEvents.record(toBatchEventRow(event)) };
-  const batch = createBatchSettlement({ x402, facilitator, storage, events, log: app.log });
+  const { storage, answers } = await channelStorage(app, opts);
+  const events: BatchEventRecorder = opts.batchEventRecorder ?? {
+    record: (event) => stores.batchEvents.record(toBatchEventRow(event)),
+    recordBehind: (event) => stores.batchEvents.recordBehind(toBatchEventRow(event)),
+  };
+  const batch = createBatchSettlement({ x402, facilitator, storage, answers, events, log: app.log });
   app.x402Batch = batch;
   app.addHook('onReady', async () => {
     // Required (true): the facilitator must offer it now, or the server does not start.
@@ -119,33 +123,26 @@ async function svmScheme(x402: PaymentSettings, facilitator: FacilitatorClient, 
  * The caller's channel storage, else the ledger database's, held in memory by its single writer (the instance
  * holding each channel's lease) and written behind (channel-lease.ts); every use bounded by DB_TIMEOUT_MS.
  */
-async function channelStorage(app: FastifyInstance, opts: PaymentsOptions): Promise<ChannelStorage> {
-  if (opts.channelStorage) return opts.channelStorage;
-  const [{ createChannelStorage, takeChannelLease, peekChannelLease, wantedChannelLeases, writeChannelLease }, { LeasedChannels }] = await Promise.all([
+async function channelStorage(app: FastifyInstance, opts: PaymentsOptions): Promise<{ storage: ChannelStorage; answers?: AnswerKeeper }> {
+  if (opts.channelStorage) return { storage: opts.channelStorage };
+  const [{ channelLeaseStore }, { LeasedChannels }] = await Promise.all([
     import('../db/x402-channels.ts'),
     import('./schemes/batch-settlement/channel-lease.ts'),
   ]);
   const { db } = opts;
-  const ledger = createChannelStorage({
-    kind: 'postgres',
-    query: (sql, params) => db.use((d) => d.query(sql, params)),
-    transaction: (fn) => db.use((d) => d.transaction(fn)),
-    close: async () => {},
-  });
   const leased = new LeasedChannels(
-    {
-      peek: (id, owner) => db.use((d) => peekChannelLease(d, id, owner)),
-      list: () => ledger.list(),
-      take: (id, owner, ms) => db.use((d) => takeChannelLease(d, id, owner, ms)),
-      write: (id, owner, state, ms, release) => db.use((d) => writeChannelLease(d, id, owner, state, ms, release)),
-      wanted: (ids, owner) => db.use((d) => wantedChannelLeases(d, ids, owner)),
-    },
+    channelLeaseStore({
+      kind: 'postgres',
+      query: (sql, params) => db.use((d) => d.query(sql, params)),
+      transaction: (fn) => db.use((d) => d.transaction(fn)),
+      close: async () => {},
+    }),
     undefined,
     app.log,
   );
   // Every held channel written and handed back before the ledger closes (onClose runs last in, first out).
   app.addHook('onClose', async () => leased.close());
-  return leased;
+  return { storage: leased, answers: leased };
 }
 
 /** Offers and receipts signed with X402_SIGNING_KEY (the offer-receipt extension and what it brings load only then). */

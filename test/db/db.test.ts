@@ -294,7 +294,7 @@ describe.each(BACKENDS)('$name', ({ name, fresh }) => {
         );
       await insert('1', '2026-11-01T00:00:00Z');
       await insert('2', '2026-11-01T00:05:00Z');
-      expect(await migrate(target)).toEqual([7, 8, 9]);
+      expect(await migrate(target)).toEqual([7, 8, 9, 10]);
       expect(await target.query('SELECT id, status, settled_amount::text AS settled_amount FROM payments ORDER BY id')).toEqual([
         { id: '1', status: 'settled', settled_amount: '1000' },
         { id: '2', status: 'cancelled', settled_amount: null },

@@ -24,7 +24,7 @@ function store(d: Database, writes: { n: number }): LeaseStore {
     peek: (id, owner) => peekChannelLease(d, id, owner),
     list: () => ledger.list(),
     take: (id, owner, ms) => takeChannelLease(d, id, owner, ms),
-    write: (id, owner, state, ms, release) => (writes.n++, writeChannelLease(d, id, owner, state, ms, release)),
+    write: (id, owner, state, answer, ms, release) => (writes.n++, writeChannelLease(d, id, owner, state, answer, ms, release)),
     wanted: (ids, owner) => wantedChannelLeases(d, ids, owner),
   };
 }

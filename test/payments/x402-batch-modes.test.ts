@@ -94,24 +94,31 @@ describe('two instances on one ledger database', () => {
     const b = await startApp(d, { X402_BATCH_SETTLEMENT: 'true' });
     const p = await payer(20);
     expect((await p.pay(a.url)).status).toBe(200); // the deposit, and the first charge (1000)
-    // The next voucher (cumulative 2000), to both instances at once: one admits it, the other refuses it.
+    // The next voucher (cumulative 2000), to both instances at once: one admits it; the other waits for the channel
+    // and answers with what that voucher paid for (its answer travels with the channel's state): charged once.
     const voucher = await p.sign(a.url);
     const both = await Promise.all([a, b].map((i) => fetch(i.url, { headers: { 'PAYMENT-SIGNATURE': voucher } })));
-    const statuses = both.map((r) => r.status).sort();
-    expect(statuses).toEqual([200, 402]);
-    expect(cumulative(both.find((r) => r.status === 200)!)).toBe('2000');
-    // The stock client's next calls alternate instances: each is charged on top of the last, whichever served it.
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    expect(both.map(cumulative)).toEqual(['2000', '2000']);
+    const [x, y] = await Promise.all(both.map((r) => r.text()));
+    expect(x).toBe(y);
+    // The same voucher for another request is no retry of it: refused as spent (the scheme's corrective 402).
+    const elsewhere = await fetch(a.url.replace('symbol=BTC', 'symbol=ETH'), { headers: { 'PAYMENT-SIGNATURE': voucher } });
+    expect(elsewhere.status).toBe(402);
+    expect(((await elsewhere.json()) as { reason: string }).reason).toBe('invalid_batch_settlement_evm_cumulative_amount_mismatch');
+    // The stock client never saw that answer, so it sends the same voucher again first: the same answer again (a retry),
+    // after which it is in step. Its next calls alternate instances: each is charged on top of the last, whichever served it.
     const seen: string[] = [];
     for (const i of [b, a, b, a, b]) {
       const r = await p.pay(i.url);
       expect(r.status, `${i === a ? 'a' : 'b'} after ${seen.join(',')}: ${await r.clone().text()}`).toBe(200);
       seen.push(cumulative(r));
     }
-    expect(seen).toEqual(['3000', '4000', '5000', '6000', '7000']);
-    // What both wrote behind agrees: the channel is charged 7000 in the ledger once each instance has handed it back.
+    expect(seen).toEqual(['2000', '3000', '4000', '5000', '6000']);
+    // What both wrote behind agrees: the channel is charged 6000 in the ledger once each instance has handed it back.
     await Promise.all([a.app.close(), b.app.close()]);
     const [row] = await d.query<{ state: { chargedCumulativeAmount: string } }>('SELECT state FROM x402_channels WHERE channel_id = $1', [p.channelId.toLowerCase()]);
-    expect(row!.state.chargedCumulativeAmount).toBe('7000');
+    expect(row!.state.chargedCumulativeAmount).toBe('6000');
   });
 });
 

@@ -5,6 +5,7 @@
 //                                                request adapter: the core reads no request of its own)
 //   paymentId, claimOwner, answerStored          the payment identifier's claim (idempotency.ts)
 //   firstSeen                                    the authorization's claim (authorization-claim.ts)
+//   replay                                       the ticket of a payment its scheme recognises retries of (verify.ts)
 //   verifyRefusal, recordId, recordFailure       the facilitator's verify and its record (record-attempts.ts)
 //   resume                                       a retry of a payment whose first attempt never answered (verify.ts)
 //   settleSent                                   the settle was sent (settle.ts)
@@ -13,6 +14,7 @@ import { createHash } from 'node:crypto';
 import type { PaymentPayload } from '@x402/core/types';
 import type { HTTPAdapter } from '@x402/core/server';
 import type { CatalogEntry } from '../../catalog/route.ts';
+import type { ReplayTicket } from './replay.ts';
 import type { PaymentAuthorization } from './authorization.ts';
 
 /** What the payments core knows of the request it decides (the request adapter read it: request-adapter.ts). */
@@ -38,6 +40,8 @@ export interface PaymentAttempt {
   readonly request: PaidRequest;
   /** The route the request matched: the payment is for it, whatever the request line said. */
   readonly entry: CatalogEntry;
+  /** The payment payload, decoded (undefined: no payment header, or one that cannot be decoded). */
+  readonly payload: PaymentPayload | undefined;
   /** SHA-256 (hex) of the payment payload, canonical JSON: what ties an identifier and a record to one payload. */
   readonly payloadHash: string | undefined;
   /** The one-time authorization the payment carries, read by its scheme (an EIP-3009 authorization, a signed transaction). */
@@ -45,6 +49,8 @@ export interface PaymentAttempt {
   /** The x402 payment-identifier the client sent, while this request holds its claim, and the claim's holder token. */
   paymentId: string | undefined;
   claimOwner: string | undefined;
+  /** A payment whose scheme recognises its retries (replay.ts): its ticket, closed when the request ends. */
+  replay: ReplayTicket | undefined;
   /** The answer was stored under the payment identifier (a retry gets it again). */
   answerStored: boolean;
   /**
@@ -80,10 +86,12 @@ export function newAttempt(request: PaidRequest, entry: CatalogEntry, payload?: 
   const attempt: PaymentAttempt = {
     request,
     entry,
+    payload,
     payloadHash: payload ? payloadHash(payload) : undefined,
     authorization,
     paymentId: undefined,
     claimOwner: undefined,
+    replay: undefined,
     answerStored: false,
     firstSeen: false,
     verifyRefusal: undefined,

@@ -99,17 +99,9 @@ export class PaymentIdempotency {
     } catch {
       return { kind: 'process' }; // the gate answers a header it cannot decode
     }
-    const { id, validation } = identifierOf(payload);
-    if (!validation.valid) {
-      throw new BadRequestError(`the payment's ${PAYMENT_IDENTIFIER} extension is invalid: ${(validation.errors ?? []).join('; ') || 'its id must be 16-128 characters of A-Z, a-z, 0-9, - and _'}`);
-    }
+    const id = this.check(payload);
     const hash = attempt.payloadHash ?? payloadHash(payload);
-    if (!id) {
-      if (this.opts.required ?? PAYMENT_IDENTIFIER_REQUIRED) {
-        throw new BadRequestError(`this server requires the ${PAYMENT_IDENTIFIER} extension: the payment must carry an id (16-128 characters of A-Z, a-z, 0-9, - and _) in extensions["${PAYMENT_IDENTIFIER}"].info.id`);
-      }
-      return { kind: 'process' };
-    }
+    if (!id) return { kind: 'process' };
 
     const owner = randomUUID();
     for (;;) {
@@ -137,14 +129,24 @@ export class PaymentIdempotency {
     }
   }
 
+  /** The payment's identifier (null: none); throws the 400 for a malformed one, or for none when one is required. */
+  check(payload: PaymentPayload): string | null {
+    const { id, validation } = identifierOf(payload);
+    if (!validation.valid) {
+      throw new BadRequestError(`the payment's ${PAYMENT_IDENTIFIER} extension is invalid: ${(validation.errors ?? []).join('; ') || 'its id must be 16-128 characters of A-Z, a-z, 0-9, - and _'}`);
+    }
+    if (!id && (this.opts.required ?? PAYMENT_IDENTIFIER_REQUIRED)) {
+      throw new BadRequestError(`this server requires the ${PAYMENT_IDENTIFIER} extension: the payment must carry an id (16-128 characters of A-Z, a-z, 0-9, - and _) in extensions["${PAYMENT_IDENTIFIER}"].info.id`);
+    }
+    return id;
+  }
+
   /** Stores a successful paid answer under its identifier (a retry gets it again). Never fails the answer. */
   async complete(attempt: PaymentAttempt, status: number, headers: Record<string, unknown>, body: string): Promise<void> {
     const id = attempt.paymentId;
     if (!id) return;
-    const kept: Record<string, string> = {};
-    for (const name of REPLAYED_HEADERS) if (headers[name] != null) kept[name] = String(headers[name]);
     try {
-      await this.opts.store.complete(id, { status, headers: kept, body });
+      await this.opts.store.complete(id, storedResponse(status, headers, body));
       attempt.answerStored = true;
     } catch (err) {
       // The payer has its answer. The claim stays (see finish): a retry of the same payment is answered from the chain.
@@ -200,6 +202,13 @@ export class PaymentIdempotency {
     await Promise.race([wait, this.running.get(id)?.done ?? wait]);
     clearTimeout(timer);
   }
+}
+
+/** An answer as a retry gets it again: its status, the headers a replay repeats, and its body. */
+export function storedResponse(status: number, headers: Record<string, unknown>, body: string): StoredResponse {
+  const kept: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) if (headers[name] != null) kept[name] = String(headers[name]);
+  return { status, headers: kept, body };
 }
 
 /**

@@ -18,7 +18,9 @@
 // call's charge is `extra.chargedAmount`. A refund of the unused deposit is no paid call: it has no row here
 // (x402_batch_events records it, with the deposit, claims and settlements).
 import type { x402ResourceServer } from '@x402/core/server';
+import type { PaymentPayload } from '@x402/core/types';
 import { attemptOf, payloadHash } from './attempt.ts';
+import { identifierOf } from './idempotency.ts';
 import { address, installResumeHooks, LEDGER_UNAVAILABLE, settled, settleFailure, type SettleOutcomeOptions } from './settle-outcome.ts';
 
 export { LEDGER_UNAVAILABLE } from './settle-outcome.ts';
@@ -56,24 +58,26 @@ export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: 
     const payload = ctx.paymentPayload;
     // The payment's authorization (its scheme's reading), for reconciling an `unknown` row on chain.
     const auth = attempt.authorization ?? opts.schemes.authorizationOf(payload);
+    const row = {
+      requestId: request.id,
+      route: entry.url,
+      // What the server knows: the matched route's URL, never the payload's (the payer wrote that).
+      resourceUrl: `${opts.publicBaseUrl}${entry.url}`,
+      scheme: ctx.requirements.scheme,
+      network: ctx.requirements.network,
+      asset: ctx.requirements.asset,
+      amountRequired: ctx.requirements.amount,
+      payTo: ctx.requirements.payTo,
+      payer: address(ctx.result.payer),
+      payloadHash: attempt.payloadHash ?? payloadHash(payload),
+      paymentIdentifier: attempt.paymentId ?? identifierOf(payload as PaymentPayload).id,
+      authorizationNonce: auth?.nonce ?? null,
+      validBefore: auth ? new Date(auth.validBefore * 1000) : null,
+      facilitator: opts.facilitator,
+    };
     try {
-      attempt.recordId = await records.recordVerified({
-        requestId: request.id,
-        route: entry.url,
-        // What the server knows: the matched route's URL, never the payload's (the payer wrote that).
-        resourceUrl: `${opts.publicBaseUrl}${entry.url}`,
-        scheme: ctx.requirements.scheme,
-        network: ctx.requirements.network,
-        asset: ctx.requirements.asset,
-        amountRequired: ctx.requirements.amount,
-        payTo: ctx.requirements.payTo,
-        payer: address(ctx.result.payer),
-        payloadHash: attempt.payloadHash ?? payloadHash(payload),
-        paymentIdentifier: attempt.paymentId ?? null,
-        authorizationNonce: auth?.nonce ?? null,
-        validBefore: auth ? new Date(auth.validBefore * 1000) : null,
-        facilitator: opts.facilitator,
-      });
+      // A voucher's row is written behind (it moves no money by itself); any other is written before the handler runs.
+      attempt.recordId = opts.schemes.of(ctx.requirements)?.offChain?.(payload.payload) ? records.recordVerifiedBehind(row) : await records.recordVerified(row);
       metrics.payment('verified', ctx.requirements.network);
     } catch (err) {
       // No payment is taken that cannot be recorded: abort (the SDK cancels it), and the gate answers 503.

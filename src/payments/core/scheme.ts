@@ -21,6 +21,7 @@
 import type { RouteConfig, x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import type { PaymentAuthorization } from './authorization.ts';
+import type { SchemeReplays } from './replay.ts';
 import type { OutcomeReader } from './outcome.ts';
 
 /** One `accepts` entry of a route. */
@@ -53,6 +54,13 @@ export interface PaymentScheme {
   isRefund?(payload: unknown): boolean;
   /** The payment checked here (its facilitator's settle checks it again before moving money); undefined: ask /verify. */
   localVerify?(payment: LocalPayment, requirements: Readonly<PaymentRequirements>): Promise<VerifyResponse | undefined>;
+  /**
+   * A payment that moves no money by itself (a batch-settlement voucher: what is claimed later is the channel's state,
+   * itself written behind): its call's ledger row is written behind too (PaymentRecords.recordVerifiedBehind).
+   */
+  offChain?(payload: unknown): boolean;
+  /** It recognises a retry of its own payments itself (replay.ts): those need no payment-identifier claim in the ledger. */
+  readonly replays?: SchemeReplays;
 }
 
 /** The schemes a server offers, in offer order, and what the core asks of them by a payment's requirements. */
@@ -62,6 +70,12 @@ export class PaymentSchemes {
   /** The scheme of a payment's requirements (its `scheme` and `network`). */
   of(r: { scheme: string; network: string } | undefined): PaymentScheme | undefined {
     return r ? this.list.find((s) => s.scheme === r.scheme && s.network === r.network) : undefined;
+  }
+
+  /** Who recognises a retry of this payment, when its scheme does it itself (replay.ts). */
+  replaysOf(payload: PaymentPayload): SchemeReplays | undefined {
+    const replays = this.of(payload.accepted)?.replays;
+    return replays?.covers(payload) ? replays : undefined;
   }
 
   /** The authorization of a payload, read by the scheme it says it pays with (`accepted`). */

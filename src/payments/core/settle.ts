@@ -11,7 +11,7 @@ import type { PaymentLog } from './log.ts';
 import type { ErrorBody, AppError } from '../../lib/errors.ts';
 import type { PaymentMetrics } from '../../metrics/metrics.ts';
 import type { PaymentAttempt } from './attempt.ts';
-import type { PaymentIdempotency } from './idempotency.ts';
+import { storedResponse, type PaymentIdempotency } from './idempotency.ts';
 import type { PaymentServer } from './resource-server.ts';
 import { facilitatorFailure, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, type PaymentTerms } from './responses.ts';
 import { contentDigest } from './signing-key.ts';
@@ -87,7 +87,9 @@ export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttemp
     out.set({ 'cache-control': withPrivateCacheControl(cacheControl()) });
     if (opts.contentDigest && body) out.set({ 'content-digest': contentDigest(body) });
     // Kept under the payment's identifier before the answer leaves: a retry that crosses it gets the same.
-    if (attempt) await opts.idempotency.complete(attempt, out.status, out.all(), typeof payload === 'string' ? payload : String(payload));
+    const answer = typeof payload === 'string' ? payload : String(payload);
+    if (attempt?.replay) attempt.replay.keep(storedResponse(out.status, out.all(), answer));
+    else if (attempt) await opts.idempotency.complete(attempt, out.status, out.all(), answer);
     return out.done();
   } catch (err) {
     opts.metrics.settleLatency((performance.now() - started) / 1000);

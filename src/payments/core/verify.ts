@@ -78,11 +78,20 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
     // Its outcome is waited for until validBefore: an authorization valid for longer than offered is refused.
     const tooLong = attempt.authorization && checkValidityWindow(attempt.authorization, opts.x402.maxTimeoutS);
     if (tooLong) return challenge(tooLong);
-    // A retry of a payment already answered gets that answer (before the facilitator sees it again).
-    const decision = await opts.idempotency.decide(attempt, given, claimBounds(attempt, opts.paidCallMs));
-    if (decision.kind === 'replay') {
-      const { status, headers, body } = decision.response;
-      return { answer: { status, headers, body } };
+    // A retry of a payment already answered gets that answer (before the facilitator sees it again): recognised by
+    // its scheme when it can (replay.ts: a voucher), else by its payment identifier's claim in the ledger.
+    const replays = attempt.payload && opts.schemes.replaysOf(attempt.payload);
+    if (replays) {
+      opts.idempotency.check(attempt.payload!);
+      const opened = await replays.open(attempt.payload!, req.line);
+      if ('answer' in opened) return { answer: opened.answer };
+      attempt.replay = opened.ticket;
+    } else {
+      const decision = await opts.idempotency.decide(attempt, given, claimBounds(attempt, opts.paidCallMs));
+      if (decision.kind === 'replay') {
+        const { status, headers, body } = decision.response;
+        return { answer: { status, headers, body } };
+      }
     }
     // Only one request of an authorization reaches the facilitator; the others wait for it, and once it is answered are refused.
     if ((await opts.authorizations?.acquire(attempt)) === 'used') return challenge(AUTHORIZATION_USED);
@@ -124,6 +133,7 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
     const reason = malformed ? MALFORMED_PAYMENT : headWithPayment ? HEAD_PAYMENT : undefined;
     return { answer: { status: r.status, headers: r.headers, body: paymentRequiredBody(r.headers, opts.terms, reason) } };
   }
+  attempt.replay?.admitted();
   return { granted: { ...result, context } };
 }
 

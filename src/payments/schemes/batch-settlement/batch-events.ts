@@ -27,6 +27,8 @@ export type BatchSettlementEvent =
 /** Where batch-settlement events are recorded. Amounts are atomic token units. */
 export interface BatchEventRecorder {
   record(event: BatchSettlementEvent & { at: Date }): void | Promise<void>;
+  /** A voucher's charge, written behind with others (the ledger's: src/db/write-behind.ts); record() when absent. */
+  recordBehind?(event: BatchSettlementEvent & { at: Date }): void;
 }
 
 /** Records deposits, charges and refunds as the resource server settles batch-settlement payments. */
@@ -34,7 +36,13 @@ export function recordBatchEvents(resourceServer: x402ResourceServer, events: Ba
   resourceServer.onAfterSettle(async (ctx) => {
     if (ctx.requirements.scheme !== 'batch-settlement') return;
     try {
-      for (const event of batchEventsOf(ctx)) await events.record({ ...event, at: new Date() });
+      const at = new Date();
+      // A voucher's call has its one charge: written behind, off the call's path (a deposit's events are not).
+      const voucher = isBatchSettlementVoucherPayload(ctx.paymentPayload.payload);
+      for (const event of batchEventsOf(ctx)) {
+        if (voucher && events.recordBehind) events.recordBehind({ ...event, at });
+        else await events.record({ ...event, at });
+      }
     } catch (err) {
       onError(err);
     }

@@ -26,6 +26,9 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentSettings } from '../../settings.ts';
 import { recordBatchEvents, type BatchEventRecorder } from './batch-events.ts';
 import { createClaimScheduler, type ClaimRun } from './claim-scheduler.ts';
+import type { SchemeReplays } from '../../core/replay.ts';
+import { voucherReplays, type AnswerKeeper } from './voucher-replay.ts';
+import { withFastVoucherCheck, type VoucherCheckCounts } from './voucher-check.ts';
 import { atomicAmount } from '../../core/price.ts';
 import type { PaymentOption, SchemeOffer } from '../../core/scheme.ts';
 
@@ -39,6 +42,8 @@ export interface BatchSettlementOptions {
   facilitator: FacilitatorClient;
   /** Channel state: createChannelStorage(db) over the ledger database. */
   storage: ChannelStorage;
+  /** The channels' single writer when it keeps answers (channel-lease.ts): a retried voucher is then answered from it (voucher-replay.ts). */
+  answers?: AnswerKeeper;
   /** Where deposits, charges, claims, settlements and refunds are recorded. */
   events: BatchEventRecorder;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
@@ -58,7 +63,11 @@ export interface BatchSettlementStatus {
 
 export interface BatchSettlement {
   readonly scheme: BatchSettlementEvmScheme;
+  /** How a retried voucher is recognised (undefined: by its payment identifier, in the ledger). */
+  readonly replays: SchemeReplays | undefined;
   status(): BatchSettlementStatus;
+  /** How many vouchers voucher-check.ts admitted itself, and how many payloads it left to the SDK's check. */
+  voucherChecks(): VoucherCheckCounts;
   /**
    * What to offer, from the facilitator's /supported (asked once; asked again after a failure to reach it,
    * which is thrown so the gate answers 503 as for `exact`).
@@ -79,6 +88,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   const settings = x402.batch;
   const receiverAuthorizerSigner = settings.authorizerKey ? privateKeyToAccount(settings.authorizerKey) : undefined;
   const channels = new ChannelWatch(opts.storage);
+  const voucherChecks: VoucherCheckCounts = { fast: 0, passed: 0 };
   const scheme = new BatchSettlementEvmScheme(payTo, {
     storage: channels.storage,
     withdrawDelay: settings.withdrawDelayS,
@@ -99,7 +109,8 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   const offered: BatchOffer = {
     accepts,
     register(resourceServer) {
-      resourceServer.register(x402.network, scheme);
+      // A repeat voucher is checked by voucher-check.ts first, the SDK's own hook behind it.
+      resourceServer.register(x402.network, withFastVoucherCheck(scheme, voucherChecks));
       // Runs before the scheme's own after-verify hook, which would refuse a busy channel at once.
       resourceServer.onAfterVerify(async (ctx) => {
         if (ctx.requirements.scheme !== BATCH_SETTLEMENT || !ctx.result.isValid) return;
@@ -160,7 +171,9 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
 
   return {
     scheme,
+    replays: opts.answers && voucherReplays(opts.answers, opts.log),
     status: () => ({ ...status }),
+    voucherChecks: () => ({ ...voucherChecks }),
     offer() {
       decided ??= decide().catch((err) => {
         decided = undefined;

@@ -17,18 +17,9 @@
 // cumulative range, so the receiver collects less than it served, and the payer never pays twice.
 import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelStorage, ChannelUpdateResult } from '@x402/evm/batch-settlement/server';
-import type { LeaseTaken } from '../../../db/x402-channels.ts';
+import type { KeptAnswer, LeaseStore } from '../../../db/x402-channels.ts';
 
-/** Where leases and written state live (the ledger database: x402-channels.ts). */
-export interface LeaseStore {
-  /** The state last written, and whether another instance holds the lease now; undefined: no such channel. */
-  peek(channelId: string, owner: string): Promise<{ state: Channel | undefined; leasedElsewhere: boolean } | undefined>;
-  list(): Promise<Channel[]>;
-  take(channelId: string, owner: string, leaseMs: number): Promise<LeaseTaken>;
-  write(channelId: string, owner: string, state: Channel | undefined, leaseMs: number, release: boolean): Promise<{ held: boolean; wanted: boolean }>;
-  /** Of `channelIds` (held by `owner`), the ones another instance asked for. */
-  wanted(channelIds: string[], owner: string): Promise<string[]>;
-}
+export type { KeptAnswer, LeaseStore } from '../../../db/x402-channels.ts';
 
 export interface LeaseTiming {
   /** How long a lease lasts unless renewed. */
@@ -48,6 +39,8 @@ export class ChannelLeaseBusy extends Error {}
 
 interface Held {
   state: Channel | undefined;
+  /** The last admitted voucher's answer (keepAnswer), written with the state. */
+  answer: KeptAnswer | undefined;
   /** performance.now() past which this instance admits nothing without renewing (before the ledger's expiry). */
   safeUntil: number;
   /** Bumped by every change; `written` is the version last written. */
@@ -66,6 +59,8 @@ export class LeasedChannels implements ChannelStorage {
   readonly owner = `instance-${randomUUID()}`;
   private readonly held = new Map<string, Held>();
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** Calls admitted on a channel and not yet answered: the channel is not handed over meanwhile (its answer is kept first). */
+  private readonly busy = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private asking: Promise<void> | undefined;
   private closing = false;
@@ -104,6 +99,47 @@ export class LeasedChannels implements ChannelStorage {
       else all.delete(id);
     }
     return [...all.values()];
+  }
+
+  /**
+   * The channel's last admitted voucher and the answer it paid for, from its live state (taken here first when another
+   * instance holds it, as get() does); undefined when none was kept.
+   */
+  async lastAnswer(channelId: string): Promise<KeptAnswer | undefined> {
+    const id = key(channelId);
+    const here = this.held.get(id);
+    if (here && here.safeUntil > performance.now()) return here.answer;
+    const row = await this.store.peek(id, this.owner);
+    if (!row?.leasedElsewhere) return row?.answer;
+    try {
+      return (await this.serialized(id, () => this.lease(id))).answer;
+    } catch (err) {
+      if (!(err instanceof ChannelLeaseBusy)) throw err;
+      return row.answer;
+    }
+  }
+
+  /** Keeps the answer of the voucher just admitted on a channel held here (written behind with its state). */
+  keepAnswer(channelId: string, answer: KeptAnswer): boolean {
+    const h = this.held.get(key(channelId));
+    if (!h) return false;
+    h.answer = answer;
+    h.version++;
+    h.lastChange = performance.now();
+    return true;
+  }
+
+  /** A call was admitted on the channel: it is not handed over until leave(). */
+  enter(channelId: string): void {
+    const id = key(channelId);
+    this.busy.set(id, (this.busy.get(id) ?? 0) + 1);
+  }
+
+  leave(channelId: string): void {
+    const id = key(channelId);
+    const n = (this.busy.get(id) ?? 1) - 1;
+    if (n > 0) this.busy.set(id, n);
+    else this.busy.delete(id);
   }
 
   updateChannel(channelId: string, update: (current: Channel | undefined) => Channel | undefined): Promise<ChannelUpdateResult> {
@@ -165,7 +201,7 @@ export class LeasedChannels implements ChannelStorage {
       const asked = performance.now();
       const got = await this.store.take(id, this.owner, this.timing.leaseMs);
       if (got.taken) {
-        const fresh: Held = { state: got.state, safeUntil: asked + this.timing.leaseMs * 0.9, version: 0, written: 0, lastChange: performance.now(), wanted: false, writing: undefined };
+        const fresh: Held = { state: got.state, answer: got.answer, safeUntil: asked + this.timing.leaseMs * 0.9, version: 0, written: 0, lastChange: performance.now(), wanted: false, writing: undefined };
         this.held.set(id, fresh);
         this.timer ??= setInterval(() => this.tick(), this.timing.flushMs).unref();
         return fresh;
@@ -178,22 +214,17 @@ export class LeasedChannels implements ChannelStorage {
   /** Every FLUSH_MS: changed channels written (the lease renewed), idle or wanted ones handed back. */
   private tick(): void {
     if (this.asking) return;
-    // Which held channels another instance asks for (one query for all of them).
-    this.asking = this.store
-      .wanted([...this.held.keys()], this.owner)
-      .then(
-        (ids) => ids.forEach((id) => this.held.get(id) && (this.held.get(id)!.wanted = true)),
-        () => undefined,
-      )
-      .then(() => this.flush())
-      .finally(() => (this.asking = undefined));
+    // A write says whether its channel is wanted: only the channels with nothing to write are asked about (one query).
+    const quiet = [...this.held].filter(([, h]) => !h.writing && h.version === h.written).map(([id]) => id);
+    const asked = quiet.length === 0 ? Promise.resolve() : this.store.wanted(quiet, this.owner).then((ids) => ids.forEach((id) => this.held.get(id) && (this.held.get(id)!.wanted = true)), () => undefined);
+    this.asking = asked.then(() => this.flush()).finally(() => (this.asking = undefined));
   }
 
   private flush(): void {
     const now = performance.now();
     for (const [id, h] of this.held) {
       if (h.writing) continue;
-      if (h.wanted || now - h.lastChange >= this.timing.idleMs) {
+      if ((h.wanted || now - h.lastChange >= this.timing.idleMs) && !this.busy.has(id)) {
         h.writing = this.serialized(id, () => this.release(id)).finally(() => (h.writing = undefined));
       } else if (h.version !== h.written || h.safeUntil - now < this.timing.leaseMs / 2) {
         h.writing = this.write(id, h, false).then(
@@ -215,7 +246,7 @@ export class LeasedChannels implements ChannelStorage {
     const asked = performance.now();
     let result: { held: boolean; wanted: boolean };
     try {
-      result = await this.store.write(id, this.owner, h.state, this.timing.leaseMs, release);
+      result = await this.store.write(id, this.owner, h.state, h.answer, this.timing.leaseMs, release);
     } catch (err) {
       // The ledger did not answer: kept in memory, retried at the next tick; nothing is admitted past safeUntil.
       this.log.error({ channelId: id, err: String((err as Error)?.message ?? err) }, 'x402 batch settlement: channel state not written; retrying');

@@ -3,7 +3,7 @@
 // batches. Offered once the facilitator's /supported lists it; never prefetched (a voucher is checked here in
 // milliseconds, nothing to overlap, and a refund never runs the handler); a call's charge is its settle result's
 // `extra.chargedAmount` (its `amount` is a deposit, or empty); a refund pays for no call.
-import { isBatchSettlementRefundPayload } from '@x402/evm';
+import { isBatchSettlementRefundPayload, isBatchSettlementVoucherPayload } from '@x402/evm';
 import type { PaymentScheme } from '../../core/scheme.ts';
 import { BATCH_SETTLEMENT, type BatchSettlement } from './batch-settlement.ts';
 
@@ -20,5 +20,7 @@ export function batchSettlementScheme(batch: BatchSettlement, network: string): 
       return typeof charged === 'string' && ATOMIC.test(charged) ? charged : undefined;
     },
     isRefund: isBatchSettlementRefundPayload,
+    offChain: isBatchSettlementVoucherPayload,
+    replays: batch.replays,
   };
 }
