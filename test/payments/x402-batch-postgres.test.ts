@@ -85,17 +85,19 @@ describe('two instances on one PostgreSQL server', () => {
     const first = await p.pay(a); // the deposit, and the first charge
     expect(first.status).toBe(200);
     let last = Number(cumulative(first));
-    // The next voucher, to both instances at once, three times over: each admitted once, charged once.
+    // The next voucher, to both instances at once, three times over: each admitted once and charged once; the
+    // instance that did not admit it waits for the channel and answers with what it paid for (voucher-replay.ts).
     for (let round = 0; round < 3; round++) {
       const voucher = await p.sign(a);
       const both = await Promise.all([a, b].map((url) => fetch(url, { headers: { 'PAYMENT-SIGNATURE': voucher } })));
-      expect(both.map((r) => r.status).sort(), `round ${round}`).toEqual([200, 402]);
-      expect(cumulative(both.find((r) => r.status === 200)!)).toBe(String((last += 1000)));
-      // The stock client had not seen that answer: its next voucher is refused with the channel's state (the
-      // scheme's corrective 402), and it signs on top of it, whichever instance it reaches.
-      const next = await p.pay(round % 2 ? a : b);
-      expect(next.status).toBe(200);
-      expect(cumulative(next)).toBe(String((last += 1000)));
+      expect(both.map((r) => r.status), `round ${round}`).toEqual([200, 200]);
+      last += 1000;
+      expect(both.map(cumulative), `round ${round}`).toEqual([String(last), String(last)]);
+      // The stock client had not seen that answer: it sends the same voucher again, a retry, and gets the same
+      // answer (charged nothing more); then it is in step, whichever instance it reaches.
+      const again = await p.pay(round % 2 ? a : b);
+      expect(again.status).toBe(200);
+      expect(cumulative(again)).toBe(String(last));
     }
     // Twelve calls alternating instances: each charged on top of the last, whichever served it.
     const seen: string[] = [];
