@@ -8,7 +8,7 @@
 import { MAX_PENDING } from './retry-queue.ts';
 
 /** Longest a row waits before its batch is written. */
-export const FLUSH_MS = 50;
+export const FLUSH_MS = 200;
 
 export interface WriteBehindOptions<T> {
   /** Writes a batch (in order); rejects when nothing of it was written. */

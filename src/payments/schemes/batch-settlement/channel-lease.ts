@@ -32,7 +32,7 @@ export interface LeaseTiming {
   waitMs: number;
 }
 
-export const LEASE_TIMING: LeaseTiming = { leaseMs: 3000, flushMs: 50, idleMs: 1000, waitMs: 10_000 };
+export const LEASE_TIMING: LeaseTiming = { leaseMs: 3000, flushMs: 200, idleMs: 1000, waitMs: 10_000 };
 
 /** A change that could not get the channel: another instance holds it and did not hand it over in time. */
 export class ChannelLeaseBusy extends Error {}
