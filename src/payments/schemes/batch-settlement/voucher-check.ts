@@ -6,7 +6,7 @@
 // call's cost. This hook runs first and answers the common case itself: a voucher on a channel whose config the
 // SDK already accepted for the same route (remembered here, by its exact bytes), carrying the next cumulative
 // amount, within the balance, the channel's on-chain state fresh; its signature is recovered by libsecp256k1
-// compiled to WebAssembly (tiny-secp256k1, bitcoinjs) and must be the payer authorizer's. It records what the
+// compiled to WebAssembly (src/lib/ecdsa-recover.ts) and must be the payer authorizer's. It records what the
 // SDK's hook records for the call (the pending request's id, the channel's state as read) and answers as the
 // SDK's local check answers, so the SDK's after-verify hook reserves and charges the channel exactly as before.
 //
@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, isBatchSettlementVoucherPayload } from '@x402/evm';
 import type { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/server';
 import { concat, getAddress, hashDomain, keccak256, numberToHex, toHex, type Hex } from 'viem';
+import { recoverSigner } from '../../../lib/ecdsa-recover.ts';
 
 type Scheme = BatchSettlementEvmScheme;
 type Hooks = NonNullable<Scheme['schemeHooks']>;
@@ -27,13 +28,6 @@ type BeforeVerifyContext = Parameters<BeforeVerify>[0];
 type Voucher = { channelId: Hex; maxClaimableAmount: string; signature: Hex };
 type ChannelConfig = { payer: Hex; payerAuthorizer: Hex } & Record<string, unknown>;
 
-/** libsecp256k1's recovery, loaded on the first voucher (its WebAssembly is compiled then, not at start-up). */
-type Recover = (hash: Uint8Array, signature: Uint8Array, recoveryId: 0 | 1, compressed: boolean) => Uint8Array | null;
-let recoverer: Promise<Recover> | undefined;
-const loadRecover = () => (recoverer ??= import('tiny-secp256k1').then((m) => m.recover as Recover));
-
-/** secp256k1's order halved: a larger s is refused by the channel contract's ECDSA recovery (OpenZeppelin's). */
-const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 const VOUCHER_TYPEHASH = keccak256(toHex('Voucher(bytes32 channelId,uint128 maxClaimableAmount)'));
 const domains = new Map<number, Hex>();
 
@@ -107,20 +101,8 @@ export function withFastVoucherCheck(scheme: Scheme, counts: VoucherCheckCounts 
   }
 
   async function signedBy(voucher: Voucher, max: bigint, chainId: number, authorizer: Hex): Promise<boolean> {
-    const sig = voucher.signature;
-    if (typeof sig !== 'string' || !/^0x[0-9a-fA-F]{130}$/.test(sig)) return false;
-    const v = parseInt(sig.slice(130), 16);
-    if ((v !== 27 && v !== 28) || BigInt(`0x${sig.slice(66, 130)}`) > HALF_N) return false;
-    const recover = await loadRecover();
-    let key: Uint8Array | null;
-    try {
-      key = recover(hexBytes(voucherDigest(voucher.channelId, max, chainId)), hexBytes(sig.slice(0, 130)), (v - 27) as 0 | 1, false);
-    } catch {
-      return false;
-    }
-    if (!key) return false;
-    const address = `0x${keccak256(key.subarray(1)).slice(-40)}`;
-    return address.toLowerCase() === authorizer.toLowerCase();
+    const signer = await recoverSigner(voucherDigest(voucher.channelId, max, chainId), voucher.signature);
+    return signer !== undefined && signer === authorizer.toLowerCase();
   }
 
   const wrapped = Object.create(scheme) as Scheme;
@@ -165,4 +147,3 @@ function chainIdOf(network: string): number {
   return id;
 }
 
-const hexBytes = (hex: string) => Buffer.from(hex.slice(2), 'hex');

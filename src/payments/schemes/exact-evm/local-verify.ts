@@ -15,6 +15,7 @@
 // checks: such a payment is refused there (402, nothing charged, the handler's answer never sent).
 import type { PaymentRequirements, VerifyResponse } from '@x402/core/types';
 import type { LocalPayment } from '../../core/scheme.ts';
+import { recoverSigner } from '../../../lib/ecdsa-recover.ts';
 import { loadViem } from '../../../sources/viem.ts';
 
 /** The facilitator refuses an authorization that expires within this many seconds (@x402/evm's verify). */
@@ -80,14 +81,14 @@ export async function verifyExactLocally(payment: LocalPayment, requirements: Re
     const now = BigInt(Math.floor(nowMs / 1000));
     if (BigInt(a.validAfter) > now || BigInt(a.validBefore) < now + BigInt(VALID_BEFORE_MARGIN_S)) return undefined;
     const viem = await loadViem();
-    const signer = await viem.recoverTypedDataAddress({
+    // The digest in viem, the recovery in WebAssembly (lib/ecdsa-recover.ts: strict ECDSA, a fraction of viem's cost).
+    const digest = viem.hashTypedData({
       domain: { name: extra.name, version: extra.version, chainId: Number(chain[1]), verifyingContract: requirements.asset as `0x${string}` },
       types: TRANSFER_WITH_AUTHORIZATION,
       primaryType: 'TransferWithAuthorization',
       message: { from: a.from, to: a.to, value: BigInt(a.value), validAfter: BigInt(a.validAfter), validBefore: BigInt(a.validBefore), nonce: a.nonce },
-      signature,
     });
-    if (signer.toLowerCase() !== a.from.toLowerCase()) return undefined;
+    if ((await recoverSigner(digest, signature)) !== a.from.toLowerCase()) return undefined;
     return { isValid: true, payer: viem.getAddress(a.from) };
   } catch {
     return undefined;

@@ -1,0 +1,34 @@
+// lib/ecdsa-recover.ts: the signer libsecp256k1 (WebAssembly) recovers is viem's; anything that is not strict ECDSA
+// (v other than 27/28, a high s, another length) is undefined, never an error.
+import { keccak256, recoverAddress, toHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { describe, expect, it } from 'vitest';
+import { recoverSigner } from '../../src/lib/ecdsa-recover.ts';
+
+const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+const account = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
+
+describe('recovering a signer in WebAssembly', () => {
+  it('gives the address viem recovers, for many digests', async () => {
+    for (let i = 0; i < 20; i++) {
+      const digest = keccak256(toHex(`digest ${i}`));
+      const signature = await account.sign({ hash: digest });
+      expect(await recoverSigner(digest, signature)).toBe((await recoverAddress({ hash: digest, signature })).toLowerCase());
+      expect(await recoverSigner(digest, signature)).toBe(account.address.toLowerCase());
+    }
+  });
+
+  it('is undefined for what is not strict ECDSA, or for another digest', async () => {
+    const digest = keccak256(toHex('x'));
+    const signature = await account.sign({ hash: digest });
+    const s = BigInt(`0x${signature.slice(66, 130)}`);
+    const flipped = parseInt(signature.slice(130), 16) === 27 ? '1c' : '1b';
+    const highS = `${signature.slice(0, 66)}${(N - s).toString(16).padStart(64, '0')}${flipped}` as Hex;
+    expect((await recoverAddress({ hash: digest, signature: highS })).toLowerCase()).toBe(account.address.toLowerCase()); // viem accepts it
+    expect(await recoverSigner(digest, highS)).toBeUndefined();
+    expect(await recoverSigner(digest, `${signature.slice(0, 130)}00`)).toBeUndefined(); // v 0
+    expect(await recoverSigner(digest, signature.slice(0, 130))).toBeUndefined(); // 64 bytes
+    expect(await recoverSigner('0x1234', signature)).toBeUndefined();
+    expect(await recoverSigner(keccak256(toHex('y')), signature)).not.toBe(account.address.toLowerCase());
+  });
+});
