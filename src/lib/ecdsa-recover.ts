@@ -5,13 +5,13 @@
 // Strict, as the contracts that act on these signatures are (OpenZeppelin's ECDSA, USDC's ECRecover): 65 bytes,
 // v 27 or 28, s in the lower half of the curve's order. Anything else is undefined, never an error: a caller
 // leaves such a signature to whoever checks it more leniently (the SDK, the facilitator), never refuses it here.
-import { keccak256, type Hex } from 'viem';
+import type { Hex } from 'viem';
 
 type Recover = (hash: Uint8Array, signature: Uint8Array, recoveryId: 0 | 1, compressed: boolean) => Uint8Array | null;
 
-/** Loaded on first use: its WebAssembly is compiled then, not at start-up. */
-let recoverer: Promise<Recover> | undefined;
-const loadRecover = () => (recoverer ??= import('tiny-secp256k1').then((m) => m.recover as Recover));
+/** Loaded on first use (its WebAssembly compiled then, and viem for the address's hash), never at start-up. */
+let loaded: Promise<{ recover: Recover; keccak256: (bytes: Uint8Array) => Hex }> | undefined;
+const load = () => (loaded ??= Promise.all([import('tiny-secp256k1'), import('viem')]).then(([secp, viem]) => ({ recover: secp.recover as Recover, keccak256: (b: Uint8Array) => viem.keccak256(b) })));
 
 /** secp256k1's order, halved. */
 const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
@@ -23,7 +23,7 @@ export async function recoverSigner(digest: Hex, signature: string): Promise<str
   if (!DIGEST.test(digest) || typeof signature !== 'string' || !SIGNATURE.test(signature)) return undefined;
   const v = parseInt(signature.slice(130), 16);
   if ((v !== 27 && v !== 28) || BigInt(`0x${signature.slice(66, 130)}`) > HALF_N) return undefined;
-  const recover = await loadRecover();
+  const { recover, keccak256 } = await load();
   let key: Uint8Array | null;
   try {
     key = recover(bytes(digest), bytes(signature.slice(0, 130)), (v - 27) as 0 | 1, false);

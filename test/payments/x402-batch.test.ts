@@ -17,8 +17,8 @@ import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryChannelStorage, type Channel, type ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { buildApp } from '../../src/app.ts';
-import { createChannelStorage, takeChannelLease, peekChannelLease, wantedChannelLeases, writeChannelLease } from '../../src/db/x402-channels.ts';
-import { LeasedChannels, type LeaseStore } from '../../src/payments/schemes/batch-settlement/channel-lease.ts';
+import { channelLeaseStore, createChannelStorage } from '../../src/db/x402-channels.ts';
+import { LeasedChannels } from '../../src/payments/schemes/batch-settlement/channel-lease.ts';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrations.ts';
 import type { BatchSettlementEvent } from '../../src/payments/schemes/batch-settlement/batch-events.ts';
@@ -320,7 +320,7 @@ describe('x402 batch settlement through the server', () => {
     expect((await p.pay(server.url)).status).toBe(200);
     // Another server instance sharing the database holds the channel (no in-process wake-up: polled): it takes
     // the channel's lease from this one, as every instance does to change a channel (channel-lease.ts).
-    const other = new LeasedChannels(ledgerLeases(db));
+    const other = new LeasedChannels(channelLeaseStore(db));
     const hold = (ms: number) =>
       other.updateChannel(p.channelId, (c) => ({ ...c!, pendingRequest: { pendingId: 'other-instance', signedMaxClaimable: '2000', expiresAt: Date.now() + ms } }));
 
@@ -511,14 +511,3 @@ describe('a channel the contract refuses to claim', () => {
   });
 });
 
-/** The leases of the ledger database `d`, as an instance's LeasedChannels takes them. */
-function ledgerLeases(d: Database): LeaseStore {
-  const ledger = createChannelStorage(d);
-  return {
-    peek: (id, owner) => peekChannelLease(d, id, owner),
-    list: () => ledger.list(),
-    take: (id, owner, ms) => takeChannelLease(d, id, owner, ms),
-    write: (id, owner, state, answer, ms, release) => writeChannelLease(d, id, owner, state, answer, ms, release),
-    wanted: (ids, owner) => wantedChannelLeases(d, ids, owner),
-  };
-}

@@ -77,18 +77,7 @@ export class LeasedChannels implements ChannelStorage {
    * written: whatever is decided from it is checked again under the lease before anything is admitted.
    */
   async get(channelId: string): Promise<Channel | undefined> {
-    const id = key(channelId);
-    const here = this.held.get(id);
-    if (here && here.safeUntil > performance.now()) return here.state;
-    // Held by no one: the ledger's state is the channel's (and an unknown channel creates nothing here).
-    const row = await this.store.peek(id, this.owner);
-    if (!row?.leasedElsewhere) return row?.state;
-    try {
-      return (await this.serialized(id, () => this.lease(id))).state;
-    } catch (err) {
-      if (!(err instanceof ChannelLeaseBusy)) throw err;
-      return row.state;
-    }
+    return (await this.live(channelId))?.state;
   }
 
   /** Every open channel: the ledger's, with the ones held here as they are in memory. */
@@ -106,16 +95,22 @@ export class LeasedChannels implements ChannelStorage {
    * instance holds it, as get() does); undefined when none was kept.
    */
   async lastAnswer(channelId: string): Promise<KeptAnswer | undefined> {
+    return (await this.live(channelId))?.answer;
+  }
+
+  /** The channel as get() and lastAnswer() read it: held here, else taken from its holder, else as last written. */
+  private async live(channelId: string): Promise<{ state: Channel | undefined; answer: KeptAnswer | undefined } | undefined> {
     const id = key(channelId);
     const here = this.held.get(id);
-    if (here && here.safeUntil > performance.now()) return here.answer;
+    if (here && here.safeUntil > performance.now()) return here;
+    // Held by no one: the ledger's state is the channel's (and an unknown channel creates nothing here).
     const row = await this.store.peek(id, this.owner);
-    if (!row?.leasedElsewhere) return row?.answer;
+    if (!row?.leasedElsewhere) return row;
     try {
-      return (await this.serialized(id, () => this.lease(id))).answer;
+      return await this.serialized(id, () => this.lease(id));
     } catch (err) {
       if (!(err instanceof ChannelLeaseBusy)) throw err;
-      return row.answer;
+      return row;
     }
   }
 
