@@ -60,7 +60,10 @@ export interface KeptAnswer {
 }
 
 /** A channel's lease taken: its state and last answer as last written; or held by another instance, until when (the database's time). */
-export type LeaseTaken = { taken: true; state: Channel | undefined; answer: KeptAnswer | undefined } | { taken: false; owner: string; untilMs: number };
+export type LeaseTaken =
+  /** `lapsed`: its last holder let its lease run out (it died, or lost the ledger) instead of releasing it. */
+  | { taken: true; state: Channel | undefined; answer: KeptAnswer | undefined; lapsed: boolean }
+  | { taken: false; owner: string; untilMs: number };
 
 /**
  * Takes the lease of a channel for `owner` for `leaseMs` when no other instance holds it (none, released, or
@@ -70,8 +73,9 @@ export async function takeChannelLease(db: Database, channelId: string, owner: s
   const id = key(channelId);
   return db.transaction(async (tx) => {
     await tx.query('INSERT INTO x402_channels (channel_id) VALUES ($1) ON CONFLICT (channel_id) DO NOTHING', [id]);
-    const [row] = await tx.query<{ state: Channel | null; last_answer: KeptAnswer | null; lease_owner: string | null; held: boolean; until_ms: string | null }>(
+    const [row] = await tx.query<{ state: Channel | null; last_answer: KeptAnswer | null; lease_owner: string | null; held: boolean; lapsed: boolean; until_ms: string | null }>(
       `SELECT state, last_answer, lease_owner, (lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_until > now()) AS held,
+         (lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_until <= now()) AS lapsed,
          (extract(epoch FROM lease_until) * 1000)::bigint::text AS until_ms
        FROM x402_channels WHERE channel_id = $1 FOR UPDATE`,
       [id, owner],
@@ -81,7 +85,7 @@ export async function takeChannelLease(db: Database, channelId: string, owner: s
       return { taken: false, owner: row!.lease_owner!, untilMs: Number(row!.until_ms) };
     }
     await tx.query(`UPDATE x402_channels SET lease_owner = $2, lease_until = now() + make_interval(secs => $3::double precision / 1000), lease_wanted_at = NULL WHERE channel_id = $1`, [id, owner, leaseMs]);
-    return { taken: true, state: row!.state ?? undefined, answer: row!.last_answer ?? undefined };
+    return { taken: true, state: row!.state ?? undefined, answer: row!.last_answer ?? undefined, lapsed: row!.lapsed };
   });
 }
 

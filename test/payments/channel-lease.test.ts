@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrations.ts';
 import { createChannelStorage, peekChannelLease, takeChannelLease, wantedChannelLeases, writeChannelLease } from '../../src/db/x402-channels.ts';
-import { LeasedChannels, type LeaseStore } from '../../src/payments/schemes/batch-settlement/channel-lease.ts';
+import { LEASE_TIMING, LeasedChannels, type LeaseStore } from '../../src/payments/schemes/batch-settlement/channel-lease.ts';
 import { memoryDatabase } from '../db/pglite-database.ts';
 
 let db: Awaited<ReturnType<typeof memoryDatabase>>;
@@ -81,5 +81,26 @@ describe('one channel, one writer', () => {
     expect(moved.channel?.chargedCumulativeAmount).toBe('2000');
     await Promise.all([a.close(), b.close()]);
     expect(await stored(3)).toBe('2000');
+  });
+});
+
+describe('a holder that dies', () => {
+  it("its reservation of a call in flight, written behind with the state, is dropped by the instance that takes the lapsed lease", async () => {
+    const writes = { n: 0 };
+    // The dead holder: its state written with a reservation (pendingRequest), its lease left to lapse (never released).
+    const reserved = { ...channel(7), pendingRequest: { pendingId: 'p-dead', signedMaxClaimable: '1000', expiresAt: Date.now() + 60_000 } };
+    expect(await takeChannelLease(db, id(7), 'dead-instance', 300)).toMatchObject({ taken: true, lapsed: false });
+    expect(await writeChannelLease(db, id(7), 'dead-instance', reserved, undefined, 300, false)).toEqual({ held: true, wanted: false });
+    const heir = new LeasedChannels(store(db, writes), { ...LEASE_TIMING, waitMs: 5000 });
+    // Taken once the lease lapses: the state, without the dead call's reservation (it would hold the channel busy).
+    const state = await heir.updateChannel(id(7), (c) => c);
+    expect(state.channel?.chargedCumulativeAmount).toBe('0');
+    expect(state.channel?.pendingRequest).toBeUndefined();
+    await expect.poll(async () => (await db.query<{ state: Channel }>('SELECT state FROM x402_channels WHERE channel_id = $1', [id(7)]))[0]!.state.pendingRequest, { timeout: 5000 }).toBeUndefined();
+    await heir.close();
+    // A released lease is no death: what was written stays as it is.
+    expect(await takeChannelLease(db, id(8), 'leaving-instance', 3000)).toMatchObject({ taken: true, lapsed: false });
+    await writeChannelLease(db, id(8), 'leaving-instance', { ...channel(8), pendingRequest: reserved.pendingRequest }, undefined, 3000, true);
+    expect(await takeChannelLease(db, id(8), 'next-instance', 3000)).toMatchObject({ taken: true, lapsed: false, state: { pendingRequest: { pendingId: 'p-dead' } } });
   });
 });

@@ -196,7 +196,14 @@ export class LeasedChannels implements ChannelStorage {
       const asked = performance.now();
       const got = await this.store.take(id, this.owner, this.timing.leaseMs);
       if (got.taken) {
-        const fresh: Held = { state: got.state, answer: got.answer, safeUntil: asked + this.timing.leaseMs * 0.9, version: 0, written: 0, lastChange: performance.now(), wanted: false, writing: undefined };
+        // A lease that lapsed was its holder's last (it died, or lost the ledger for longer than the lease): a call it
+        // had reserved the channel for ended with it, so its reservation, written behind with the state, is dropped
+        // here rather than holding the channel busy until it expires (X402_MAX_TIMEOUT_S). A released lease carries
+        // none: a holder never hands a channel over while a call on it runs.
+        const left = got.lapsed && got.state?.pendingRequest;
+        if (left) this.log.error({ channelId: id }, 'x402 batch settlement: took over a channel whose holder let its lease lapse; its reservation of a call in flight is dropped');
+        const state = left ? { ...got.state!, pendingRequest: undefined } : got.state;
+        const fresh: Held = { state, answer: got.answer, safeUntil: asked + this.timing.leaseMs * 0.9, version: left ? 1 : 0, written: 0, lastChange: performance.now(), wanted: false, writing: undefined };
         this.held.set(id, fresh);
         this.timer ??= setInterval(() => this.tick(), this.timing.flushMs).unref();
         return fresh;
