@@ -29,7 +29,7 @@ beforeAll(async () => {
     startPostgres(),
   ]);
   const url = await postgres.createDatabase('batch_crash');
-  env = { ...OFFLINE_BASE_URLS, ...paidWorldEnv(world, { rpc: true }), DATA_DIR: tempDir(), DATABASE_URL: url, X402_BATCH_SETTLEMENT: 'true', X402_BATCH_CLAIM_INTERVAL_S: '300' };
+  env = { ...OFFLINE_BASE_URLS, ...paidWorldEnv(world, { rpc: true, timeoutMs: 20_000 }), DATA_DIR: tempDir(), DATABASE_URL: url, X402_BATCH_SETTLEMENT: 'true', X402_BATCH_CLAIM_INTERVAL_S: '5' };
   const { openPostgres } = await import('../../src/db/postgres.ts');
   ledger = await openPostgres({ url, timeoutMs: 5000 });
 }, 120_000);
@@ -90,7 +90,7 @@ describe('kill -9 while vouchers flow, then a restart', () => {
     expect(final).toBeLessThanOrEqual(answered * PRICE_UNITS);
     await server.stop();
     server = await startServerProcess({ ...env, X402_BATCH_SETTLEMENT: 'drain' });
-    await expect.poll(async () => (await world.fx.balanceOf(world.payTo)) - received, { timeout: 60_000, interval: 500 }).toBe(final);
+    await expect.poll(async () => (await world.fx.balanceOf(world.payTo)) - received, { timeout: 120_000, interval: 500 }).toBe(final);
     expect((await world.bs!.channel(channelId as `0x${string}`)).totalClaimed).toBe(final);
-  }, 240_000);
+  }, 300_000);
 });
