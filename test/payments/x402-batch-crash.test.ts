@@ -50,7 +50,18 @@ describe('kill -9 while vouchers flow, then a restart', () => {
     const scheme = new BatchClient(toClientEvmSigner(account, world.chain.publicClient));
     const client = new x402Client().register(world.chain.network, scheme);
     client.setSpendControls({ allowedAssets: [{ network: world.chain.network, asset: world.fx.usdc, maxAmountPerPayment: '100000' }] });
-    const pay = wrapFetchWithPayment(fetch, client);
+    const trace: string[] = [];
+    const tracing: typeof fetch = async (input, init) => {
+      const req = new Request(input, init);
+      const sig = req.headers.get('payment-signature');
+      const sent = sig ? (JSON.parse(Buffer.from(sig, 'base64').toString()) as { payload: { type: string; voucher: { maxClaimableAmount: string } } }).payload : undefined;
+      const res = await fetch(req);
+      const pr = res.headers.get('payment-required');
+      const state = pr ? (JSON.parse(Buffer.from(pr, 'base64').toString()) as { accepts: { extra?: { channelState?: { chargedCumulativeAmount: string } } }[]; error?: string }) : undefined;
+      trace.push(`${sent?.type ?? '-'} ${sent?.voucher.maxClaimableAmount ?? '-'} → ${res.status} ${state?.error ?? ''} ${state?.accepts.find((a) => a.extra?.channelState)?.extra?.channelState?.chargedCumulativeAmount ?? ''}`);
+      return res;
+    };
+    const pay = wrapFetchWithPayment(tracing, client);
     let channelId = '';
     const cumulative = (r: Response) => {
       const state = decodePaymentResponseHeader(r.headers.get('payment-response')!).extra!.channelState as { channelId: string; chargedCumulativeAmount: string };
@@ -59,8 +70,11 @@ describe('kill -9 while vouchers flow, then a restart', () => {
     };
     let answered = 0n;
     const call = async () => {
-      const r = await pay(`${server!.url}${PRICE}`);
-      expect(r.status, await r.clone().text()).toBe(200);
+      let r = await pay(`${server!.url}${PRICE}`);
+      // The stock client's resync after a corrective 402 reads the channel on chain first; on a loaded machine that
+      // read can fail, and the 402 comes back to the caller (nothing charged): the caller simply calls again.
+      if (r.status === 402 && ((await r.clone().json()) as { reason?: string }).reason === 'invalid_batch_settlement_evm_cumulative_amount_mismatch') r = await pay(`${server!.url}${PRICE}`);
+      expect(r.status, trace.join('\n')).toBe(200);
       answered++;
       return cumulative(r);
     };
