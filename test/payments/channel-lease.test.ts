@@ -84,6 +84,20 @@ describe('one channel, one writer', () => {
   });
 });
 
+describe('what a claim is made from', () => {
+  it("lists what is written: a held channel's latest changes are written before it is listed, so a claim is never ahead of the ledger", async () => {
+    const writes = { n: 0 };
+    const a = new LeasedChannels(store(db, writes), { ...LEASE_TIMING, flushMs: 60_000, idleMs: 60_000 }); // nothing written behind meanwhile
+    await a.updateChannel(id(9), () => channel(9));
+    for (let i = 0; i < 3; i++) await a.updateChannel(id(9), bump);
+    expect(await stored(9)).toBeUndefined();
+    const listed = (await a.list()).find((c) => c.channelId === id(9));
+    expect(listed?.chargedCumulativeAmount).toBe('3000');
+    expect(await stored(9)).toBe('3000');
+    await a.close();
+  });
+});
+
 describe('a holder that dies', () => {
   it("its reservation of a call in flight, written behind with the state, is dropped by the instance that takes the lapsed lease", async () => {
     const writes = { n: 0 };

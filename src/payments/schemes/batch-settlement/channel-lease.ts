@@ -80,10 +80,15 @@ export class LeasedChannels implements ChannelStorage {
     return (await this.live(channelId))?.state;
   }
 
-  /** Every open channel: the ledger's, with the ones held here as they are in memory. */
+  /** Every open channel as written: the ledger's, the ones held here written first. */
   async list(): Promise<Channel[]> {
+    // What is listed is what is written: the held channels' latest changes are written first. A claim is made from
+    // this list, and a claim must never be ahead of the written state, or a crash would leave the state below what
+    // the chain has claimed, and every later voucher of the channel refused as below it.
+    await Promise.all([...this.held].filter(([, h]) => h.version !== h.written).map(([id, h]) => this.serialized(id, () => this.write(id, h, false))));
     const all = new Map((await this.store.list()).map((c) => [key(c.channelId), c]));
     for (const [id, h] of this.held) {
+      if (h.version !== h.written) continue; // its latest could not be written: as the ledger has it
       if (h.state) all.set(id, h.state);
       else all.delete(id);
     }
