@@ -1,14 +1,20 @@
-// lib/ecdsa-recover.ts: the signer libsecp256k1 (WebAssembly) recovers is viem's; anything that is not strict ECDSA
+// lib/ecdsa-recover.ts: the signer libsecp256k1 recovers, native and in WebAssembly, is viem's; anything that is not strict ECDSA
 // (v other than 27/28, a high s, another length) is undefined, never an error.
 import { keccak256, recoverAddress, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { recoverSigner } from '../../src/lib/ecdsa-recover.ts';
+import { recoverBuild, recoverSigner as recover, type RecoverBuild } from '../../src/lib/ecdsa-recover.ts';
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const account = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
 
-describe('recovering a signer in WebAssembly', () => {
+it('recovers with the native build on Linux x64 (the platform CI and the benchmarks run on)', async () => {
+  if (process.platform === 'linux' && process.arch === 'x64') expect(await recoverBuild()).toBe('native');
+  else expect(['native', 'wasm']).toContain(await recoverBuild());
+});
+
+describe.each(['native', 'wasm'] as RecoverBuild[])('recovering a signer with libsecp256k1 (%s)', (build) => {
+  const recoverSigner = (digest: Hex, signature: string) => recover(digest, signature, build);
   it('gives the address viem recovers, for many digests', async () => {
     for (let i = 0; i < 20; i++) {
       const digest = keccak256(toHex(`digest ${i}`));
