@@ -22,6 +22,7 @@ import type { PaymentRecords } from '../db/payments.ts';
 import type { PaymentMetrics } from '../metrics/metrics.ts';
 import type { PaymentAttempt } from './core/attempt.ts';
 import { AuthorizationLocks } from './core/authorization-claim.ts';
+import type { LaneOptions } from './core/lane.ts';
 import { PaymentIdempotency } from './core/idempotency.ts';
 import type { OfferReceipts } from './core/offer-receipt.ts';
 import { PublishedTerms } from './core/published-terms.ts';
@@ -105,8 +106,13 @@ export function createPaymentGate(opts: GateOptions): X402Gate {
   });
   const claims = opts.authorizationClaims;
   const authorizations = claims && new AuthorizationLocks({ claims, log: opts.log });
-  const verify: VerifyOptions = { ...opts, terms, server, idempotency, authorizations };
-  const settle = { terms, server, idempotency, metrics: opts.metrics, log: opts.log, contentDigest: opts.receipts !== undefined };
+  // A scheme's lane (a repeat voucher without the SDK's per-call work, core/lane.ts); not with signed receipts, which
+  // only the SDK's settle makes.
+  const lane: LaneOptions | undefined = opts.receipts
+    ? undefined
+    : { schemes: opts.schemes, records: opts.records, metrics: opts.metrics, log: opts.log, publicBaseUrl: opts.publicBaseUrl, facilitator: opts.facilitatorName };
+  const verify: VerifyOptions = { ...opts, terms, server, idempotency, authorizations, lane };
+  const settle = { terms, server, idempotency, metrics: opts.metrics, log: opts.log, contentDigest: opts.receipts !== undefined, lane };
 
   const published = new PublishedTerms(server, opts.paidRoutes, opts.publicBaseUrl, opts.log);
 

@@ -1,7 +1,9 @@
-// voucher-check.ts, the fast check of a repeat voucher in front of @x402/evm's own: its digest is the SDK's, it admits
-// the next voucher of a channel the SDK accepted (no viem recovery, no facilitator), and leaves everything else to the
-// SDK unchanged: a first voucher, a forged signature (refused, nothing charged), a high-s signature, a stale amount.
-// Through the real server over the local chain and facilitator, with the stock @x402/fetch batch-settlement client.
+// voucher-check.ts, the fast check of a repeat voucher in front of @x402/evm's own, and voucher-lane.ts, the lane that
+// takes a repeat voucher without the SDK's per-call work: the digest is the SDK's; each admits the next voucher of a
+// channel the SDK accepted (no viem recovery, no facilitator) and leaves everything else to the SDK unchanged: a first
+// voucher, a forged signature (refused, nothing charged), a high-s signature, a stale amount. The lane serves unless
+// X402_SIGNING_KEY is set (a receipt is the SDK's to sign); the fast check then serves in its place. Through the real
+// server over the local chain and facilitator, with the stock @x402/fetch batch-settlement client.
 import { decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, toClientEvmSigner, voucherTypes } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClient } from '@x402/evm/batch-settlement/client';
@@ -36,14 +38,25 @@ describe('the voucher digest', () => {
   });
 });
 
-describe('a repeat voucher through the server', () => {
-  let world: PaidWorld;
+// One chain and facilitator for both paths (a second world in the same file is refused its first deposit), a server
+// and a payer each.
+let world: PaidWorld;
+beforeAll(async () => {
+  world = await startPaidWorld({ payerIndex: 30, payToIndex: 31, fund: 0n, batch: true, chain: { allowBlocksWithSameTimestamp: true }, facilitator: { batch: { authorizerIndex: 32 } } });
+}, 60_000);
+afterAll(async () => {
+  await world?.close();
+});
+
+describe.each([
+  { path: 'lane' as const, payer: 30, env: {} },
+  { path: 'fast' as const, payer: 34, env: { X402_SIGNING_KEY: `0x${'5a'.repeat(32)}` } },
+])('a repeat voucher through the server ($path)', ({ path, payer, env }) => {
   let app: FastifyInstance;
   let url: string;
   let db: Awaited<ReturnType<typeof memoryDatabase>>;
 
   beforeAll(async () => {
-    world = await startPaidWorld({ payerIndex: 30, payToIndex: 31, fund: 0n, batch: true, chain: { allowBlocksWithSameTimestamp: true }, facilitator: { batch: { authorizerIndex: 32 } } });
     db = await memoryDatabase();
     await migrate(db);
     const config = loadConfig({
@@ -57,6 +70,7 @@ describe('a repeat voucher through the server', () => {
       LOG_LEVEL: 'silent',
       BINANCE_SPOT_BASE_URL: world.exchange.url,
       COINBASE_BASE_URL: world.exchange.url,
+      ...env,
     });
     app = await buildApp(config, { database: db });
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -65,12 +79,11 @@ describe('a repeat voucher through the server', () => {
 
   afterAll(async () => {
     await app?.close();
-    await world?.close();
     await db?.close();
   });
 
   it('admits the next voucher itself, leaves a forged, a high-s and a first voucher to the SDK, and charges exactly', async () => {
-    const account = accountAt(30);
+    const account = accountAt(payer);
     await world.fx.mint(account.address, 1_000_000n);
     const client = new x402Client().register(world.chain.network, new BatchClient(toClientEvmSigner(account, world.chain.publicClient)));
     client.setSpendControls({ allowedAssets: [{ network: world.chain.network, asset: world.fx.usdc, maxAmountPerPayment: '100000' }] });
@@ -91,7 +104,12 @@ describe('a repeat voucher through the server', () => {
       return res;
     };
     const pay = wrapFetchWithPayment(tamperingFetch, client);
-    const checks = () => app.x402Batch!.voucherChecks();
+    // How many repeat vouchers the path under test admitted (the other one admits none), and how many went to the SDK.
+    const checks = () => {
+      const c = app.x402Batch!.voucherChecks();
+      expect(path === 'lane' ? c.fast : c.lane).toBe(0);
+      return { fast: c[path], passed: c.passed };
+    };
     const voucherOf = (p: ReturnType<typeof decodePaymentSignatureHeader>) => (p.payload as { voucher: { channelId: Hex; maxClaimableAmount: string; signature: Hex } }).voucher;
     // Every answered call, and the channel's cumulative charge its PAYMENT-RESPONSE reports.
     let answered = 0;

@@ -206,6 +206,7 @@ describe('x402 batch settlement through the server', () => {
   it('deposit → vouchers → a failed call, cancelled → claim → settle → refund; every step in the ledger, exact on chain', async () => {
     const p = await payer(5);
     const blockBefore = await chain.publicClient.getBlockNumber();
+    const laneBefore = server.app.x402Batch!.voucherChecks().lane;
 
     // The first call opens the channel with the announced deposit.
     const first = await p.pay(server.url);
@@ -237,6 +238,9 @@ describe('x402 batch settlement through the server', () => {
     expect(performance.now() - t0).toBeLessThan(2500); // a reserved channel would wait X402_FACILITATOR_TIMEOUT_MS (3000) first
     expect(decodePaymentResponseHeader(after.headers.get('payment-response')!).extra).toMatchObject({ channelState: { chargedCumulativeAmount: '5000' } });
     const charged = 5n * PRICE;
+    // The SDK took the first voucher; the lane (voucher-lane.ts) the two after it, the failed call and the one after:
+    // what the ledger shows below is the lane's recording.
+    expect(server.app.x402Batch!.voucherChecks().lane - laneBefore).toBe(4);
 
     // The schedule's run: one claim and one settle transaction.
     const run = await server.app.x402Batch!.claimAndSettle();

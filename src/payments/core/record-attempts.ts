@@ -18,8 +18,9 @@
 // call's charge is `extra.chargedAmount`. A refund of the unused deposit is no paid call: it has no row here
 // (x402_batch_events records it, with the deposit, claims and settlements).
 import type { x402ResourceServer } from '@x402/core/server';
-import type { PaymentPayload } from '@x402/core/types';
-import { attemptOf, payloadHash } from './attempt.ts';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { VerifiedPayment as VerifiedPaymentRow } from '../../db/payment-rows.ts';
+import { attemptOf, payloadHash, type PaymentAttempt } from './attempt.ts';
 import { identifierOf } from './idempotency.ts';
 import { address, installResumeHooks, LEDGER_UNAVAILABLE, settled, settleFailure, type SettleOutcomeOptions } from './settle-outcome.ts';
 
@@ -35,6 +36,36 @@ export interface AttemptRecordOptions extends SettleOutcomeOptions {
 /** A batch-settlement refund: the payer takes its unused deposit back; no call is paid for. */
 function refundTest(opts: AttemptRecordOptions) {
   return (ctx: { paymentPayload: { payload: unknown } }): boolean => opts.schemes.isRefund(ctx.paymentPayload.payload);
+}
+
+/** The `verified` row of `attempt`, paying with `payload` what `requirements` ask, by `payer`. */
+export function verifiedRow(
+  attempt: PaymentAttempt,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+  payer: string | undefined,
+  opts: Pick<AttemptRecordOptions, 'schemes' | 'publicBaseUrl' | 'facilitator'>,
+): VerifiedPaymentRow {
+  const { request, entry } = attempt;
+  // The payment's authorization (its scheme's reading), for reconciling an `unknown` row on chain.
+  const auth = attempt.authorization ?? opts.schemes.authorizationOf(payload);
+  return {
+    requestId: request.id,
+    route: entry.url,
+    // What the server knows: the matched route's URL, never the payload's (the payer wrote that).
+    resourceUrl: `${opts.publicBaseUrl}${entry.url}`,
+    scheme: requirements.scheme,
+    network: requirements.network,
+    asset: requirements.asset,
+    amountRequired: requirements.amount,
+    payTo: requirements.payTo,
+    payer: address(payer),
+    payloadHash: attempt.payloadHash ?? payloadHash(payload),
+    paymentIdentifier: attempt.paymentId ?? identifierOf(payload).id,
+    authorizationNonce: auth?.nonce ?? null,
+    validBefore: auth ? new Date(auth.validBefore * 1000) : null,
+    facilitator: opts.facilitator,
+  };
 }
 
 export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: AttemptRecordOptions): void {
@@ -54,27 +85,8 @@ export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: 
       attempt.recordId = attempt.resume.recordId;
       return;
     }
-    const { request, entry } = attempt;
     const payload = ctx.paymentPayload;
-    // The payment's authorization (its scheme's reading), for reconciling an `unknown` row on chain.
-    const auth = attempt.authorization ?? opts.schemes.authorizationOf(payload);
-    const row = {
-      requestId: request.id,
-      route: entry.url,
-      // What the server knows: the matched route's URL, never the payload's (the payer wrote that).
-      resourceUrl: `${opts.publicBaseUrl}${entry.url}`,
-      scheme: ctx.requirements.scheme,
-      network: ctx.requirements.network,
-      asset: ctx.requirements.asset,
-      amountRequired: ctx.requirements.amount,
-      payTo: ctx.requirements.payTo,
-      payer: address(ctx.result.payer),
-      payloadHash: attempt.payloadHash ?? payloadHash(payload),
-      paymentIdentifier: attempt.paymentId ?? identifierOf(payload as PaymentPayload).id,
-      authorizationNonce: auth?.nonce ?? null,
-      validBefore: auth ? new Date(auth.validBefore * 1000) : null,
-      facilitator: opts.facilitator,
-    };
+    const row = verifiedRow(attempt, payload as PaymentPayload, ctx.requirements, ctx.result.payer, opts);
     try {
       // A voucher's row is written behind (it moves no money by itself); any other is written before the handler runs.
       attempt.recordId = opts.schemes.of(ctx.requirements)?.offChain?.(payload.payload) ? records.recordVerifiedBehind(row) : await records.recordVerified(row);
@@ -82,7 +94,7 @@ export function recordPaymentAttempts(resourceServer: x402ResourceServer, opts: 
     } catch (err) {
       // No payment is taken that cannot be recorded: abort (the SDK cancels it), and the gate answers 503.
       attempt.recordFailure = err;
-      log.error({ err: String((err as Error)?.message ?? err), route: entry.url }, 'x402: the verified payment could not be recorded in the ledger; refused before settlement');
+      log.error({ err: String((err as Error)?.message ?? err), route: attempt.entry.url }, 'x402: the verified payment could not be recorded in the ledger; refused before settlement');
       return { abort: true, reason: LEDGER_UNAVAILABLE, message: 'the payments ledger is unavailable' };
     }
   });

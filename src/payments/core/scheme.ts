@@ -18,6 +18,9 @@
 //   localVerify      a payment this server can check itself, instead of the facilitator's /verify: the result,
 //                    or undefined (then the facilitator verifies it; a local mismatch is never a refusal). Asked
 //                    only of a payment whose authorization is new to the ledger (PaymentAttempt.firstSeen)
+//   lane             a payment it admits and settles itself, without the SDK's per-call work (lane.ts): one the
+//                    SDK already accepted in every part but those that change per call, which the lane checks
+//                    as the SDK would; anything else is left to the SDK, never refused by the lane
 import type { RouteConfig, x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import type { PaymentAuthorization } from './authorization.ts';
@@ -61,6 +64,34 @@ export interface PaymentScheme {
   offChain?(payload: unknown): boolean;
   /** It recognises a retry of its own payments itself (replay.ts): those need no payment-identifier claim in the ledger. */
   readonly replays?: SchemeReplays;
+  /** It admits and settles some of its payments itself (lane.ts). */
+  readonly lane?: SchemeLane;
+}
+
+/**
+ * A scheme's own path for a payment the SDK has, in effect, already checked: a repeat batch-settlement voucher on a
+ * channel whose earlier voucher the SDK accepted for the same route, with the same payload in every part but the
+ * voucher's amount and signature and the payment identifier. The SDK builds the route's whole 402, matches the
+ * requirements, validates the extensions and runs its hook chain on every call; the lane checks only what changed.
+ */
+export interface SchemeLane {
+  /**
+   * Reserves what `payload` pays with for the call to `route` (the matched route's URL), when the lane can decide it
+   * alone; undefined: the SDK decides it (a first payment, anything that differs, anything the lane would refuse).
+   */
+  admit(payload: PaymentPayload, route: string): Promise<LaneAdmission | undefined>;
+}
+
+/** A payment the lane admitted: reserved until it is committed (the call answered) or released (it failed). */
+export interface LaneAdmission {
+  /** What the payment paid for: the route's requirements, as the SDK matched them before. */
+  readonly requirements: PaymentRequirements;
+  /** Who pays (as the SDK's verify result names them). */
+  readonly payer: string;
+  /** Commits the charge: the settle response PAYMENT-RESPONSE carries (a failure when it could not be committed). */
+  commit(): Promise<SettleResponse>;
+  /** Gives the reservation up: nothing is charged. */
+  release(): Promise<void>;
 }
 
 /** The schemes a server offers, in offer order, and what the core asks of them by a payment's requirements. */
@@ -76,6 +107,11 @@ export class PaymentSchemes {
   replaysOf(payload: PaymentPayload): SchemeReplays | undefined {
     const replays = this.of(payload.accepted)?.replays;
     return replays?.covers(payload) ? replays : undefined;
+  }
+
+  /** The lane of the scheme a payload says it pays with, if it has one. */
+  laneOf(payload: PaymentPayload): SchemeLane | undefined {
+    return this.of(payload.accepted)?.lane;
   }
 
   /** The authorization of a payload, read by the scheme it says it pays with (`accepted`). */

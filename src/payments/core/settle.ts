@@ -6,6 +6,7 @@
 // (facilitator.ts), and an outcome the facilitator did not tell is read from the chain (settle-outcome.ts):
 // whatever happens, a payment that may have been taken is never answered "pay again" (503 + Retry-After: send the
 // same payment again; it will not be charged twice).
+import { encodePaymentResponseHeader } from '@x402/core/http';
 import { SETTLEMENT_OVERRIDES_HEADER, withPrivateCacheControl } from '@x402/core/server';
 import type { PaymentLog } from './log.ts';
 import type { ErrorBody, AppError } from '../../lib/errors.ts';
@@ -16,6 +17,7 @@ import type { PaymentServer } from './resource-server.ts';
 import { facilitatorFailure, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBody, type PaymentTerms } from './responses.ts';
 import { contentDigest } from './signing-key.ts';
 import type { VerifiedPayment } from './verify.ts';
+import { commitLane, releaseLane, type LaneOptions, type LanePayment } from './lane.ts';
 
 /** The response about to be written, as the handler left it: its status and headers (names in lower case). */
 export interface PaidResponse {
@@ -40,10 +42,13 @@ export interface SettleOptions {
   log: PaymentLog;
   /** X402_SIGNING_KEY: a paid answer carries Content-Digest, the digest its receipt binds. */
   contentDigest?: boolean;
+  /** What a scheme's lane records with (lane.ts), for the payments it admitted. */
+  lane?: LaneOptions;
 }
 
 /** Settles (or cancels) the payment of a granted request; returns what to send (the body, the response's status and headers). */
 export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttempt | undefined, sent: PaidResponse, payload: unknown, opts: SettleOptions): Promise<SendDecision> {
+  if (paid.type === 'lane') return settleLaneOnSend(paid, attempt, sent, payload, opts);
   const http = opts.server.current;
   const out = new Decision(sent, payload);
   out.remove(SETTLEMENT_OVERRIDES_HEADER);
@@ -59,9 +64,7 @@ export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttemp
 
   const responseHeaders: Record<string, string> = {};
   for (const [k, v] of Object.entries(out.all())) responseHeaders[k] = v;
-  // The exact bytes about to be sent (a paid answer is never content-encoded): what the receipt's digest and
-  // Content-Digest are of. Fastify hands onSend the serialised JSON; anything else would have no digest.
-  const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : undefined;
+  const body = sentBytes(payload);
   const started = performance.now();
   // From here money may move: the payment's identifier is never given to another payment until the outcome is known.
   if (attempt) attempt.settleSent = true;
@@ -84,13 +87,7 @@ export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttemp
       return out.json(paymentRequiredBody(r.headers, opts.terms, attempt?.settlement === 'not_landed' ? NOT_CHARGED : settled.errorReason));
     }
     out.set(settled.headers);
-    out.set({ 'cache-control': withPrivateCacheControl(cacheControl()) });
-    if (opts.contentDigest && body) out.set({ 'content-digest': contentDigest(body) });
-    // Kept under the payment's identifier before the answer leaves: a retry that crosses it gets the same.
-    const answer = typeof payload === 'string' ? payload : String(payload);
-    if (attempt?.replay) attempt.replay.keep(storedResponse(out.status, out.all(), answer));
-    else if (attempt) await opts.idempotency.complete(attempt, out.status, out.all(), answer);
-    return out.done();
+    return await answered(out, attempt, payload, body, opts);
   } catch (err) {
     opts.metrics.settleLatency((performance.now() - started) / 1000);
     // Unheard, then the chain said: never landed (nothing was charged: pay again), or could not tell (send the same payment again).
@@ -103,6 +100,56 @@ export async function settleOnSend(paid: VerifiedPayment, attempt: PaymentAttemp
     if (attempt?.settlement === 'refused') return errorBody(out, facilitatorFailure(err, opts.log));
     return unconfirmed(out);
   }
+}
+
+/**
+ * A payment its scheme's lane admitted (lane.ts): a failed answer releases it; a success commits its charge, then is
+ * answered as the SDK's settle is (PAYMENT-RESPONSE, private Cache-Control, kept for a retry); a charge that could not
+ * be committed is a 402 with the reason, nothing charged; one whose state could not be written, a 503 (send it again).
+ */
+async function settleLaneOnSend(paid: LanePayment, attempt: PaymentAttempt | undefined, sent: PaidResponse, payload: unknown, opts: SettleOptions): Promise<SendDecision> {
+  const out = new Decision(sent, payload);
+  out.remove(SETTLEMENT_OVERRIDES_HEADER);
+  const lane = opts.lane!;
+  if (sent.status >= 400) {
+    await releaseLane(paid, attempt, sent.status, lane);
+    return out.done();
+  }
+  if (attempt) attempt.settleSent = true;
+  let committed: Awaited<ReturnType<typeof commitLane>>;
+  try {
+    committed = await commitLane(paid, attempt, lane);
+  } catch (err) {
+    opts.log.warn({ err: String((err as Error)?.message ?? err) }, 'x402: a payment lane could not commit a charge; answered 503 (send the same payment again)');
+    return unconfirmed(out);
+  }
+  if ('refused' in committed) {
+    const challenge = attempt ? await opts.server.challengeHeaders(attempt) : {};
+    out.status = 402;
+    out.set({ ...challenge, 'payment-response': encodePaymentResponseHeader(committed.refused) });
+    return out.json(paymentRequiredBody(challenge, opts.terms, committed.refused.errorReason));
+  }
+  out.set({ 'payment-response': encodePaymentResponseHeader(committed.settled) });
+  return answered(out, attempt, payload, opts.contentDigest ? sentBytes(payload) : undefined, opts);
+}
+
+/** A settled call's answer: private Cache-Control (and Content-Digest with receipts), kept for a retry before it leaves. */
+async function answered(out: Decision, attempt: PaymentAttempt | undefined, payload: unknown, body: Buffer | undefined, opts: SettleOptions): Promise<SendDecision> {
+  out.set({ 'cache-control': withPrivateCacheControl(out.header('cache-control') ?? null) });
+  if (opts.contentDigest && body) out.set({ 'content-digest': contentDigest(body) });
+  // Kept under the payment's identifier before the answer leaves: a retry that crosses it gets the same.
+  const answer = typeof payload === 'string' ? payload : String(payload);
+  if (attempt?.replay) attempt.replay.keep(storedResponse(out.status, out.all(), answer));
+  else if (attempt) await opts.idempotency.complete(attempt, out.status, out.all(), answer);
+  return out.done();
+}
+
+/**
+ * The exact bytes about to be sent (a paid answer is never content-encoded): what the receipt's digest and
+ * Content-Digest are of. Fastify hands onSend the serialised JSON; anything else would have no digest.
+ */
+function sentBytes(payload: unknown): Buffer | undefined {
+  return typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : undefined;
 }
 
 /** The response being decided: the handler's status and headers, with what settling changes. */

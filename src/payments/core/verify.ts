@@ -11,6 +11,7 @@ import type { PaymentRecords } from '../../db/payments.ts';
 import { DatabaseUnavailableError } from '../../db/service.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { PaymentAttempt } from './attempt.ts';
+import { admitByLane, type LanePayment, type LaneOptions } from './lane.ts';
 import { AUTHORIZATION_USED, type AuthorizationLocks } from './authorization-claim.ts';
 import { checkValidityWindow } from './authorization.ts';
 import { SETTLE_ANSWER_GRACE_MS } from './facilitator.ts';
@@ -23,8 +24,11 @@ import { resumePayment } from './resume.ts';
 import type { PaymentSchemes } from './scheme.ts';
 import type { PaymentSettings } from '../settings.ts';
 
-/** A payment the facilitator verified for the matched route, with the SDK's context of it (settle needs both). */
-export type VerifiedPayment = Extract<HTTPProcessResult, { type: 'payment-verified' }> & { context: HTTPRequestContext };
+/** A payment the SDK verified for the matched route, with its context (settle needs both). */
+export type SdkVerifiedPayment = Extract<HTTPProcessResult, { type: 'payment-verified' }> & { context: HTTPRequestContext };
+
+/** A payment granted the matched route: verified by the SDK, or admitted by its scheme's lane (lane.ts). */
+export type VerifiedPayment = SdkVerifiedPayment | LanePayment;
 
 /** What verify decided: an answer to send now (the handler never runs), or the grant of the route. */
 export type Verdict = { answer: { status: number; headers?: Record<string, string>; body: unknown } } | { granted: VerifiedPayment };
@@ -48,6 +52,8 @@ export interface VerifyOptions {
   signal?: AbortSignal;
   /** One request at a time per `exact` authorization, on every instance (authorization-claim.ts). */
   authorizations?: AuthorizationLocks;
+  /** What a scheme's lane records with (lane.ts); undefined: every payment goes through the SDK. */
+  lane?: LaneOptions;
 }
 
 /** Decides the request of `attempt`: answered here, or granted once its payment is verified and recorded. */
@@ -95,6 +101,12 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
     }
     // Only one request of an authorization reaches the facilitator; the others wait for it, and once it is answered are refused.
     if ((await opts.authorizations?.acquire(attempt)) === 'used') return challenge(AUTHORIZATION_USED);
+    // A payment its scheme's lane decides alone (a repeat voucher): granted without the SDK's per-call work.
+    const laned = opts.lane && (await laneGrant(attempt, opts.lane));
+    if (laned) {
+      attempt.replay?.admitted();
+      return { granted: laned };
+    }
   }
 
   const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') };
@@ -135,6 +147,17 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
   }
   attempt.replay?.admitted();
   return { granted: { ...result, context } };
+}
+
+/** The lane's grant; undefined when it leaves the payment to the SDK, or could not read the state it needs (the SDK then meets the same and answers it). */
+async function laneGrant(attempt: PaymentAttempt, lane: LaneOptions): Promise<LanePayment | undefined> {
+  try {
+    return await admitByLane(attempt, lane);
+  } catch (err) {
+    if (attempt.recordFailure) throw err;
+    lane.log.warn({ err: String((err as Error)?.message ?? err) }, 'x402: a payment lane failed; the SDK decides the payment');
+    return undefined;
+  }
 }
 
 /** What a payment identifier is bound to (method, matched route, sorted query) and how long its claim may last. */

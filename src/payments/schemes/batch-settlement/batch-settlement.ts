@@ -27,8 +27,10 @@ import type { PaymentSettings } from '../../settings.ts';
 import { recordBatchEvents, type BatchEventRecorder } from './batch-events.ts';
 import { createClaimScheduler, type ClaimRun } from './claim-scheduler.ts';
 import type { SchemeReplays } from '../../core/replay.ts';
+import type { SchemeLane } from '../../core/scheme.ts';
 import { voucherReplays, type AnswerKeeper } from './voucher-replay.ts';
-import { withFastVoucherCheck, type VoucherCheckCounts } from './voucher-check.ts';
+import { AcceptedChannels, withFastVoucherCheck, type VoucherCheckCounts } from './voucher-check.ts';
+import { voucherLane, type LaneCounts } from './voucher-lane.ts';
 import { atomicAmount } from '../../core/price.ts';
 import type { PaymentOption, SchemeOffer } from '../../core/scheme.ts';
 
@@ -65,9 +67,11 @@ export interface BatchSettlement {
   readonly scheme: BatchSettlementEvmScheme;
   /** How a retried voucher is recognised (undefined: by its payment identifier, in the ledger). */
   readonly replays: SchemeReplays | undefined;
+  /** A repeat voucher admitted and charged without the SDK's per-call work (voucher-lane.ts). */
+  readonly lane: SchemeLane;
   status(): BatchSettlementStatus;
-  /** How many vouchers voucher-check.ts admitted itself, and how many payloads it left to the SDK's check. */
-  voucherChecks(): VoucherCheckCounts;
+  /** How many vouchers voucher-check.ts admitted itself and how many payloads it left to the SDK's check; how many the lane admitted. */
+  voucherChecks(): VoucherCheckCounts & { lane: number };
   /**
    * What to offer, from the facilitator's /supported (asked once; asked again after a failure to reach it,
    * which is thrown so the gate answers 503 as for `exact`).
@@ -89,6 +93,9 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   const receiverAuthorizerSigner = settings.authorizerKey ? privateKeyToAccount(settings.authorizerKey) : undefined;
   const channels = new ChannelWatch(opts.storage);
   const voucherChecks: VoucherCheckCounts = { fast: 0, passed: 0 };
+  const laneCounts: LaneCounts = { admitted: 0 };
+  // The vouchers the SDK's hook accepted, by channel: what the fast check and the lane admit repeats of.
+  const accepted = new AcceptedChannels();
   const scheme = new BatchSettlementEvmScheme(payTo, {
     storage: channels.storage,
     withdrawDelay: settings.withdrawDelayS,
@@ -110,7 +117,7 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
     accepts,
     register(resourceServer) {
       // A repeat voucher is checked by voucher-check.ts first, the SDK's own hook behind it.
-      resourceServer.register(x402.network, withFastVoucherCheck(scheme, voucherChecks));
+      resourceServer.register(x402.network, withFastVoucherCheck(scheme, voucherChecks, accepted));
       // Runs before the scheme's own after-verify hook, which would refuse a busy channel at once.
       resourceServer.onAfterVerify(async (ctx) => {
         if (ctx.requirements.scheme !== BATCH_SETTLEMENT || !ctx.result.isValid) return;
@@ -172,8 +179,9 @@ export function createBatchSettlement(opts: BatchSettlementOptions): BatchSettle
   return {
     scheme,
     replays: opts.answers && voucherReplays(opts.answers, opts.log),
+    lane: voucherLane(scheme, accepted, opts.events, laneCounts),
     status: () => ({ ...status }),
-    voucherChecks: () => ({ ...voucherChecks }),
+    voucherChecks: () => ({ ...voucherChecks, lane: laneCounts.admitted }),
     offer() {
       decided ??= decide().catch((err) => {
         decided = undefined;

@@ -22,5 +22,6 @@ export function batchSettlementScheme(batch: BatchSettlement, network: string): 
     isRefund: isBatchSettlementRefundPayload,
     offChain: isBatchSettlementVoucherPayload,
     replays: batch.replays,
+    lane: batch.lane,
   };
 }

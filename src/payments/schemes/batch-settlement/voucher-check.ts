@@ -14,19 +14,45 @@
 // amount that is not the next one, stale on-chain state, a signature that is not 65 bytes with v 27 or 28 and a
 // low s, as the channel contract's ECDSA recovery wants) goes to the SDK's hook unchanged, which then answers
 // (the corrective 402, the facilitator's verify, a refusal). A config is remembered only after the SDK's hook
-// accepted a voucher of it locally.
+// accepted a voucher of it locally (kept in AcceptedChannels, which voucher-lane.ts reads too).
 import { randomBytes } from 'node:crypto';
+import type { PaymentPayload } from '@x402/core/types';
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, isBatchSettlementVoucherPayload } from '@x402/evm';
 import type { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/server';
 import { concat, getAddress, hashDomain, keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { recoverSigner } from '../../../lib/ecdsa-recover.ts';
+import { attemptOf } from '../../core/attempt.ts';
 
 type Scheme = BatchSettlementEvmScheme;
 type Hooks = NonNullable<Scheme['schemeHooks']>;
 type BeforeVerify = NonNullable<Hooks['onBeforeVerify']>;
 type BeforeVerifyContext = Parameters<BeforeVerify>[0];
-type Voucher = { channelId: Hex; maxClaimableAmount: string; signature: Hex };
-type ChannelConfig = { payer: Hex; payerAuthorizer: Hex } & Record<string, unknown>;
+type Channel = NonNullable<Awaited<ReturnType<ReturnType<Scheme['getStorage']>['get']>>>;
+export type Voucher = { channelId: Hex; maxClaimableAmount: string; signature: Hex };
+export type ChannelConfig = { payer: Hex; payerAuthorizer: Hex } & Record<string, unknown>;
+
+/** What the SDK accepted of a channel: its config with the route's terms (`key`), and the whole payload with its route. */
+export interface Acceptance {
+  readonly key: string;
+  /** The matched route's URL the payload paid for (undefined: not known, never matched by the lane). */
+  readonly route: string | undefined;
+  /** The payload itself, as decoded (a copy: the SDK's own object may change after). */
+  readonly payload: PaymentPayload;
+}
+
+/** The channels whose voucher the SDK's own hook accepted locally, by channel id (lower case); at most 10,000, oldest forgotten. */
+export class AcceptedChannels {
+  private readonly byId = new Map<string, Acceptance>();
+  get(channelId: string): Acceptance | undefined {
+    return this.byId.get(channelId.toLowerCase());
+  }
+  set(channelId: string, acceptance: Acceptance): void {
+    const id = channelId.toLowerCase();
+    this.byId.delete(id);
+    this.byId.set(id, acceptance);
+    if (this.byId.size > 10_000) this.byId.delete(this.byId.keys().next().value!); // the oldest is checked by the SDK again
+  }
+}
 
 const VOUCHER_TYPEHASH = keccak256(toHex('Voucher(bytes32 channelId,uint128 maxClaimableAmount)'));
 const domains = new Map<number, Hex>();
@@ -42,10 +68,9 @@ export interface VoucherCheckCounts {
  * The scheme as the resource server registers it: the same object underneath (its methods, storage and state),
  * with this check in front of its before-verify hook.
  */
-export function withFastVoucherCheck(scheme: Scheme, counts: VoucherCheckCounts = { fast: 0, passed: 0 }): Scheme {
+export function withFastVoucherCheck(scheme: Scheme, counts: VoucherCheckCounts = { fast: 0, passed: 0 }, accepted = new AcceptedChannels()): Scheme {
   const hooks = scheme.schemeHooks;
   const sdkBeforeVerify = hooks.onBeforeVerify!;
-  const accepted = new Map<string, string>(); // channel id (lower case) → the config and route it was accepted for
 
   const beforeVerify: BeforeVerify = async (ctx) => {
     const fast = await check(ctx);
@@ -65,15 +90,9 @@ export function withFastVoucherCheck(scheme: Scheme, counts: VoucherCheckCounts 
     if (!isBatchSettlementVoucherPayload(raw)) return undefined;
     const voucher = raw.voucher as Voucher;
     const config = raw.channelConfig as ChannelConfig;
-    if (accepted.get(voucher.channelId.toLowerCase()) !== acceptanceKey(config, requirements)) return undefined;
+    if (accepted.get(voucher.channelId)?.key !== acceptanceKey(config, requirements)) return undefined;
     const channel = await scheme.getStorage().get(voucher.channelId);
-    if (!channel) return undefined;
-    const now = Date.now();
-    if (channel.onchainSyncedAt === undefined || now - channel.onchainSyncedAt > scheme.getOnchainStateTtlMs()) return undefined;
-    const max = BigInt(voucher.maxClaimableAmount);
-    if (max !== BigInt(channel.chargedCumulativeAmount) + BigInt(requirements.amount)) return undefined;
-    if (max > BigInt(channel.balance) || max <= BigInt(channel.totalClaimed)) return undefined;
-    if (!(await signedBy(voucher, max, chainIdOf(requirements.network), config.payerAuthorizer))) return undefined;
+    if (!channel || !(await isNextVoucher(channel, voucher, config, requirements, scheme.getOnchainStateTtlMs()))) return undefined;
     // What the SDK's hook records for a voucher it checked locally; its after-verify hook reserves the channel with it.
     scheme.mergeRequestContext(paymentPayload, { channelId: voucher.channelId, pendingId: toHex(randomBytes(32)), channelSnapshot: channel, localVerify: true });
     return {
@@ -96,18 +115,36 @@ export function withFastVoucherCheck(scheme: Scheme, counts: VoucherCheckCounts 
   function remember(ctx: BeforeVerifyContext, answer: Awaited<ReturnType<BeforeVerify>>) {
     const raw = ctx.paymentPayload.payload as unknown;
     if (!isBatchSettlementVoucherPayload(raw) || !answer || !('skip' in answer) || !answer.skip || !answer.result.isValid) return;
-    accepted.set((raw.voucher as Voucher).channelId.toLowerCase(), acceptanceKey(raw.channelConfig as ChannelConfig, ctx.requirements));
-    if (accepted.size > 10_000) accepted.delete(accepted.keys().next().value!); // bounded: the oldest is checked by the SDK again
-  }
-
-  async function signedBy(voucher: Voucher, max: bigint, chainId: number, authorizer: Hex): Promise<boolean> {
-    const signer = await recoverSigner(voucherDigest(voucher.channelId, max, chainId), voucher.signature);
-    return signer !== undefined && signer === authorizer.toLowerCase();
+    accepted.set((raw.voucher as Voucher).channelId, {
+      key: acceptanceKey(raw.channelConfig as ChannelConfig, ctx.requirements),
+      route: attemptOf(ctx)?.entry.url,
+      payload: structuredClone(ctx.paymentPayload) as PaymentPayload,
+    });
   }
 
   const wrapped = Object.create(scheme) as Scheme;
   Object.defineProperty(wrapped, 'schemeHooks', { value: { ...hooks, onBeforeVerify: beforeVerify }, enumerable: true });
   return wrapped;
+}
+
+/**
+ * Whether `voucher` is the channel's next one, as the SDK's local check has it: the channel's on-chain state fresh,
+ * the cumulative amount the charge so far plus the price, within the balance and above what is claimed, signed by
+ * the channel's payer authorizer (strict ECDSA).
+ */
+export async function isNextVoucher(
+  channel: Channel,
+  voucher: Voucher,
+  config: ChannelConfig,
+  requirements: { amount: string; network: string },
+  onchainStateTtlMs: number,
+): Promise<boolean> {
+  if (channel.onchainSyncedAt === undefined || Date.now() - channel.onchainSyncedAt > onchainStateTtlMs) return false;
+  const max = BigInt(voucher.maxClaimableAmount);
+  if (max !== BigInt(channel.chargedCumulativeAmount) + BigInt(requirements.amount)) return false;
+  if (max > BigInt(channel.balance) || max <= BigInt(channel.totalClaimed)) return false;
+  const signer = await recoverSigner(voucherDigest(voucher.channelId, max, chainIdOf(requirements.network)), voucher.signature);
+  return signer !== undefined && signer === config.payerAuthorizer.toLowerCase();
 }
 
 /** The voucher's EIP-712 digest: what the SDK's hashTypedData gives for it (a test holds the two equal). */
