@@ -1,6 +1,7 @@
 // createClient's options, checked once: a bad one throws a `config` MarketgateError naming it.
 import type { LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { withNativeTypedDataSigning } from './native-signer.ts';
 import { MarketgateError } from './errors.ts';
 import type { BatchOptions, PaymentAsset } from './payer.ts';
 import type { ReceiptKey } from './receipts.ts';
@@ -189,7 +190,7 @@ function receiptKey(v: ClientOptions['verifyReceipts']): ResolvedOptions['verify
 function account(wallet: `0x${string}` | LocalAccount): LocalAccount {
   if (typeof wallet === 'string') {
     if (!/^0x[0-9a-fA-F]{64}$/.test(wallet)) fail('wallet', 'must be a private key (0x + 64 hex digits) or a viem local account');
-    return privateKeyToAccount(wallet);
+    return withNativeTypedDataSigning(privateKeyToAccount(wallet), wallet);
   }
   if (typeof wallet?.address !== 'string' || typeof wallet.signTypedData !== 'function') fail('wallet', 'must be a private key (0x + 64 hex digits) or a viem local account');
   return wallet;
