@@ -146,6 +146,12 @@ async function pay(c: Caller, url: string, path: string, offer: NonNullable<Retu
       carry = signed.hold;
       continue;
     }
+    // A batch-settlement payment refused for a channel state the scheme could not resynchronise (no RPC to read the
+    // channel on chain): paid once more with `exact`, as are the next calls to this payee.
+    if (final.status === 402 && charged === false && signing <= 2 && payer.unrecoverableBatch(signed, paymentRequired(final.headers)?.error)) {
+      offer = paymentRequired(final.headers) ?? offer;
+      continue;
+    }
     // Kept terms that no longer hold (the server's changed): its 402 says so, with the new ones, and nothing was
     // taken. Paid once with the new terms, as a first 402 is; the refused payment stays counted as signed
     // (an `exact` authorization until the chain shows it expired unused).

@@ -78,6 +78,8 @@ export interface SignedPayment extends SentPayment {
 }
 
 const BATCH = 'batch-settlement';
+/** The scheme's refusals of a channel state the payer holds wrong (@x402/evm batch-settlement's reasons). */
+const BATCH_STATE_REFUSALS = /^invalid_batch_settlement_evm_cumulative_(below_claimed|amount_mismatch)$/;
 
 /** `batch: 'auto'` declines a deposit maxSpendUsd has no room for: the call is paid `exact` instead. */
 class DepositDeclined extends Error {}
@@ -270,6 +272,18 @@ export class Payer {
     } catch {
       return { recovered: false, settle: undefined };
     }
+  }
+
+  /**
+   * A batch-settlement payment refused for its channel's state, which the scheme could not resynchronise (it reads the
+   * channel on chain only with an RPC: `batch.rpcUrl`): this call and the next to the same payee are paid `exact`. It
+   * happens to a new process on a wallet whose channel an earlier one refunded (close()): the server has forgotten
+   * the channel, the chain has not, and only the chain can say where its vouchers must start.
+   */
+  unrecoverableBatch(signed: SignedPayment, reason: string | undefined): boolean {
+    if (signed.scheme !== BATCH || !reason || !BATCH_STATE_REFUSALS.test(reason)) return false;
+    this.declined.add(termsKey(signed.requirements));
+    return true;
   }
 
   /** A batch-settlement payment was taken at `url`: its channel is one close() refunds. */
