@@ -3,12 +3,12 @@
 // header decoded, its scheme's authorization read, the request line a payment identifier is bound to), and the
 // SDK's HTTPAdapter over it (as @x402/express's ExpressAdapter is over an Express request), which the SDK hands
 // back to every hook it runs (in its transport context): that is how a hook finds its attempt (attemptOf).
-import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { HTTPAdapter } from '@x402/core/server';
 import type { PaymentPayload } from '@x402/core/types';
 import type { FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { newAttempt, type PaidRequest, type PaymentAttempt } from './core/attempt.ts';
+import { decodePaymentHeader } from './core/header-codec.ts';
 import type { PaymentSchemes } from './core/scheme.ts';
 
 const PAYMENT_HEADERS = new Set(['payment-signature', 'x-payment']);
@@ -84,7 +84,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
 /** The payment payload of a header, or undefined when it cannot be decoded. */
 function decodedPayment(header: string): PaymentPayload | undefined {
   try {
-    return decodePaymentSignatureHeader(header);
+    return decodePaymentHeader(header);
   } catch {
     return undefined;
   }

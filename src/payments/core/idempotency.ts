@@ -24,12 +24,12 @@
 // (validBefore): once that has passed, whether the transfer landed is the chain's to say, and a retry of the
 // same payment can always ask.
 import { randomUUID } from 'node:crypto';
-import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
 import { declarePaymentIdentifierExtension, isPaymentIdentifierRequired, PAYMENT_IDENTIFIER, validatePaymentIdentifier, type PaymentIdentifierValidationResult } from '@x402/extensions/payment-identifier';
 import type { PaymentLog } from './log.ts';
 import { CLAIM_LEASE_MS, type PaymentIdStore, type StoredResponse } from '../../db/payment-ids.ts';
 import { AppError, BadRequestError } from '../../lib/errors.ts';
+import { decodePaymentHeader } from './header-codec.ts';
 import { moneyMayHaveMoved, payloadHash, type PaymentAttempt } from './attempt.ts';
 
 /** The extension as every route's 402 declares it: optional for the client. */
@@ -95,7 +95,7 @@ export class PaymentIdempotency {
   async decide(attempt: PaymentAttempt, header: string, bounds: ClaimBounds): Promise<IdempotencyDecision> {
     let payload: PaymentPayload;
     try {
-      payload = decodePaymentSignatureHeader(header);
+      payload = decodePaymentHeader(header);
     } catch {
       return { kind: 'process' }; // the gate answers a header it cannot decode
     }

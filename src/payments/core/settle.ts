@@ -6,7 +6,6 @@
 // (facilitator.ts), and an outcome the facilitator did not tell is read from the chain (settle-outcome.ts):
 // whatever happens, a payment that may have been taken is never answered "pay again" (503 + Retry-After: send the
 // same payment again; it will not be charged twice).
-import { encodePaymentResponseHeader } from '@x402/core/http';
 import { SETTLEMENT_OVERRIDES_HEADER, withPrivateCacheControl } from '@x402/core/server';
 import type { PaymentLog } from './log.ts';
 import type { ErrorBody, AppError } from '../../lib/errors.ts';
@@ -18,6 +17,7 @@ import { facilitatorFailure, NOT_CHARGED, outcomeUnconfirmed, paymentRequiredBod
 import { contentDigest } from './signing-key.ts';
 import type { VerifiedPayment } from './verify.ts';
 import { commitLane, releaseLane, type LaneOptions, type LanePayment } from './lane.ts';
+import { encodePaymentResponse } from './header-codec.ts';
 
 /** The response about to be written, as the handler left it: its status and headers (names in lower case). */
 export interface PaidResponse {
@@ -126,10 +126,10 @@ async function settleLaneOnSend(paid: LanePayment, attempt: PaymentAttempt | und
   if ('refused' in committed) {
     const challenge = attempt ? await opts.server.challengeHeaders(attempt) : {};
     out.status = 402;
-    out.set({ ...challenge, 'payment-response': encodePaymentResponseHeader(committed.refused) });
+    out.set({ ...challenge, 'payment-response': encodePaymentResponse(committed.refused) });
     return out.json(paymentRequiredBody(challenge, opts.terms, committed.refused.errorReason));
   }
-  out.set({ 'payment-response': encodePaymentResponseHeader(committed.settled) });
+  out.set({ 'payment-response': encodePaymentResponse(committed.settled) });
   return answered(out, attempt, payload, opts.contentDigest ? sentBytes(payload) : undefined, opts);
 }
 
