@@ -31,31 +31,50 @@ type Channel = NonNullable<Awaited<ReturnType<ReturnType<Scheme['getStorage']>['
 export type Voucher = { channelId: Hex; maxClaimableAmount: string; signature: Hex };
 export type ChannelConfig = { payer: Hex; payerAuthorizer: Hex } & Record<string, unknown>;
 
-/** What the SDK accepted of a channel: its config with the route's terms (`key`), and the whole payload with its route. */
-export interface Acceptance {
-  readonly key: string;
-  /** The matched route's URL the payload paid for (undefined: not known, never matched by the lane). */
-  readonly route: string | undefined;
-  /** The payload itself, as decoded (a copy: the SDK's own object may change after). */
-  readonly payload: PaymentPayload;
-}
-
-/** The channels whose voucher the SDK's own hook accepted locally, by channel id (lower case); at most 10,000, oldest forgotten. */
-export class AcceptedChannels {
-  private readonly byId = new Map<string, Acceptance>();
-  get(channelId: string): Acceptance | undefined {
-    return this.byId.get(channelId.toLowerCase());
-  }
-  set(channelId: string, acceptance: Acceptance): void {
-    const id = channelId.toLowerCase();
-    this.byId.delete(id);
-    this.byId.set(id, acceptance);
-    if (this.byId.size > 10_000) this.byId.delete(this.byId.keys().next().value!); // the oldest is checked by the SDK again
-  }
-}
-
 const VOUCHER_TYPEHASH = keccak256(toHex('Voucher(bytes32 channelId,uint128 maxClaimableAmount)'));
 const domains = new Map<number, Hex>();
+
+/**
+ * What the SDK's verify accepted, by channel: the config with the route's terms (the fast check admits the next
+ * voucher of a channel whose key matches), and, per channel and route, the whole payload (the lane admits the next
+ * payload equal to it but for what changes per call). Both are checks the SDK made: its own hook's, or this check's
+ * as it runs inside the SDK's verify (after the requirements were matched and the extensions validated). Bounded:
+ * at most MAX_CHANNELS keys and MAX_PAYLOADS payloads (3-5 KB each), the least recently used forgotten first (its
+ * next voucher is then checked by the SDK again).
+ */
+export class AcceptedChannels {
+  static readonly MAX_CHANNELS = 10_000;
+  static readonly MAX_PAYLOADS = 4_096;
+  private readonly keys = new Map<string, string>();
+  private readonly payloads = new Map<string, PaymentPayload>();
+
+  /** The config-and-terms key the channel was accepted with. */
+  key(channelId: string): string | undefined {
+    return this.keys.get(channelId.toLowerCase());
+  }
+
+  /** The payload last accepted on the channel for `route` (its use keeps it). */
+  payload(channelId: string, route: string): PaymentPayload | undefined {
+    const at = `${channelId.toLowerCase()} ${route}`;
+    const payload = this.payloads.get(at);
+    if (payload) bump(this.payloads, at, payload, AcceptedChannels.MAX_PAYLOADS);
+    return payload;
+  }
+
+  /** The SDK's verify accepted `payload` (a copy is kept: the SDK's own object may change after) on `route`, if known. */
+  accept(channelId: string, key: string, route: string | undefined, payload: PaymentPayload): void {
+    const id = channelId.toLowerCase();
+    bump(this.keys, id, key, AcceptedChannels.MAX_CHANNELS);
+    if (route !== undefined) bump(this.payloads, `${id} ${route}`, structuredClone(payload), AcceptedChannels.MAX_PAYLOADS);
+  }
+}
+
+/** `key` set last in `map` (its most recent), the oldest dropped past `max`. */
+function bump<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value!);
+}
 
 export interface VoucherCheckCounts {
   /** Vouchers this hook admitted. */
@@ -90,11 +109,15 @@ export function withFastVoucherCheck(scheme: Scheme, counts: VoucherCheckCounts 
     if (!isBatchSettlementVoucherPayload(raw)) return undefined;
     const voucher = raw.voucher as Voucher;
     const config = raw.channelConfig as ChannelConfig;
-    if (accepted.get(voucher.channelId)?.key !== acceptanceKey(config, requirements)) return undefined;
+    const key = acceptanceKey(config, requirements);
+    if (accepted.key(voucher.channelId) !== key) return undefined;
     const channel = await scheme.getStorage().get(voucher.channelId);
     if (!channel || !(await isNextVoucher(channel, voucher, config, requirements, scheme.getOnchainStateTtlMs()))) return undefined;
     // What the SDK's hook records for a voucher it checked locally; its after-verify hook reserves the channel with it.
     scheme.mergeRequestContext(paymentPayload, { channelId: voucher.channelId, pendingId: toHex(randomBytes(32)), channelSnapshot: channel, localVerify: true });
+    // Matched and validated by the SDK before this hook, checked here: the lane may take its repeats on this route.
+    const route = attemptOf(ctx)?.entry.url;
+    if (route !== undefined && !accepted.payload(voucher.channelId, route)) accepted.accept(voucher.channelId, key, route, paymentPayload as PaymentPayload);
     return {
       skip: true,
       result: {
@@ -115,11 +138,7 @@ export function withFastVoucherCheck(scheme: Scheme, counts: VoucherCheckCounts 
   function remember(ctx: BeforeVerifyContext, answer: Awaited<ReturnType<BeforeVerify>>) {
     const raw = ctx.paymentPayload.payload as unknown;
     if (!isBatchSettlementVoucherPayload(raw) || !answer || !('skip' in answer) || !answer.skip || !answer.result.isValid) return;
-    accepted.set((raw.voucher as Voucher).channelId, {
-      key: acceptanceKey(raw.channelConfig as ChannelConfig, ctx.requirements),
-      route: attemptOf(ctx)?.entry.url,
-      payload: structuredClone(ctx.paymentPayload) as PaymentPayload,
-    });
+    accepted.accept((raw.voucher as Voucher).channelId, acceptanceKey(raw.channelConfig as ChannelConfig, ctx.requirements), attemptOf(ctx)?.entry.url, ctx.paymentPayload as PaymentPayload);
   }
 
   const wrapped = Object.create(scheme) as Scheme;

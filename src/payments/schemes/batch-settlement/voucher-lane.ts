@@ -1,7 +1,7 @@
 // batch-settlement's lane (core/lane.ts): a repeat voucher admitted and charged here, without the SDK's per-call work.
 //
-// Admitted only when the SDK, in effect, already checked it: the SDK's own hook accepted a voucher of the same
-// channel for the same route (voucher-check.ts keeps that payload), and this payload equals it in every part but
+// Admitted only when the SDK, in effect, already checked it: the SDK's verify accepted a voucher of the same channel
+// for the same route (voucher-check.ts keeps that payload), and this payload equals it in every part but
 // the three that change per call: the voucher's cumulative amount and signature, and the payment identifier (whose
 // format the gate has checked: idempotency.ts). Everything the SDK matched and validated before (the requirements
 // the payload accepted, the channel's config and its id, the extensions it echoes) is then the same; the payment
@@ -50,8 +50,8 @@ export function voucherLane(scheme: BatchSettlementEvmScheme, accepted: Accepted
       if (!isBatchSettlementVoucherPayload(raw)) return undefined;
       const voucher = raw.voucher as Voucher;
       const config = raw.channelConfig as ChannelConfig;
-      const before = accepted.get(voucher.channelId);
-      if (!before || before.route !== route || !equalButPerCall(before.payload, payload)) return undefined;
+      const before = accepted.payload(voucher.channelId, route);
+      if (!before || !equalButPerCall(before, payload)) return undefined;
       const requirements = payload.accepted as PaymentRequirements;
       const storage = scheme.getStorage();
       const channel = await storage.get(voucher.channelId);
