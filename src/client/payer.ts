@@ -8,7 +8,7 @@
 // the answer (a batch-settlement channel's state lives in the scheme's storage).
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { DEFAULT_ASSETS, findDefaultAsset, toClientEvmSigner } from '@x402/evm';
+import { DEFAULT_ASSETS, findDefaultAsset, isBatchSettlementVoucherPayload, toClientEvmSigner } from '@x402/evm';
 import { DEFAULT_ASSETS as SVM_DEFAULT_ASSETS, findDefaultAsset as findSvmDefaultAsset } from '@x402/svm';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { InMemoryClientChannelStorage, signVoucher, type BatchSettlementDepositStrategyContext, type ClientChannelStorage } from '@x402/evm/batch-settlement/client';
@@ -78,6 +78,9 @@ export interface SignedPayment extends SentPayment {
 }
 
 const BATCH = 'batch-settlement';
+/** The Bazaar discovery extension's key (@x402/extensions/bazaar). */
+const BAZAAR = 'bazaar';
+
 /** The scheme's refusals of a channel state the payer holds wrong (@x402/evm batch-settlement's reasons). */
 const BATCH_STATE_REFUSALS = /^invalid_batch_settlement_evm_cumulative_(below_claimed|amount_mismatch)$/;
 
@@ -214,6 +217,14 @@ export class Payer {
     if (requirements.scheme === BATCH) await this.presignNext(payload, requirements).catch(() => undefined);
     const identifier = required.extensions?.[PAYMENT_IDENTIFIER] ? generatePaymentId() : undefined;
     if (identifier) payload.extensions = appendPaymentIdentifierToExtensions(structuredClone(payload.extensions ?? {}), identifier);
+    // A voucher goes to no facilitator, so the Bazaar declaration the SDK echoes into every payload (the route's
+    // input and output schemas: most of its 3-5 KB, for a facilitator to catalogue the route when it settles) is
+    // left out of it: the header shrinks to about 1 KB, which every voucher call then writes, sends and the
+    // server reads. An echo is optional; a server checks only the echoes it is sent.
+    if (isBatchSettlementVoucherPayload(payload.payload) && payload.extensions?.[BAZAAR]) {
+      const { [BAZAAR]: _bazaar, ...rest } = payload.extensions;
+      payload.extensions = Object.keys(rest).length ? rest : undefined;
+    }
     return {
       scheme: requirements.scheme,
       network: requirements.network,
