@@ -1,21 +1,11 @@
 // native-signer.ts: a wallet given as a private key signs typed data with libsecp256k1's native build, and its
 // signature is exactly viem's (RFC 6979, low s, v 27/28) for every kind of typed data the client signs.
-import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
+import { authorizationTypes, BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
 import { getAddress, keccak256, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { withNativeTypedDataSigning } from '../../src/client/native-signer.ts';
 
-const transferWithAuthorization = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 
 describe('signing typed data natively', () => {
   it('gives viem’s signature, for vouchers and EIP-3009 authorizations under many keys', async () => {
@@ -32,7 +22,7 @@ describe('signing typed data natively', () => {
       };
       const authorization = {
         domain: { name: 'USD Coin', version: '2', chainId: 84532, verifyingContract: getAddress(`0x${'36'.repeat(20)}`) },
-        types: transferWithAuthorization,
+        types: authorizationTypes,
         primaryType: 'TransferWithAuthorization' as const,
         message: { from: viem.address, to: getAddress(`0x${'ab'.repeat(20)}`), value: 1000n, validAfter: 0n, validBefore: 1_900_000_000n + BigInt(i), nonce: keccak256(toHex(`nonce ${i}`)) },
       };

@@ -4,21 +4,16 @@
 // voucher, a forged signature (refused, nothing charged), a high-s signature, a stale amount. The lane serves unless
 // X402_SIGNING_KEY is set (a receipt is the SDK's to sign); the fast check then serves in its place. Through the real
 // server over the local chain and facilitator, with the stock @x402/fetch batch-settlement client.
-import { decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import type { PaymentPayload } from '@x402/core/types';
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, toClientEvmSigner, voucherTypes } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClient } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
 import { getAddress, hashTypedData, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { migrate } from '../../src/db/migrations.ts';
 import { voucherDigest } from '../../src/payments/schemes/batch-settlement/voucher-check.ts';
-import { memoryDatabase } from '../db/pglite-database.ts';
-import { OFFLINE_BASE_URLS } from '../helpers.ts';
-import { accountAt, startPaidWorld, type PaidWorld } from './world.ts';
+import { accountAt, listeningApp, paidWorldEnv, startPaidWorld, tamperingFetch, type PaidWorld } from './world.ts';
 
 const PATH = '/v1/price?symbol=BTC';
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -49,37 +44,20 @@ afterAll(async () => {
 });
 
 describe.each([
-  { path: 'lane' as const, payer: 30, env: {} },
+  { path: 'lane' as const, payer: 30, env: {} as Record<string, string> },
   { path: 'fast' as const, payer: 34, env: { X402_SIGNING_KEY: `0x${'5a'.repeat(32)}` } },
 ])('a repeat voucher through the server ($path)', ({ path, payer, env }) => {
   let app: FastifyInstance;
   let url: string;
-  let db: Awaited<ReturnType<typeof memoryDatabase>>;
 
   beforeAll(async () => {
-    db = await memoryDatabase();
-    await migrate(db);
-    const config = loadConfig({
-      ...OFFLINE_BASE_URLS,
-      X402_NETWORK: world.chain.network,
-      X402_ASSET: world.fx.usdc,
-      X402_ASSET_NAME: 'Test USDC',
-      X402_PAY_TO: world.payTo,
-      X402_FACILITATOR: world.fac.url,
-      X402_BATCH_SETTLEMENT: 'true',
-      LOG_LEVEL: 'silent',
-      BINANCE_SPOT_BASE_URL: world.exchange.url,
-      COINBASE_BASE_URL: world.exchange.url,
-      ...env,
-    });
-    app = await buildApp(config, { database: db });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}${PATH}`;
+    const listening = await listeningApp({ ...paidWorldEnv(world), X402_BATCH_SETTLEMENT: 'true', ...env });
+    app = listening.app;
+    url = `${listening.base}${PATH}`;
   }, 60_000);
 
   afterAll(async () => {
     await app?.close();
-    await db?.close();
   });
 
   it('admits the next voucher itself, leaves a forged, a high-s and a first voucher to the SDK, and charges exactly', async () => {
@@ -87,30 +65,17 @@ describe.each([
     await world.fx.mint(account.address, 1_000_000n);
     const client = new x402Client().register(world.chain.network, new BatchClient(toClientEvmSigner(account, world.chain.publicClient)));
     client.setSpendControls({ allowedAssets: [{ network: world.chain.network, asset: world.fx.usdc, maxAmountPerPayment: '100000' }] });
-    // What the next paid request's voucher becomes (undefined: sent as signed); the status each tampered one got.
-    let tamper: ((payload: ReturnType<typeof decodePaymentSignatureHeader>) => void) | undefined;
-    const tampered: number[] = [];
-    const tamperingFetch: typeof fetch = async (input, init) => {
-      const req = new Request(input, init);
-      const header = req.headers.get('payment-signature');
-      if (!header || !tamper) return fetch(req);
-      const payload = decodePaymentSignatureHeader(header);
-      tamper(payload);
-      tamper = undefined;
-      const headers = new Headers(req.headers);
-      headers.set('payment-signature', encodePaymentSignatureHeader(payload));
-      const res = await fetch(req.url, { headers });
-      tampered.push(res.status);
-      return res;
-    };
-    const pay = wrapFetchWithPayment(tamperingFetch, client);
+    // The next paid request's voucher changed before it is sent (tampering.next), and the status each changed one got.
+    const tampering = tamperingFetch();
+    const tampered = tampering.statuses;
+    const pay = wrapFetchWithPayment(tampering.fetch, client);
     // How many repeat vouchers the path under test admitted (the other one admits none), and how many went to the SDK.
     const checks = () => {
       const c = app.x402Batch!.voucherChecks();
       expect(path === 'lane' ? c.fast : c.lane).toBe(0);
       return { fast: c[path], passed: c.passed };
     };
-    const voucherOf = (p: ReturnType<typeof decodePaymentSignatureHeader>) => (p.payload as { voucher: { channelId: Hex; maxClaimableAmount: string; signature: Hex } }).voucher;
+    const voucherOf = (p: PaymentPayload) => (p.payload as { voucher: { channelId: Hex; maxClaimableAmount: string; signature: Hex } }).voucher;
     // Every answered call, and the channel's cumulative charge its PAYMENT-RESPONSE reports.
     let answered = 0;
     let channelId: Hex | undefined;
@@ -137,7 +102,7 @@ describe.each([
       primaryType: 'Voucher',
       message: { channelId: channelId!, maxClaimableAmount: 7000n },
     });
-    tamper = (p) => void (voucherOf(p).signature = forged);
+    tampering.next((p) => void (voucherOf(p).signature = forged));
     const beforeForged = checks();
     await call(); // the stock client may pay again with its own signature after the refusal
     expect(tampered).toEqual([402]);
@@ -146,12 +111,12 @@ describe.each([
 
     // The next voucher with s mirrored (n - s, v flipped): valid ECDSA that the channel contract's recovery refuses;
     // the fast check leaves it to the SDK, whatever the SDK then decides.
-    tamper = (p) => {
+    tampering.next((p) => {
       const v = voucherOf(p);
       const s = BigInt(`0x${v.signature.slice(66, 130)}`);
       const flipped = parseInt(v.signature.slice(130), 16) === 27 ? '1c' : '1b';
       v.signature = `${v.signature.slice(0, 66)}${(N - s).toString(16).padStart(64, '0')}${flipped}` as Hex;
-    };
+    });
     const beforeHighS = checks();
     await call();
     expect(tampered).toHaveLength(2);

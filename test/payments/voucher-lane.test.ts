@@ -3,21 +3,15 @@
 // to the one the SDK accepted but for the voucher's amount and signature and the payment identifier, and anything else
 // is left to the SDK (which decides it as before). Through the real server over the local chain and facilitator, with
 // the stock @x402/fetch batch-settlement client.
-import { decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClient } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { migrate } from '../../src/db/migrations.ts';
 import { equalButPerCall } from '../../src/payments/schemes/batch-settlement/voucher-lane.ts';
-import { memoryDatabase } from '../db/pglite-database.ts';
-import { OFFLINE_BASE_URLS } from '../helpers.ts';
-import { accountAt, startPaidWorld, type PaidWorld } from './world.ts';
+import { accountAt, listeningApp, paidWorldEnv, startPaidWorld, tamperingFetch, type PaidWorld } from './world.ts';
 
 const PATH = '/v1/price?symbol=BTC';
 
@@ -52,33 +46,17 @@ describe('a repeat voucher through the lane', () => {
   let world: PaidWorld;
   let app: FastifyInstance;
   let url: string;
-  let db: Awaited<ReturnType<typeof memoryDatabase>>;
 
   beforeAll(async () => {
     world = await startPaidWorld({ payerIndex: 40, payToIndex: 41, fund: 0n, batch: true, chain: { allowBlocksWithSameTimestamp: true }, facilitator: { batch: { authorizerIndex: 42 } } });
-    db = await memoryDatabase();
-    await migrate(db);
-    const config = loadConfig({
-      ...OFFLINE_BASE_URLS,
-      X402_NETWORK: world.chain.network,
-      X402_ASSET: world.fx.usdc,
-      X402_ASSET_NAME: 'Test USDC',
-      X402_PAY_TO: world.payTo,
-      X402_FACILITATOR: world.fac.url,
-      X402_BATCH_SETTLEMENT: 'true',
-      LOG_LEVEL: 'silent',
-      BINANCE_SPOT_BASE_URL: world.exchange.url,
-      COINBASE_BASE_URL: world.exchange.url,
-    });
-    app = await buildApp(config, { database: db });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}${PATH}`;
+    const listening = await listeningApp({ ...paidWorldEnv(world), X402_BATCH_SETTLEMENT: 'true' });
+    app = listening.app;
+    url = `${listening.base}${PATH}`;
   }, 60_000);
 
   afterAll(async () => {
     await app?.close();
     await world?.close();
-    await db?.close();
   });
 
   it("answers as the SDK answers, and leaves a payload that differs anywhere else to the SDK", async () => {
@@ -86,19 +64,8 @@ describe('a repeat voucher through the lane', () => {
     await world.fx.mint(account.address, 1_000_000n);
     const client = new x402Client().register(world.chain.network, new BatchClient(toClientEvmSigner(account, world.chain.publicClient)));
     client.setSpendControls({ allowedAssets: [{ network: world.chain.network, asset: world.fx.usdc, maxAmountPerPayment: '100000' }] });
-    let tamper: ((payload: ReturnType<typeof decodePaymentSignatureHeader>) => void) | undefined;
-    const tamperingFetch: typeof fetch = async (input, init) => {
-      const req = new Request(input, init);
-      const header = req.headers.get('payment-signature');
-      if (!header || !tamper) return fetch(req);
-      const payload = decodePaymentSignatureHeader(header);
-      tamper(payload);
-      tamper = undefined;
-      const headers = new Headers(req.headers);
-      headers.set('payment-signature', encodePaymentSignatureHeader(payload));
-      return fetch(req.url, { headers });
-    };
-    const pay = wrapFetchWithPayment(tamperingFetch, client);
+    const tampering = tamperingFetch();
+    const pay = wrapFetchWithPayment(tampering.fetch, client);
     const counts = () => app.x402Batch!.voucherChecks();
     const call = async () => {
       const res = await pay(url);
@@ -118,7 +85,7 @@ describe('a repeat voucher through the lane', () => {
 
     // A payload that differs elsewhere (here, what it says of the resource) is the SDK's to decide.
     const before = counts();
-    tamper = (p) => void (p.resource = { ...p.resource!, description: 'something else' });
+    tampering.next((p) => void (p.resource = { ...p.resource!, description: 'something else' }));
     const elsewhere = await call();
     expect(counts().lane).toBe(before.lane);
     expect(counts().passed + counts().fast).toBeGreaterThan(before.passed + before.fast);

@@ -4,7 +4,7 @@
 // mnemonic index (each file its own, so files running at once never share a nonce). Beside it: the variables of a
 // paid app over the world, an app listening on 127.0.0.1, a payment signed for a route but not sent yet, and a
 // fetch that keeps the payments it sends.
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import type { x402Client } from '@x402/fetch';
 import type { FastifyInstance } from 'fastify';
@@ -106,6 +106,29 @@ export async function listeningApp(env: Record<string, string>): Promise<{ app: 
   await app.services.db.ready();
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+}
+
+/**
+ * A fetch for a paying client that changes the next paid request's payment before it is sent (`next(change)`: once),
+ * and the status each changed one got.
+ */
+export function tamperingFetch(): { fetch: typeof fetch; next(change: (payload: PaymentPayload) => void): void; statuses: number[] } {
+  let change: ((payload: PaymentPayload) => void) | undefined;
+  const statuses: number[] = [];
+  const tampering: typeof fetch = async (input, init) => {
+    const req = new Request(input, init);
+    const header = req.headers.get('payment-signature');
+    if (!header || !change) return fetch(req);
+    const payload = decodePaymentSignatureHeader(header);
+    change(payload);
+    change = undefined;
+    const headers = new Headers(req.headers);
+    headers.set('payment-signature', encodePaymentSignatureHeader(payload));
+    const res = await fetch(req.url, { headers });
+    statuses.push(res.status);
+    return res;
+  };
+  return { fetch: tampering, next: (c) => void (change = c), statuses };
 }
 
 /** The variables of a paid app over `world` (paidEnv): its token, payee, facilitator and fake exchange. */
