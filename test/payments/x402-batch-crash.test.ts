@@ -10,36 +10,31 @@ import { BatchSettlementEvmScheme as BatchClient } from '@x402/evm/batch-settlem
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { tempDir, removeTempDirs } from '../db-helpers.ts';
+import { tempDir } from '../db-helpers.ts';
 import { OFFLINE_BASE_URLS } from '../helpers.ts';
 import { startServerProcess, type RunningServer } from '../servers/marketgate.ts';
-import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
-import { accountAt, paidWorldEnv, PRICE, startPaidWorld, type PaidWorld } from './world.ts';
+import { startCrashWorld, type CrashWorld } from './crash-world.ts';
+import { accountAt, paidWorldEnv, PRICE, type PaidWorld } from './world.ts';
 
 const PRICE_UNITS = 1000n;
 let world: PaidWorld;
-let postgres: TestPostgres;
+let crash: CrashWorld;
 let ledger: Database;
 let env: Record<string, string>;
 let server: RunningServer | undefined;
 
 beforeAll(async () => {
-  [world, postgres] = await Promise.all([
-    startPaidWorld({ payerIndex: 34, payToIndex: 35, fund: 0n, batch: true, chain: { allowBlocksWithSameTimestamp: true }, facilitator: { batch: { authorizerIndex: 36 } } }),
-    startPostgres(),
-  ]);
-  const url = await postgres.createDatabase('batch_crash');
-  env = { ...OFFLINE_BASE_URLS, ...paidWorldEnv(world, { rpc: true, timeoutMs: 20_000 }), DATA_DIR: tempDir(), DATABASE_URL: url, X402_BATCH_SETTLEMENT: 'true', X402_BATCH_CLAIM_INTERVAL_S: '5' };
-  const { openPostgres } = await import('../../src/db/postgres.ts');
-  ledger = await openPostgres({ url, timeoutMs: 5000 });
+  crash = await startCrashWorld(
+    { payerIndex: 34, payToIndex: 35, fund: 0n, batch: true, chain: { allowBlocksWithSameTimestamp: true }, facilitator: { batch: { authorizerIndex: 36 } } },
+    'batch_crash',
+  );
+  ({ world, ledger } = crash);
+  env = { ...OFFLINE_BASE_URLS, ...paidWorldEnv(world, { rpc: true, timeoutMs: 20_000 }), DATA_DIR: tempDir(), DATABASE_URL: crash.databaseUrl, X402_BATCH_SETTLEMENT: 'true', X402_BATCH_CLAIM_INTERVAL_S: '5' };
 }, 120_000);
 
 afterAll(async () => {
   await server?.stop();
-  await ledger?.close();
-  await world?.close();
-  await postgres?.stop();
-  removeTempDirs();
+  await crash?.close();
 });
 
 describe('kill -9 while vouchers flow, then a restart', () => {

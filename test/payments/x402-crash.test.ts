@@ -12,15 +12,15 @@ import type { PaymentRecord } from '../../src/db/payment-rows.ts';
 import { listPayments, summarizePayments } from '../../src/db/payment-reports.ts';
 import { OFFLINE_BASE_URLS } from '../helpers.ts';
 import { startServerProcess, type RunningServer } from '../servers/marketgate.ts';
-import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
-import { paidWorldEnv, PRICE, signPayment, startPaidWorld, type PaidWorld } from './world.ts';
+import { startCrashWorld, type CrashWorld } from './crash-world.ts';
+import { paidWorldEnv, PRICE, signPayment, type PaidWorld } from './world.ts';
 import { payingClient } from './x402/paying.ts';
-import { tempDir, removeTempDirs } from '../db-helpers.ts';
+import { tempDir } from '../db-helpers.ts';
 
 let world: PaidWorld;
 let chain: PaidWorld['chain'];
 let fac: PaidWorld['fac'];
-let postgres: TestPostgres;
+let crash: CrashWorld;
 let ledger: Database;
 let env: Record<string, string>;
 let server: RunningServer | undefined;
@@ -28,23 +28,18 @@ let client: x402Client;
 let nextId = '';
 
 beforeAll(async () => {
-  [world, postgres] = await Promise.all([startPaidWorld({ payerIndex: 11, payToIndex: 12, chain: { allowBlocksWithSameTimestamp: true } }), startPostgres()]);
+  crash = await startCrashWorld({ payerIndex: 11, payToIndex: 12, chain: { allowBlocksWithSameTimestamp: true } }, 'crash');
+  ({ world, ledger } = crash);
   ({ chain, fac } = world);
-  const url = await postgres.createDatabase('crash');
   // Authorizations valid for 60 s: a retry after a restart (seconds on a loaded machine) also waits for the dead
   // process's claims to lapse (their 5 s leases), and must still come before its authorization expires.
-  env = { ...OFFLINE_BASE_URLS, ...paidWorldEnv(world, { rpc: true }), DATA_DIR: tempDir(), DATABASE_URL: url, X402_MAX_TIMEOUT_S: '60', X402_RECONCILE_INTERVAL_S: '1' };
-  const { openPostgres } = await import('../../src/db/postgres.ts');
-  ledger = await openPostgres({ url, timeoutMs: 5000 });
+  env = { ...OFFLINE_BASE_URLS, ...paidWorldEnv(world, { rpc: true }), DATA_DIR: tempDir(), DATABASE_URL: crash.databaseUrl, X402_MAX_TIMEOUT_S: '60', X402_RECONCILE_INTERVAL_S: '1' };
   client = payingClient(world.payer, world.setting(), { identifier: () => nextId });
 }, 120_000);
 
 afterAll(async () => {
   await server?.stop();
-  await ledger?.close();
-  await world?.close();
-  await postgres?.stop();
-  removeTempDirs();
+  await crash?.close();
 });
 
 const start = async (extra: Record<string, string> = {}) => (server = await startServerProcess({ ...env, ...extra }));
