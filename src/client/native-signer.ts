@@ -3,9 +3,11 @@
 // about 0.05 ms a signature, where viem's (@noble/curves, JavaScript) takes 0.3-1 ms of CPU, on every paid call. The
 // EIP-712 digest is still viem's (hashTypedData). The signature is the same one viem would make: both follow RFC
 // 6979 with no added entropy and give the low s, so the nonce, r, s and v are equal (a test holds them equal). Where
-// the native build does not load, viem signs, as before.
+// the native build does not load, viem signs, as before. A voucher's digest is hashed with its domain's separator
+// kept (voucher-digest.ts: two Keccak hashes instead of seven), the same digest viem gives.
 import { createRequire } from 'node:module';
 import { hashTypedData, toHex, type Hex, type LocalAccount } from 'viem';
+import { voucherDigest, type TypedDataInput } from './voucher-digest.ts';
 
 type Native = { ecdsaSign(hash: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number } };
 
@@ -29,7 +31,7 @@ export function withNativeTypedDataSigning(account: LocalAccount, privateKey: He
   if (!secp) return account;
   const key = Buffer.from(privateKey.slice(2), 'hex');
   const signTypedData: LocalAccount['signTypedData'] = async (typedData) => {
-    const digest = Buffer.from(hashTypedData(typedData as Parameters<typeof hashTypedData>[0]).slice(2), 'hex');
+    const digest = voucherDigest(typedData as TypedDataInput) ?? Buffer.from(hashTypedData(typedData as Parameters<typeof hashTypedData>[0]).slice(2), 'hex');
     const { signature, recid } = secp.ecdsaSign(digest, key);
     return `${toHex(signature)}${recid === 0 ? '1b' : '1c'}` as Hex;
   };

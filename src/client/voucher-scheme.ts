@@ -3,10 +3,19 @@
 // call costs the client once its signature is made ahead (presign.ts). The id is a pure function of the config and
 // the network, so it is computed once per channel; a payment that is a voucher alone is then built here exactly as
 // the SDK builds it (its own signVoucher, the same payload); one that needs a deposit or a top-up, or a channel
-// this client has no state of, goes to the SDK as before.
-import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements } from '@x402/core/types';
-import type { ClientEvmSigner } from '@x402/evm';
-import { BatchSettlementEvmScheme, computeChannelId, signVoucher, type BatchSettlementEvmSchemeOptions, type ClientChannelStorage } from '@x402/evm/batch-settlement/client';
+// this client has no state of, goes to the SDK as before. The answer's channel state is taken in as the SDK's own hook
+// takes it (updateChannelFromSettle), with the remembered id; a refund's answer, a refusal, a corrective 402 go to the
+// SDK's hook.
+import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements, SchemeClientHooks } from '@x402/core/types';
+import { isBatchSettlementDepositPayload, isBatchSettlementRefundPayload, type ClientEvmSigner } from '@x402/evm';
+import {
+  BatchSettlementEvmScheme,
+  computeChannelId,
+  signVoucher,
+  updateChannelFromSettle,
+  type BatchSettlementEvmSchemeOptions,
+  type ClientChannelStorage,
+} from '@x402/evm/batch-settlement/client';
 
 type ChannelConfig = ReturnType<BatchSettlementEvmScheme['buildChannelConfig']>;
 
@@ -22,6 +31,27 @@ export class RememberingBatchScheme extends BatchSettlementEvmScheme {
     options: Omit<BatchSettlementEvmSchemeOptions, 'storage' | 'voucherSigner'>,
   ) {
     super(voucherSigner_, { ...options, storage: channels });
+    const sdk = this.schemeHooks;
+    (this as { schemeHooks: SchemeClientHooks }).schemeHooks = {
+      ...sdk,
+      // The SDK's onPaymentResponse for a voucher's or a deposit's success, which derives the channel's id anew.
+      onPaymentResponse: async (ctx: Parameters<NonNullable<SchemeClientHooks['onPaymentResponse']>>[0]) => {
+        const settled = ctx.settleResponse;
+        const payload = ctx.paymentPayload.payload;
+        if (!settled?.success || isBatchSettlementRefundPayload(payload)) return sdk.onPaymentResponse?.(ctx);
+        const chargedAmount = (settled.extra as { chargedAmount?: unknown } | undefined)?.chargedAmount;
+        if (chargedAmount !== undefined && typeof chargedAmount !== 'string') throw new Error('invalid chargedAmount: not a non-negative integer');
+        const channelState = (settled.extra as { channelState?: { chargedCumulativeAmount?: string } } | undefined)?.channelState;
+        await updateChannelFromSettle(this.channels, {
+          server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount },
+          local: {
+            channelId: this.channelId(this.buildChannelConfig(ctx.requirements), ctx.requirements.network),
+            requestAmount: ctx.requirements.amount,
+            depositAmount: isBatchSettlementDepositPayload(payload) ? payload.deposit.amount : undefined,
+          },
+        });
+      },
+    };
   }
 
   override async createPaymentPayload(x402Version: number, requirements: PaymentRequirements, context?: PaymentPayloadContext): Promise<PaymentPayloadResult> {

@@ -208,4 +208,38 @@ describe("the rest of a voucher call's own cost", () => {
     await storage.set(id.toLowerCase(), { balance: '8000', chargedCumulativeAmount: '7500' });
     expect((await scheme.createPaymentPayload(2, requirements)).payload).toMatchObject({ type: 'deposit' });
   });
+
+  it('a paid answer’s channel state is taken in as the SDK’s hook takes it, with the remembered id; a refund’s goes to the SDK', async () => {
+    const account = privateKeyToAccount(w.payerKey);
+    const requirements = decodePaymentRequiredHeader((await fetch(`${w.base}${PRICE}`)).headers.get('payment-required')!).accepts.find((a) => a.scheme === 'batch-settlement')!;
+    const ours = new InMemoryClientChannelStorage();
+    const theirs = new InMemoryClientChannelStorage();
+    const scheme = new RememberingBatchScheme(account, ours, {});
+    const sdk = new BatchSettlementEvmScheme(account, { storage: theirs });
+    const id = computeChannelId(scheme.buildChannelConfig(requirements), requirements.network).toLowerCase();
+    const both = async (ctx: Parameters<NonNullable<typeof sdk.schemeHooks.onPaymentResponse>>[0]) => {
+      await scheme.schemeHooks.onPaymentResponse!(ctx);
+      await sdk.schemeHooks.onPaymentResponse!(ctx);
+      expect(await ours.get(id)).toEqual(await theirs.get(id));
+      return ours.get(id);
+    };
+    const voucher = { type: 'voucher', channelConfig: scheme.buildChannelConfig(requirements), voucher: { channelId: id, maxClaimableAmount: '0', signature: '0x' } };
+    const paid = (cumulative: string, payload: unknown = voucher) => ({
+      paymentPayload: { x402Version: 2, accepted: requirements, payload } as never,
+      requirements,
+      settleResponse: { success: true, transaction: '', network: requirements.network, extra: { chargedAmount: requirements.amount, channelState: { chargedCumulativeAmount: cumulative } } } as never,
+    });
+    const deposit = { type: 'deposit', deposit: { amount: '50000', authorization: {} }, voucher: voucher.voucher, channelConfig: voucher.channelConfig };
+    expect(await both(paid(requirements.amount, deposit))).toEqual({ balance: '50000', chargedCumulativeAmount: requirements.amount });
+    const two = String(2 * Number(requirements.amount));
+    expect(await both(paid(two))).toEqual({ balance: '50000', chargedCumulativeAmount: two });
+    // A cumulative amount that is not the next one changes nothing, for either.
+    expect(await both(paid('999999'))).toEqual({ balance: '50000', chargedCumulativeAmount: two });
+    // A refused settle changes nothing; a refund's answer is the SDK's (it derives the id itself).
+    expect(await both({ ...paid(two), settleResponse: { success: false, errorReason: 'x', transaction: '', network: requirements.network } as never })).toEqual({ balance: '50000', chargedCumulativeAmount: two });
+    expect(await both({ ...paid(two, { type: 'refund', channelConfig: voucher.channelConfig, voucher: voucher.voucher, amount: '10000' }), settleResponse: { success: true, transaction: '0x1', network: requirements.network } as never })).toEqual({
+      balance: '40000',
+      chargedCumulativeAmount: two,
+    });
+  });
 });

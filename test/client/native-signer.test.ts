@@ -1,10 +1,11 @@
 // native-signer.ts: a wallet given as a private key signs typed data with libsecp256k1's native build, and its
 // signature is exactly viem's (RFC 6979, low s, v 27/28) for every kind of typed data the client signs.
 import { authorizationTypes, BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from '@x402/evm';
-import { getAddress, keccak256, toHex, type Hex } from 'viem';
+import { getAddress, hashTypedData, keccak256, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { withNativeTypedDataSigning } from '../../src/client/native-signer.ts';
+import { voucherDigest } from '../../src/client/voucher-digest.ts';
 
 
 describe('signing typed data natively', () => {
@@ -38,5 +39,32 @@ describe('signing typed data natively', () => {
     expect(fast.address).toBe(viem.address);
     expect(fast.signMessage).toBe(viem.signMessage);
     expect(fast.signTransaction).toBe(viem.signTransaction);
+  });
+
+  it('hashes a voucher with its domain’s separator kept: viem’s digest; anything that is not exactly a voucher is viem’s to hash', () => {
+    const domain = { ...BATCH_SETTLEMENT_DOMAIN, chainId: 8453, verifyingContract: getAddress(BATCH_SETTLEMENT_ADDRESS) };
+    const voucher = (message: Record<string, unknown>, over: Record<string, unknown> = {}) => ({ domain, types: voucherTypes, primaryType: 'Voucher', message, ...over }) as never;
+    const channelId = keccak256(toHex('channel'));
+    for (const [d, amount] of [
+      [domain, 1000n],
+      [{ ...domain, chainId: 84532n }, (1n << 128n) - 1n],
+      [{ ...domain, chainId: 1 }, 0n],
+    ] as const) {
+      const typedData = voucher({ channelId, maxClaimableAmount: amount }, { domain: d });
+      expect(toHex(voucherDigest(typedData)!)).toBe(hashTypedData(typedData));
+      expect(toHex(voucherDigest(typedData)!)).toBe(hashTypedData(typedData)); // the kept separator
+    }
+    // Types that declare the domain's own fields are hashed as viem hashes them.
+    const declared = voucher({ channelId, maxClaimableAmount: 5n }, { types: { ...voucherTypes, EIP712Domain: [{ name: 'name', type: 'string' }, { name: 'chainId', type: 'uint256' }] } });
+    expect(toHex(voucherDigest(declared)!)).toBe(hashTypedData(declared));
+    // Not a voucher, or not one viem would hash as such: left to viem.
+    expect(voucherDigest(voucher({ channelId, maxClaimableAmount: 1n << 128n }))).toBeUndefined();
+    expect(voucherDigest(voucher({ channelId, maxClaimableAmount: -1n }))).toBeUndefined();
+    expect(voucherDigest(voucher({ channelId, maxClaimableAmount: '1000' }))).toBeUndefined();
+    expect(voucherDigest(voucher({ channelId: channelId.slice(0, 64), maxClaimableAmount: 1n }))).toBeUndefined();
+    expect(voucherDigest(voucher({ channelId, maxClaimableAmount: 1n, extra: 1 }))).toBeUndefined();
+    expect(voucherDigest(voucher({ channelId, maxClaimableAmount: 1n }, { primaryType: 'Refund' }))).toBeUndefined();
+    expect(voucherDigest(voucher({ channelId, maxClaimableAmount: 1n }, { types: { Voucher: [{ name: 'channelId', type: 'bytes32' }, { name: 'maxClaimableAmount', type: 'uint256' }] } }))).toBeUndefined();
+    expect(voucherDigest(voucher({ channelId, maxClaimableAmount: 1n }, { domain: { ...domain, verifyingContract: '0x1234' } }))).toBeUndefined();
   });
 });
