@@ -54,15 +54,16 @@ const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a
 const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 const DIGEST = /^0x[0-9a-fA-F]{64}$/;
 
-/** The signer's address (lower case) of `digest`, or undefined for a signature that is not strict ECDSA or recovers to nothing. */
-export async function recoverSigner(digest: Hex, signature: string, build: RecoverBuild | 'best' = 'best'): Promise<string | undefined> {
-  if (!DIGEST.test(digest) || typeof signature !== 'string' || !SIGNATURE.test(signature)) return undefined;
+/** The signer's address (lower case) of `digest` (hex, or its 32 bytes), or undefined for a signature that is not strict ECDSA or recovers to nothing. */
+export async function recoverSigner(digest: Hex | Uint8Array, signature: string, build: RecoverBuild | 'best' = 'best'): Promise<string | undefined> {
+  const hash = typeof digest === 'string' ? (DIGEST.test(digest) ? bytes(digest) : undefined) : digest.length === 32 ? digest : undefined;
+  if (!hash || typeof signature !== 'string' || !SIGNATURE.test(signature)) return undefined;
   const v = parseInt(signature.slice(130), 16);
   if ((v !== 27 && v !== 28) || BigInt(`0x${signature.slice(66, 130)}`) > HALF_N) return undefined;
   const { recover, keccak256 } = await load(build);
   let key: Uint8Array | null;
   try {
-    key = recover(bytes(digest), bytes(signature.slice(0, 130)), (v - 27) as 0 | 1, false);
+    key = recover(hash, bytes(signature.slice(0, 130)), (v - 27) as 0 | 1, false);
   } catch {
     return undefined;
   }

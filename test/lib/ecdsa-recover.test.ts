@@ -14,13 +14,14 @@ it('recovers with the native build on Linux x64 (the platform CI and the benchma
 });
 
 describe.each(['native', 'wasm'] as RecoverBuild[])('recovering a signer with libsecp256k1 (%s)', (build) => {
-  const recoverSigner = (digest: Hex, signature: string) => recover(digest, signature, build);
+  const recoverSigner = (digest: Hex | Uint8Array, signature: string) => recover(digest, signature, build);
   it('gives the address viem recovers, for many digests', async () => {
     for (let i = 0; i < 20; i++) {
       const digest = keccak256(toHex(`digest ${i}`));
       const signature = await account.sign({ hash: digest });
       expect(await recoverSigner(digest, signature)).toBe((await recoverAddress({ hash: digest, signature })).toLowerCase());
       expect(await recoverSigner(digest, signature)).toBe(account.address.toLowerCase());
+      expect(await recoverSigner(Buffer.from(digest.slice(2), 'hex'), signature)).toBe(account.address.toLowerCase()); // the digest's bytes
     }
   });
 
@@ -35,6 +36,7 @@ describe.each(['native', 'wasm'] as RecoverBuild[])('recovering a signer with li
     expect(await recoverSigner(digest, `${signature.slice(0, 130)}00`)).toBeUndefined(); // v 0
     expect(await recoverSigner(digest, signature.slice(0, 130))).toBeUndefined(); // 64 bytes
     expect(await recoverSigner('0x1234', signature)).toBeUndefined();
+    expect(await recoverSigner(Buffer.from(digest.slice(2, 62), 'hex'), signature)).toBeUndefined(); // 30 bytes
     expect(await recoverSigner(keccak256(toHex('y')), signature)).not.toBe(account.address.toLowerCase());
   });
 });

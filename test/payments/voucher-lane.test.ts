@@ -39,6 +39,10 @@ describe('equalButPerCall', () => {
     (channel.payload as { voucher: { channelId: string } }).voucher.channelId = '0xe';
     expect(equalButPerCall(payload('1000', '0x1'), channel)).toBe(false);
     expect(equalButPerCall(payload('1000', '0x1'), payload('1000', 1 as unknown as string))).toBe(false); // a signature that is no string
+    // A per-call name anywhere else, or a name an object inherits, is compared in full.
+    expect(equalButPerCall(payload('1000', '0x1', undefined, { signature: '0x1' }), payload('1000', '0x1', undefined, { signature: '0x2' }))).toBe(false);
+    expect(equalButPerCall(payload('1000', '0x1', undefined, { constructor: { a: 1 } }), payload('1000', '0x1', undefined, { constructor: { a: 2 } }))).toBe(false);
+    expect(equalButPerCall(payload('1000', '0x1', undefined, { toString: 'x' }), payload('1000', '0x1', undefined, { toString: 'y' }))).toBe(false);
   });
 });
 

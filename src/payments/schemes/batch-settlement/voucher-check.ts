@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import type { PaymentPayload } from '@x402/core/types';
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, isBatchSettlementVoucherPayload } from '@x402/evm';
 import type { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/server';
-import { concat, getAddress, hashDomain, keccak256, numberToHex, toHex, type Hex } from 'viem';
+import { getAddress, hashDomain, hexToBytes, keccak256, toHex, type Hex } from 'viem';
 import { recoverSigner } from '../../../lib/ecdsa-recover.ts';
 import { attemptOf } from '../../core/attempt.ts';
 
@@ -31,8 +31,9 @@ type Channel = NonNullable<Awaited<ReturnType<ReturnType<Scheme['getStorage']>['
 export type Voucher = { channelId: Hex; maxClaimableAmount: string; signature: Hex };
 export type ChannelConfig = { payer: Hex; payerAuthorizer: Hex } & Record<string, unknown>;
 
-const VOUCHER_TYPEHASH = keccak256(toHex('Voucher(bytes32 channelId,uint128 maxClaimableAmount)'));
-const domains = new Map<number, Hex>();
+const VOUCHER_TYPEHASH = keccak256(toHex('Voucher(bytes32 channelId,uint128 maxClaimableAmount)'), 'bytes');
+const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
+const domains = new Map<number, Uint8Array>();
 
 /**
  * What the SDK's verify accepted, by channel: the config with the route's terms (the fast check admits the next
@@ -162,20 +163,34 @@ export async function isNextVoucher(
   const max = BigInt(voucher.maxClaimableAmount);
   if (max !== BigInt(channel.chargedCumulativeAmount) + BigInt(requirements.amount)) return false;
   if (max > BigInt(channel.balance) || max <= BigInt(channel.totalClaimed)) return false;
-  const signer = await recoverSigner(voucherDigest(voucher.channelId, max, chainIdOf(requirements.network)), voucher.signature);
+  if (typeof voucher.channelId !== 'string' || !BYTES32.test(voucher.channelId)) return false;
+  const signer = await recoverSigner(voucherDigestBytes(voucher.channelId, max, chainIdOf(requirements.network)), voucher.signature);
   return signer !== undefined && signer === config.payerAuthorizer.toLowerCase();
 }
 
 /** The voucher's EIP-712 digest: what the SDK's hashTypedData gives for it (a test holds the two equal). */
 export function voucherDigest(channelId: Hex, max: bigint, chainId: number): Hex {
-  const structHash = keccak256(concat([VOUCHER_TYPEHASH, channelId, numberToHex(max, { size: 32 })]));
-  return keccak256(concat(['0x1901', domainSeparator(chainId), structHash]));
+  return toHex(voucherDigestBytes(channelId, max, chainId));
 }
 
-function domainSeparator(chainId: number): Hex {
+/** The digest as bytes, built without hex round trips: keccak256(0x1901 ‖ domain separator ‖ keccak256(type hash ‖ channel id ‖ amount)). */
+function voucherDigestBytes(channelId: Hex, max: bigint, chainId: number): Uint8Array {
+  const struct = new Uint8Array(96);
+  struct.set(VOUCHER_TYPEHASH, 0);
+  struct.set(Buffer.from(channelId.slice(2), 'hex'), 32);
+  struct.set(Buffer.from(max.toString(16).padStart(64, '0'), 'hex'), 64);
+  const digest = new Uint8Array(66);
+  digest[0] = 0x19;
+  digest[1] = 0x01;
+  digest.set(domainSeparator(chainId), 2);
+  digest.set(keccak256(struct, 'bytes'), 34);
+  return keccak256(digest, 'bytes');
+}
+
+function domainSeparator(chainId: number): Uint8Array {
   let ds = domains.get(chainId);
   if (!ds) {
-    ds = hashDomain({
+    ds = hexToBytes(hashDomain({
       domain: { ...BATCH_SETTLEMENT_DOMAIN, chainId: BigInt(chainId), verifyingContract: getAddress(BATCH_SETTLEMENT_ADDRESS) },
       types: {
         EIP712Domain: [
@@ -185,7 +200,7 @@ function domainSeparator(chainId: number): Hex {
           { name: 'verifyingContract', type: 'address' },
         ],
       },
-    });
+    }));
     domains.set(chainId, ds);
   }
   return ds;

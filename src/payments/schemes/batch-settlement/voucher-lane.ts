@@ -31,12 +31,12 @@ const CHARGE_EXCEEDS_SIGNED = 'invalid_batch_settlement_evm_charge_exceeds_signe
 const MIN_PENDING_TTL_MS = 5_000;
 const MAX_PENDING_TTL_MS = 10 * 60 * 1000;
 
-/** The payload's parts that change from one voucher call to the next. */
-const PER_CALL: readonly (readonly string[])[] = [
-  ['payload', 'voucher', 'maxClaimableAmount'],
-  ['payload', 'voucher', 'signature'],
-  ['extensions', 'payment-identifier', 'info', 'id'],
-];
+/** The payload's parts that change from one voucher call to the next (true: compared by type only). */
+type PerCall = { readonly [key: string]: PerCall | true };
+const PER_CALL: PerCall = {
+  payload: { voucher: { maxClaimableAmount: true, signature: true } },
+  extensions: { 'payment-identifier': { info: { id: true } } },
+};
 
 export interface LaneCounts {
   /** Vouchers the lane admitted. */
@@ -186,23 +186,20 @@ function sameState(current: Channel, checked: Channel): boolean {
 
 /** Whether two decoded payloads are equal (as JSON values) in every part but the per-call ones. */
 export function equalButPerCall(a: PaymentPayload, b: PaymentPayload): boolean {
-  return equal(a, b, []);
+  return equal(a, b, PER_CALL);
 }
 
-function equal(a: unknown, b: unknown, path: string[]): boolean {
+function equal(a: unknown, b: unknown, perCall: PerCall | true | undefined): boolean {
+  if (perCall === true) return typeof a === typeof b;
   if (a === b) return true;
-  if (PER_CALL.some((p) => p.length === path.length && p.every((k, i) => k === path[i]))) return typeof a === typeof b;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
+  if (ka.length !== Object.keys(b).length) return false;
   for (const k of ka) {
     if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
-    path.push(k);
-    const same = equal((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path);
-    path.pop();
-    if (!same) return false;
+    const part = perCall && Object.hasOwn(perCall, k) ? perCall[k] : undefined;
+    if (!equal((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], part)) return false;
   }
   return true;
 }
