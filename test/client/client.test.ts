@@ -2,9 +2,10 @@
 // with x402 `exact` (on chain, with a payment identifier), the errors (a bad parameter, a failed upstream,
 // a paid route without credentials), and maxSpendUsd refusing before anything is signed.
 import { decodePaymentSignatureHeader } from '@x402/core/http';
-import { PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createClient, MarketgateError } from '../../src/client/index.ts';
+import { withOwnIdentifierInfo } from '../../src/client/payer.ts';
 import { KEY, startWorld, TICKER, type World } from './world.ts';
 
 let w: World;
@@ -166,4 +167,16 @@ describe('createClient', () => {
     expect(() => createClient({ baseUrl: w.base, networks: [] })).toThrow('networks: must be a non-empty list of CAIP-2 networks such as eip155:8453');
     expect(() => createClient({ baseUrl: w.base, rpcUrls: { 'eip155:8453': 'ftp://x' } })).toThrow('rpcUrls.eip155:8453: must be an http(s) URL, got "ftp://x"');
   });
+});
+
+it('a payment identifier is written into a copy: the declaration the 402 made (and kept terms reuse) keeps no id', () => {
+  const declared = { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false), bazaar: { info: { x: 1 } } };
+  const before = structuredClone(declared);
+  const first = appendPaymentIdentifierToExtensions(withOwnIdentifierInfo(declared), 'pay_aaaaaaaaaaaaaaaaaaaa');
+  const second = appendPaymentIdentifierToExtensions(withOwnIdentifierInfo(declared), 'pay_bbbbbbbbbbbbbbbbbbbb');
+  expect(declared).toEqual(before);
+  expect((first[PAYMENT_IDENTIFIER] as { info: { id: string } }).info.id).toBe('pay_aaaaaaaaaaaaaaaaaaaa');
+  expect((second[PAYMENT_IDENTIFIER] as { info: { id: string } }).info.id).toBe('pay_bbbbbbbbbbbbbbbbbbbb');
+  expect(first.bazaar).toEqual(declared.bazaar);
+  expect(withOwnIdentifierInfo(undefined)).toEqual({});
 });

@@ -54,3 +54,13 @@ describe('canonical JSON of a payment payload', () => {
     expect(payloadHash(JSON.parse('{"__proto__":{"a":1}}'))).not.toBe(payloadHash({}));
   });
 });
+
+it('orders keys as a string sort does (UTF-16 code units), whatever their order and characters', () => {
+  const keys = ['b', 'a', 'B', 'é', 'aa', '_', 'Z', 'a-b', 'a_b', '\u{1F600}', '\uFFFF', '', ' ', 'ab', 'A'];
+  for (let shift = 0; shift < keys.length; shift++) {
+    const rotated = [...keys.slice(shift), ...keys.slice(0, shift)];
+    const value = Object.fromEntries(rotated.map((k, i) => [k, i]));
+    expect(canonicalJson(value)).toBe(reference(value));
+    expect(Object.keys(JSON.parse(canonicalJson(value)))).toEqual([...keys].sort());
+  }
+});
