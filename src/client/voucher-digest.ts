@@ -65,7 +65,10 @@ function domainSeparator(typedData: TypedDataInput): Uint8Array | undefined {
   const domain = typedData.domain ?? {};
   // As hashTypedData has them: the domain's fields, unless the types declare EIP712Domain themselves.
   const domainTypes = typedData.types.EIP712Domain ?? getTypesForEIP712Domain({ domain });
-  const key = JSON.stringify([domain, domainTypes], (_, v) => (typeof v === 'bigint' ? `${v}n` : v));
+  // The fields a separator is made of (viem reads no others), each with its type, and the declared types, as JSON:
+  // two domains share a key only when viem would hash them alike.
+  const fields = [domain.name, domain.version, domain.chainId, domain.verifyingContract, domain.salt].map((v) => (v == null ? null : [typeof v, String(v)]));
+  const key = JSON.stringify([fields, typedData.types.EIP712Domain ?? null]);
   let separator = domains.get(key);
   if (separator) return separator;
   try {
