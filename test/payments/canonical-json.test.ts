@@ -37,6 +37,7 @@ describe('canonical JSON of a payment payload', () => {
     const odd = [
       JSON.parse('{"b":1,"10":2,"9":3,"a":{"0":"x","__proto__":{"polluted":true}}}'),
       JSON.parse('{"__proto__":1,"a":2}'),
+      JSON.parse('{"toJSON":{"x":1},"b":[{"toJSON":"y"}]}'),
       { a: undefined, b: [undefined, 1], c: { d: undefined } },
       [1, 'two', null],
       'text',
