@@ -115,7 +115,7 @@ export function withFastVoucherCheck(scheme: Scheme, counts: VoucherCheckCounts 
     const channel = await scheme.getStorage().get(voucher.channelId);
     if (!channel || !(await isNextVoucher(channel, voucher, config, requirements, scheme.getOnchainStateTtlMs()))) return undefined;
     // What the SDK's hook records for a voucher it checked locally; its after-verify hook reserves the channel with it.
-    scheme.mergeRequestContext(paymentPayload, { channelId: voucher.channelId, pendingId: toHex(randomBytes(32)), channelSnapshot: channel, localVerify: true });
+    scheme.mergeRequestContext(paymentPayload, { channelId: voucher.channelId, pendingId: nextPendingId(), channelSnapshot: channel, localVerify: true });
     // Matched and validated by the SDK before this hook, checked here: the lane may take its repeats on this route.
     const route = attemptOf(ctx)?.entry.url;
     if (route !== undefined && !accepted.payload(voucher.channelId, route)) accepted.accept(voucher.channelId, key, route, paymentPayload as PaymentPayload);
@@ -145,6 +145,17 @@ export function withFastVoucherCheck(scheme: Scheme, counts: VoucherCheckCounts 
   const wrapped = Object.create(scheme) as Scheme;
   Object.defineProperty(wrapped, 'schemeHooks', { value: { ...hooks, onBeforeVerify: beforeVerify }, enumerable: true });
   return wrapped;
+}
+
+/**
+ * A reservation's id: unique to this process's reservations (a random prefix, then a count), as the SDK's random
+ * 32 bytes are; drawing those from the system's generator cost more than the rest of the reservation.
+ */
+const PENDING_PREFIX = randomBytes(16).toString('hex');
+let pendingCount = 0n;
+export function nextPendingId(): string {
+  pendingCount++;
+  return `0x${PENDING_PREFIX}${pendingCount.toString(16).padStart(32, '0')}`;
 }
 
 /**

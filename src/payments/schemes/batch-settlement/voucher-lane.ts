@@ -14,13 +14,12 @@
 // handleBeforeSettle's commit, clearPendingRequest's release), through the same storage, so the SDK's path and
 // this one share one state and one writer (channel-lease.ts). The charge event is recorded as recordBatchEvents
 // records it, written behind. A busy channel, a changed state, anything unexpected: the SDK decides instead.
-import { randomBytes } from 'node:crypto';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { isBatchSettlementVoucherPayload } from '@x402/evm';
 import type { BatchSettlementEvmScheme, Channel } from '@x402/evm/batch-settlement/server';
 import type { LaneAdmission, SchemeLane } from '../../core/scheme.ts';
 import type { BatchEventRecorder } from './batch-events.ts';
-import { isNextVoucher, type AcceptedChannels, type ChannelConfig, type Voucher } from './voucher-check.ts';
+import { isNextVoucher, nextPendingId, type AcceptedChannels, type ChannelConfig, type Voucher } from './voucher-check.ts';
 
 /** The SDK's reasons (@x402/evm batch-settlement), as its settle would answer them. */
 const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
@@ -151,17 +150,6 @@ export function voucherLane(scheme: BatchSettlementEvmScheme, accepted: Accepted
       // The charge is in the channel's state either way; the event is its ledger trace (recordBatchEvents logs the same failure).
     }
   }
-}
-
-/**
- * A reservation's id: unique to this process's reservations (a random prefix, then a count), as the SDK's random
- * 32 bytes are; drawing those from the system's generator cost more than the rest of the reservation.
- */
-const PENDING_PREFIX = randomBytes(16).toString('hex');
-let pendingCount = 0n;
-function nextPendingId(): string {
-  pendingCount++;
-  return `0x${PENDING_PREFIX}${pendingCount.toString(16).padStart(32, '0')}`;
 }
 
 function pendingLive(channel: Channel, now: number): boolean {
