@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from './database.ts';
 import { RetryQueue, type GiveUpReason } from './retry-queue.ts';
 import { WriteBehind } from './write-behind.ts';
+import { jsonRowsInsert } from './json-rows.ts';
 import type { DatabaseService, DbLog } from './service.ts';
 
 export interface BatchEvent {
@@ -87,13 +88,19 @@ export class BatchEventRecords {
   }
 }
 
-/** Events in one statement (at most 1,000 at a time: PostgreSQL's parameter limit). */
+const insertBehind = jsonRowsInsert(
+  'x402_batch_events',
+  [['id', 'text'], ['type', 'text'], ['at', 'timestamptz'], ['network', 'text'], ['channel_id', 'text'], ['payer', 'text'], ['amount', 'numeric'], ['tx_hash', 'text'], ['detail', 'jsonb']],
+  'ON CONFLICT (id) DO NOTHING',
+);
+
+/** Events in one statement (at most 1,000 at a time). */
 async function insertEvents(db: Queryable, all: (BatchEvent & { id: string })[]): Promise<void> {
   for (let i = 0; i < all.length; i += 1000) {
-    const chunk = all.slice(i, i + 1000);
-    const params = chunk.flatMap((e) => [e.id, e.type, e.at, e.network, e.channelId ?? null, e.payer ?? null, e.amount, e.transaction ?? null, e.detail === undefined ? null : JSON.stringify(e.detail)]);
-    const values = chunk.map((_, r) => `(${Array.from({ length: 9 }, (_, k) => `$${r * 9 + k + 1}`).join(', ')})`);
-    await db.query(`INSERT INTO x402_batch_events (id, type, at, network, channel_id, payer, amount, tx_hash, detail) VALUES ${values.join(', ')} ON CONFLICT (id) DO NOTHING`, params);
+    await insertBehind(
+      db,
+      all.slice(i, i + 1000).map((e) => [e.id, e.type, e.at, e.network, e.channelId ?? null, e.payer ?? null, e.amount, e.transaction ?? null, e.detail === undefined ? null : JSON.stringify(e.detail)]),
+    );
   }
 }
 

@@ -25,6 +25,7 @@ import { listPayments, summarizePayments } from './payment-reports.ts';
 import type { FinalWriteStats, PaymentFilter, PaymentOutcome, PaymentRecord, PaymentStatus, PaymentSummaryRow, VerifiedPayment } from './payment-rows.ts';
 import { MAX_PENDING, RetryQueue, type GiveUpReason } from './retry-queue.ts';
 import { WriteBehind } from './write-behind.ts';
+import { jsonRowsInsert, type JsonRowValue } from './json-rows.ts';
 import { DatabaseUnavailableError, type DatabaseService, type DbLog } from './service.ts';
 import type { Queryable } from './database.ts';
 
@@ -37,40 +38,36 @@ interface BehindRow {
   finishedAt?: Date;
 }
 
+/** The columns of a row written behind, with their types (migrations.ts). */
+const insertBehind = jsonRowsInsert('payments', [
+  ['id', 'text'], ['request_id', 'text'], ['route', 'text'], ['resource_url', 'text'], ['scheme', 'text'], ['network', 'text'], ['asset', 'text'],
+  ['amount_required', 'numeric'], ['pay_to', 'text'], ['payer', 'text'], ['payload_hash', 'text'], ['payment_identifier', 'text'],
+  ['authorization_nonce', 'text'], ['valid_before', 'timestamptz'], ['status', 'text'], ['facilitator', 'text'], ['verified_at', 'timestamptz'],
+  ['tx_hash', 'text'], ['settled_amount', 'numeric'], ['error_reason', 'text'], ['updated_at', 'timestamptz'], ['finished_at', 'timestamptz'],
+  ['answered_at', 'timestamptz'],
+]);
+
 /** Rows written behind, in one statement: each as verified, or already with its outcome (as writeOutcome would set it). */
 async function insertRows(db: Queryable, all: BehindRow[]): Promise<void> {
-  // PostgreSQL takes at most 65,535 parameters a statement.
-  for (let i = 0; i < all.length; i += 1000) await insertChunk(db, all.slice(i, i + 1000));
+  // A statement of at most 1,000 rows (a few hundred KB of JSON).
+  for (let i = 0; i < all.length; i += 1000) await insertBehind(db, all.slice(i, i + 1000).map(behindValues));
 }
 
-async function insertChunk(db: Queryable, rows: BehindRow[]): Promise<void> {
-  const COLUMNS = 23;
-  const params: unknown[] = [];
-  const values = rows.map((r, i) => {
-    const o = r.outcome;
-    const status = o?.status ?? 'verified';
-    const final = status !== 'verified' && status !== 'unknown';
-    params.push(
-      r.id, r.p.requestId, r.p.route, escapeControl(r.p.resourceUrl), r.p.scheme, r.p.network, r.p.asset, r.p.amountRequired, r.p.payTo,
-      escapeControlOrNull((o?.status === 'settled' ? o.payer : undefined) ?? r.p.payer), r.p.payloadHash, escapeControlOrNull(r.p.paymentIdentifier),
-      escapeControlOrNull(r.p.authorizationNonce), r.p.validBefore ?? null, status, r.p.facilitator, r.at,
-      o && 'txHash' in o ? (o.txHash ?? null) : null,
-      o?.status === 'settled' ? o.settledAmount : null,
-      escapeControlOrNull(o?.status === 'cancelled' ? o.reason : o && o.status !== 'settled' ? o.errorReason : null),
-      r.finishedAt ?? r.at,
-      final ? (r.finishedAt ?? r.at) : null,
-      o?.status === 'settled' && o.answered === true ? (r.finishedAt ?? r.at) : null,
-    );
-    const base = i * COLUMNS;
-    return `(${Array.from({ length: COLUMNS }, (_, k) => `$${base + k + 1}`).join(', ')})`;
-  });
-  await db.query(
-    `INSERT INTO payments (id, request_id, route, resource_url, scheme, network, asset, amount_required, pay_to, payer, payload_hash,
-       payment_identifier, authorization_nonce, valid_before, status, facilitator, verified_at, tx_hash, settled_amount, error_reason,
-       updated_at, finished_at, answered_at)
-     VALUES ${values.join(', ')}`,
-    params,
-  );
+function behindValues(r: BehindRow): JsonRowValue[] {
+  const o = r.outcome;
+  const status = o?.status ?? 'verified';
+  const final = status !== 'verified' && status !== 'unknown';
+  return [
+    r.id, r.p.requestId, r.p.route, escapeControl(r.p.resourceUrl), r.p.scheme, r.p.network, r.p.asset, r.p.amountRequired, r.p.payTo,
+    escapeControlOrNull((o?.status === 'settled' ? o.payer : undefined) ?? r.p.payer), r.p.payloadHash, escapeControlOrNull(r.p.paymentIdentifier),
+    escapeControlOrNull(r.p.authorizationNonce), r.p.validBefore ?? null, status, r.p.facilitator, r.at,
+    o && 'txHash' in o ? (o.txHash ?? null) : null,
+    o?.status === 'settled' ? o.settledAmount : null,
+    escapeControlOrNull(o?.status === 'cancelled' ? o.reason : o && o.status !== 'settled' ? o.errorReason : null),
+    r.finishedAt ?? r.at,
+    final ? (r.finishedAt ?? r.at) : null,
+    o?.status === 'settled' && o.answered === true ? (r.finishedAt ?? r.at) : null,
+  ];
 }
 
 interface FinalWrite {
