@@ -27,12 +27,19 @@ import type { KeyIdentity, KeyStore } from './keys/keys.ts';
 import type { UsageCounter } from '../db/usage.ts';
 import { countKeyedCall, keyOnlyRefusal, needsCredential } from './usage.ts';
 import { afterLimit, type Limit, type RateLimiter } from './rate-limit/rate-limit.ts';
-import { sendRemembered, type AnswerMemo } from '../edge/answer-memo.ts';
+import { sendRemembered, type AnswerMemo, type RememberedBody } from '../edge/answer-memo.ts';
 import { withHook } from '../edge/route-hooks.ts';
 
 export interface PaymentGate {
   /** Runs before the handler of `entry`: answers 402/503 itself, or grants the request once its payment is verified. */
   preHandler(req: FastifyRequest, reply: FastifyReply, entry: CatalogEntry): Promise<unknown>;
+  /**
+   * Pays for a remembered answer (`remembered()`, taken once the payment is granted) with the request's payment when
+   * its scheme decides that payment alone (a repeat voucher): answers the request itself (true: the data and
+   * PAYMENT-RESPONSE, or a refusal) without the route; false: the route runs, and either decides the payment itself
+   * (nothing held) or makes the answer for the grant it finds (the remembered one was no longer fresh).
+   */
+  payForAnswer?(req: FastifyRequest, reply: FastifyReply, entry: CatalogEntry, remembered: () => RememberedBody | undefined): Promise<boolean>;
   /** Runs on send: settles on success, cancels on failure. */
   onSend(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
   /** Runs once the answer is sent: whatever did not end in a stored success gives up its payment identifier. */
@@ -145,17 +152,27 @@ export async function installAccessControl(app: FastifyInstance, opts: AccessCon
 
   // The cached path's fast lane: a GET on a free route, or on a paid one with a valid key (which is its
   // grant for the matched route, made and counted by check() exactly as on the full path), whose answer is
-  // remembered and still fresh (answer-memo.ts), is answered here. Anything else — x402, an unknown,
-  // invalid or missing key, HEAD, an answer not remembered — takes the full path.
+  // remembered and still fresh (answer-memo.ts), is answered here. So is a paid one with a payment its scheme
+  // decides alone (a repeat voucher: the gate verifies it for the matched route and settles it as on the full
+  // path, payForAnswer). Anything else — another payment, an unknown, invalid or missing key, HEAD, an answer not
+  // remembered — takes the full path.
   const answers = opts.answers;
-  const serveRemembered = (req: FastifyRequest, reply: FastifyReply): boolean => {
+  const payForAnswer = opts.payments?.payForAnswer?.bind(opts.payments);
+  const serveRemembered = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): boolean => {
     if (answers === undefined || req.method !== 'GET') return false;
     const credential = req.credential;
+    if (credential?.kind === 'x402') return payForAnswer !== undefined && req.headers['payment-signature'] !== undefined && paidFromMemo(req, reply, done);
     if (credential !== null && credential.kind !== 'key') return false;
     const remembered = answers.serve(req.catalogEntry!.url, req.url);
     if (remembered === undefined) return false;
     if (credential !== null && check(req, reply) !== undefined) return false;
     sendRemembered(reply, remembered);
+    return true;
+  };
+  const paidFromMemo = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): boolean => {
+    const entry = req.catalogEntry!;
+    if (!answers!.holds(entry.url, req.url)) return false;
+    payForAnswer!(req, reply, entry, () => answers!.serve(entry.url, req.url)).then((answered) => (answered ? undefined : done()), done);
     return true;
   };
 

@@ -194,6 +194,12 @@ export class AnswerMemo {
     return { entries: this.count, bytes: this.bytes, maxBytes: this.maxBytes, evicted: this.evicted, expired: this.expired };
   }
 
+  /** Whether `route`'s answer to `url` is remembered and fresh (nothing counted: serve() counts what it serves). */
+  holds(route: string, url: string, now = Date.now()): boolean {
+    const a = this.routes.get(route)?.get(url);
+    return a !== undefined && a.until > now;
+  }
+
   /** `route`'s answer to `url`, written for now, while it is fresh; else undefined. */
   serve(route: string, url: string, now = Date.now()): RememberedBody | undefined {
     const answers = this.routes.get(route);

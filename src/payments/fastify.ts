@@ -12,10 +12,12 @@
 // verify + handler + settle. A payment that is refused drops the held answer (its upstream data stays in the
 // cache); nothing is settled for it.
 import type { FacilitatorClient } from '@x402/core/server';
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentGate } from '../access/access-control.ts';
 import { discardPrefetch, prefetch } from '../access/grant.ts';
 import type { CatalogEntry } from '../catalog/route.ts';
+import type { RememberedBody } from '../edge/answer-memo.ts';
 import type { AuthorizationClaims } from '../db/authorization-claims.ts';
 import type { PaymentIdStore } from '../db/payment-ids.ts';
 import type { PaymentRecords } from '../db/payments.ts';
@@ -29,8 +31,8 @@ import { PublishedTerms } from './core/published-terms.ts';
 import { PaymentServer } from './core/resource-server.ts';
 import { paymentTerms } from './core/responses.ts';
 import type { PaymentSchemes } from './core/scheme.ts';
-import { settleOnSend } from './core/settle.ts';
-import { verifyAndGrant, type VerifiedPayment, type VerifyOptions } from './core/verify.ts';
+import { settleOnSend, type SendDecision } from './core/settle.ts';
+import { verifyAndGrant, verifyByLane, type VerifiedPayment, type VerifyOptions } from './core/verify.ts';
 import { beginAttempt } from './request-adapter.ts';
 import type { PaymentSettings } from './settings.ts';
 
@@ -82,6 +84,20 @@ export interface X402Gate extends PaymentGate {
   initialize(): Promise<void>;
   /** Every paid route's terms as its 402 states them, once the payment table is ready (for /openapi.json). */
   terms: PublishedTerms;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A remembered answer, paid for: 200 with the hooks' headers and settling's (PAYMENT-RESPONSE, private Cache-Control), written as answer-memo.ts writes one. */
+function sendPaidAnswer(reply: FastifyReply, send: SendDecision, answer: RememberedBody): void {
+  reply.hijack();
+  const headers = reply.getHeaders();
+  for (const name of send.remove) delete headers[name];
+  Object.assign(headers, send.headers);
+  headers['content-type'] = JSON_TYPE;
+  headers['content-length'] = answer.contentLength;
+  reply.raw.writeHead(200, headers as OutgoingHttpHeaders);
+  reply.raw.end(answer.body);
 }
 
 export function createPaymentGate(opts: GateOptions): X402Gate {
@@ -140,6 +156,43 @@ export function createPaymentGate(opts: GateOptions): X402Gate {
         // Refused, replayed, or failed anywhere: whatever work was started for this request goes nowhere.
         if (!req.grant) discardPrefetch(req);
       }
+    },
+
+    async payForAnswer(req, reply, entry, remembered) {
+      if (!lane || req.method !== 'GET') return false;
+      const attempt = beginAttempt(req, entry, opts.publicBaseUrl, opts.schemes);
+      // Set first: whatever ends the request (a refusal, an error thrown) gives up what the attempt holds (onResponse).
+      req.x402Attempt = attempt;
+      const verdict = await verifyByLane(attempt, verify);
+      if (verdict === undefined) {
+        req.x402Attempt = undefined;
+        return false;
+      }
+      if ('answer' in verdict) {
+        const { status, headers, body } = verdict.answer;
+        reply.code(status).headers(headers ?? {}).send(body);
+        return true;
+      }
+      req.grant = { entry, via: 'x402' };
+      const answer = remembered();
+      if (answer === undefined) {
+        // Its time ran out meanwhile: the route makes it, granted, and it is settled on send.
+        req.x402Payment = verdict.granted;
+        return false;
+      }
+      const sent = { status: 200, headers: { ...reply.getHeaders(), 'content-type': JSON_TYPE } };
+      const send = await settleOnSend(verdict.granted, attempt, sent, answer.body, settle);
+      if (send.status !== 200 || send.body !== answer.body) {
+        // Not charged (a refusal, a state that could not be written): its answer instead of the data, as onSend sends it.
+        reply.code(send.status);
+        for (const name of send.remove) reply.removeHeader(name);
+        reply.headers(send.headers);
+        if (send.contentType) reply.type(send.contentType);
+        reply.send(send.body);
+        return true;
+      }
+      sendPaidAnswer(reply, send, answer);
+      return true;
     },
 
     async onSend(req, reply, payload) {

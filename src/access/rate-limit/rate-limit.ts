@@ -71,16 +71,17 @@ export class RateLimiter<Scope extends string = string> {
 
 /**
  * The step after the limiter in a route's access hook: `done(err)` for a refusal or a store that failed;
- * once admitted, `admitted(req, reply)` runs, which answers the request itself (true) or lets the route run.
+ * once admitted, `admitted(req, reply, done)` runs, which answers the request itself (true: it calls `done` itself
+ * if it ends up letting the route run after all) or lets the route run (false).
  * A function of the plugin's, not a closure per request.
  */
-export function afterLimit<R, P>(verdict: LimitVerdict, req: R, reply: P, admitted: (req: R, reply: P) => boolean, done: (err?: Error) => void): void {
+export function afterLimit<R, P>(verdict: LimitVerdict, req: R, reply: P, admitted: (req: R, reply: P, done: (err?: Error) => void) => boolean, done: (err?: Error) => void): void {
   if (verdict === null) {
-    if (!admitted(req, reply)) done();
+    if (!admitted(req, reply, done)) done();
     return;
   }
   if (verdict instanceof Promise) {
-    verdict.then((err) => (err ? done(err) : admitted(req, reply) ? undefined : done()), done);
+    verdict.then((err) => (err ? done(err) : admitted(req, reply, done) ? undefined : done()), done);
     return;
   }
   done(verdict);

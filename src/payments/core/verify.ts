@@ -58,57 +58,93 @@ export interface VerifyOptions {
 
 /** Decides the request of `attempt`: answered here, or granted once its payment is verified and recorded. */
 export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOptions): Promise<Verdict> {
-  const { request: req, entry } = attempt;
-  const given = req.paymentHeader;
+  return (await beforeTheSdk(attempt, opts)) ?? bySdk(attempt, opts);
+}
+
+/**
+ * The lane's share of verifyAndGrant alone, for a payment the route's handler is not needed for (access-control.ts:
+ * a repeat voucher paid for an answer served again): the same steps, answered or granted as verifyAndGrant would;
+ * undefined when the payment is not its scheme's lane's to decide (nothing is left held: the route then runs and
+ * verifyAndGrant decides it from the start).
+ */
+export async function verifyByLane(attempt: PaymentAttempt, opts: VerifyOptions): Promise<Verdict | undefined> {
+  const payload = attempt.payload;
+  // Only a payment that holds nothing but its replay ticket on the way to the lane: one with an authorization (a
+  // deposit's, which moves money on chain) claims it, one its scheme does not recognise as a retry claims its
+  // identifier, and the lane never takes either.
+  if (!opts.lane || !payload || attempt.authorization || !opts.schemes.laneOf(payload) || !opts.schemes.replaysOf(payload)) return undefined;
+  const verdict = await beforeTheSdk(attempt, opts);
+  if (verdict === undefined) {
+    attempt.replay?.close();
+    attempt.replay = undefined;
+  }
+  return verdict;
+}
+
+/** A refusal that asks for a new payment carries the route's challenge (PAYMENT-REQUIRED: what to pay, and the signed offers), as every 402 does; the reason is the body's. */
+async function challenge(attempt: PaymentAttempt, opts: VerifyOptions, reason?: string): Promise<Verdict> {
+  const headers = await opts.server.challengeHeaders(attempt);
+  return { answer: { status: 402, headers, body: paymentRequiredBody(headers, opts.terms, reason) } };
+}
+
+/** Whether the payment header is left to the SDK to answer: it cannot be decoded, or comes with a HEAD (which never takes a payment). */
+function hiddenPayment(attempt: PaymentAttempt): { malformed: boolean; headWithPayment: boolean } {
+  const given = attempt.request.paymentHeader;
   // A header that cannot be decoded: the SDK would print a stack trace for it; it gets a 402 with the reason.
   const malformed = given !== undefined && attempt.payloadHash === undefined;
   // HEAD delivers no body, so it never takes a payment: it gets the route's challenge, as GET would without one.
-  const headWithPayment = req.method === 'HEAD' && given !== undefined;
-  const hidden = malformed || headWithPayment;
-  const adapter = req.adapter(hidden);
-  // A refusal that asks for a new payment carries the route's challenge (PAYMENT-REQUIRED: what to pay, and the
-  // signed offers), as every 402 does; the reason is the body's.
-  const challenge = async (reason?: string): Promise<Verdict> => {
-    const headers = await opts.server.challengeHeaders(attempt);
-    return { answer: { status: 402, headers, body: paymentRequiredBody(headers, opts.terms, reason) } };
-  };
+  const headWithPayment = attempt.request.method === 'HEAD' && given !== undefined;
+  return { malformed, headWithPayment };
+}
+
+/** What is decided before the SDK is asked: an answer, a grant by the scheme's lane, or undefined (the SDK decides). */
+async function beforeTheSdk(attempt: PaymentAttempt, opts: VerifyOptions): Promise<Verdict | undefined> {
+  const { request: req } = attempt;
+  const given = req.paymentHeader;
+  const { malformed, headWithPayment } = hiddenPayment(attempt);
 
   // x402 v1's X-PAYMENT alone: refused as such (never verified, never replayed), with the challenge to pay in v2.
-  if (given === undefined && req.v1Header) return challenge(V1_PAYMENT_HEADER);
+  if (given === undefined && req.v1Header) return challenge(attempt, opts, V1_PAYMENT_HEADER);
+  if (given === undefined || malformed || headWithPayment) return undefined;
 
-  if (given !== undefined && !hidden) {
-    // No payment is taken that cannot be recorded: a ledger still opening (a fresh instance) is waited for; with it
-    // down, the call is refused before anything is verified.
-    await opts.ledgerOpened?.();
-    if (opts.database.degraded) throw new DatabaseUnavailableError('the payments ledger is unavailable; no payment is taken that cannot be recorded: try again shortly');
-    // Its outcome is waited for until validBefore: an authorization valid for longer than offered is refused.
-    const tooLong = attempt.authorization && checkValidityWindow(attempt.authorization, opts.x402.maxTimeoutS);
-    if (tooLong) return challenge(tooLong);
-    // A retry of a payment already answered gets that answer (before the facilitator sees it again): recognised by
-    // its scheme when it can (replay.ts: a voucher), else by its payment identifier's claim in the ledger.
-    const replays = attempt.payload && opts.schemes.replaysOf(attempt.payload);
-    if (replays) {
-      opts.idempotency.check(attempt.payload!);
-      const opened = await replays.open(attempt.payload!, req.line);
-      if ('answer' in opened) return { answer: opened.answer };
-      attempt.replay = opened.ticket;
-    } else {
-      const decision = await opts.idempotency.decide(attempt, given, claimBounds(attempt, opts.paidCallMs));
-      if (decision.kind === 'replay') {
-        const { status, headers, body } = decision.response;
-        return { answer: { status, headers, body } };
-      }
-    }
-    // Only one request of an authorization reaches the facilitator; the others wait for it, and once it is answered are refused.
-    if ((await opts.authorizations?.acquire(attempt)) === 'used') return challenge(AUTHORIZATION_USED);
-    // A payment its scheme's lane decides alone (a repeat voucher): granted without the SDK's per-call work.
-    const laned = opts.lane && (await laneGrant(attempt, opts.lane));
-    if (laned) {
-      attempt.replay?.admitted();
-      return { granted: laned };
+  // No payment is taken that cannot be recorded: a ledger still opening (a fresh instance) is waited for; with it
+  // down, the call is refused before anything is verified.
+  await opts.ledgerOpened?.();
+  if (opts.database.degraded) throw new DatabaseUnavailableError('the payments ledger is unavailable; no payment is taken that cannot be recorded: try again shortly');
+  // Its outcome is waited for until validBefore: an authorization valid for longer than offered is refused.
+  const tooLong = attempt.authorization && checkValidityWindow(attempt.authorization, opts.x402.maxTimeoutS);
+  if (tooLong) return challenge(attempt, opts, tooLong);
+  // A retry of a payment already answered gets that answer (before the facilitator sees it again): recognised by
+  // its scheme when it can (replay.ts: a voucher), else by its payment identifier's claim in the ledger.
+  const replays = attempt.payload && opts.schemes.replaysOf(attempt.payload);
+  if (replays) {
+    opts.idempotency.check(attempt.payload!);
+    const opened = await replays.open(attempt.payload!, req.line);
+    if ('answer' in opened) return { answer: opened.answer };
+    attempt.replay = opened.ticket;
+  } else {
+    const decision = await opts.idempotency.decide(attempt, given, claimBounds(attempt, opts.paidCallMs));
+    if (decision.kind === 'replay') {
+      const { status, headers, body } = decision.response;
+      return { answer: { status, headers, body } };
     }
   }
+  // Only one request of an authorization reaches the facilitator; the others wait for it, and once it is answered are refused.
+  if ((await opts.authorizations?.acquire(attempt)) === 'used') return challenge(attempt, opts, AUTHORIZATION_USED);
+  // A payment its scheme's lane decides alone (a repeat voucher): granted without the SDK's per-call work.
+  const laned = opts.lane && (await laneGrant(attempt, opts.lane));
+  if (laned) {
+    attempt.replay?.admitted();
+    return { granted: laned };
+  }
+  return undefined;
+}
 
+/** The SDK's verification (the facilitator's, or the scheme's own check), and a refused payment resumed from the chain. */
+async function bySdk(attempt: PaymentAttempt, opts: VerifyOptions): Promise<Verdict> {
+  const { request: req, entry } = attempt;
+  const { malformed, headWithPayment } = hiddenPayment(attempt);
+  const adapter = req.adapter(malformed || headWithPayment);
   const context: HTTPRequestContext = { adapter, path: entry.url, decodedPath: entry.url, method: 'GET', paymentHeader: adapter.getHeader('payment-signature') };
   let result: HTTPProcessResult;
   try {
@@ -117,7 +153,7 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
     if (result.type === 'payment-error' && attempt.verifyRefusal) {
       // Refused: a used or expiring authorization may be this very payment, whose first attempt never answered.
       const resumed = await resumePayment(attempt, { records: opts.records, schemes: opts.schemes, signal: opts.signal });
-      if (resumed.kind === 'not_landed') return challenge(NOT_CHARGED);
+      if (resumed.kind === 'not_landed') return challenge(attempt, opts, NOT_CHARGED);
       if (resumed.kind === 'unknown') {
         attempt.resume = { kind: 'unknown' };
         throw outcomeUnconfirmed();
@@ -136,7 +172,7 @@ export async function verifyAndGrant(attempt: PaymentAttempt, opts: VerifyOption
   if (result.type === 'no-payment-required') {
     // The catalog says paid; the SDK's table does not know the route. Fail closed.
     opts.log.error({ route: entry.url }, 'x402: the payment table has no entry for a paid route; answering 402');
-    return challenge();
+    return challenge(attempt, opts);
   }
   if (result.type === 'payment-error') {
     const r = result.response;
