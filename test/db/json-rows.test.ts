@@ -1,7 +1,7 @@
 // Rows written behind go to the ledger as one JSON parameter (src/db/json-rows.ts): what lands must be what a
 // parameter per value would have written, on the embedded database and on a PostgreSQL server alike.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/database.ts';
+import type { Database, Queryable } from '../../src/db/database.ts';
 import { jsonRowsInsert, type JsonRowValue } from '../../src/db/json-rows.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
@@ -50,7 +50,7 @@ describe.each(BACKENDS)('$name', ({ name, open }) => {
 
   it('writes every row in one statement, exactly as one parameter per value writes it', async () => {
     const statements: string[] = [];
-    const counting = { query: (sql: string, params?: readonly unknown[]) => (statements.push(sql), db.query(sql, params)) };
+    const counting: Queryable = { query: <Row,>(sql: string, params?: readonly unknown[]) => (statements.push(sql), db.query<Row>(sql, params)) };
     await jsonRowsInsert('by_json', COLUMNS)(counting, ROWS);
     expect(statements).toHaveLength(1);
     for (const row of ROWS) await db.query('INSERT INTO by_params (id, amount, at, note, detail) VALUES ($1, $2, $3, $4, $5)', row);
