@@ -67,7 +67,25 @@ export async function recoverSigner(digest: Hex | Uint8Array, signature: string,
   } catch {
     return undefined;
   }
-  return key ? `0x${keccak256(key.subarray(1)).slice(-40)}` : undefined;
+  return key ? addressOf(key, keccak256) : undefined;
+}
+
+/**
+ * The address of an uncompressed public key, kept per key: the few payers of a busy server sign call after call,
+ * and the key's Keccak hash is a fifth of a recovery's cost. A bound, not a policy: past it, all are forgotten.
+ */
+const addresses = new Map<string, string>();
+const MAX_ADDRESSES = 4096;
+
+function addressOf(key: Uint8Array, keccak256: (bytes: Uint8Array) => Hex): string {
+  const id = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
+  let address = addresses.get(id);
+  if (address === undefined) {
+    address = `0x${keccak256(key.subarray(1)).slice(-40)}`;
+    if (addresses.size >= MAX_ADDRESSES) addresses.clear();
+    addresses.set(id, address);
+  }
+  return address;
 }
 
 const bytes = (hex: string) => Buffer.from(hex.slice(2), 'hex');

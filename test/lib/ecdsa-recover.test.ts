@@ -25,6 +25,16 @@ describe.each(['native', 'wasm'] as RecoverBuild[])('recovering a signer with li
     }
   });
 
+  it('gives each signer its own address, signers interleaved (the address kept per public key)', async () => {
+    const signers = Array.from({ length: 12 }, (_, i) => privateKeyToAccount(keccak256(toHex(`signer ${i}`))));
+    for (let round = 0; round < 3; round++) {
+      for (const [i, signer] of signers.entries()) {
+        const digest = keccak256(toHex(`round ${round} call ${i}`));
+        expect(await recoverSigner(digest, await signer.sign({ hash: digest }))).toBe(signer.address.toLowerCase());
+      }
+    }
+  });
+
   it('is undefined for what is not strict ECDSA, or for another digest', async () => {
     const digest = keccak256(toHex('x'));
     const signature = await account.sign({ hash: digest });
