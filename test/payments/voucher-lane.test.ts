@@ -28,6 +28,11 @@ describe('equalButPerCall', () => {
   it('ignores the amount, the signature and the payment identifier, and nothing else', () => {
     expect(equalButPerCall(payload('1000', '0x1', 'id-aaaaaaaaaaaaaaaa'), payload('2000', '0x2', 'id-bbbbbbbbbbbbbbbb'))).toBe(true);
     expect(equalButPerCall(payload('1000', '0x1'), payload('2000', '0x2', 'id-bbbbbbbbbbbbbbbb'))).toBe(false); // an identifier added
+    expect(equalButPerCall(payload('2000', '0x2', 'id-bbbbbbbbbbbbbbbb'), payload('1000', '0x1'))).toBe(false); // … or left out
+    expect(equalButPerCall(payload('1000', '0x1', undefined, { tags: ['a', 'b'] }), payload('1000', '0x1', undefined, { tags: ['a'] }))).toBe(false);
+    expect(equalButPerCall(payload('1000', '0x1', undefined, { tags: ['a'] }), payload('1000', '0x1', undefined, { tags: ['a', 'b'] }))).toBe(false);
+    expect(equalButPerCall(payload('1000', '0x1', undefined, { tags: ['a', { b: 1 }] }), payload('1000', '0x1', undefined, { tags: ['a', { b: 1 }] }))).toBe(true);
+    expect(equalButPerCall(payload('1000', '0x1', undefined, { note: undefined }), payload('1000', '0x1'))).toBe(false); // a key, even undefined
     expect(equalButPerCall(payload('1000', '0x1'), payload('1000', '0x1', undefined, { resource: { url: 'x' } }))).toBe(false);
     const other = payload('1000', '0x1');
     (other.accepted as { amount: string }).amount = '1';

@@ -182,12 +182,15 @@ function equal(a: unknown, b: unknown, perCall: PerCall | true | undefined): boo
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
+  // Own enumerable keys, as Object.keys lists them, walked with for…in: it allocates no array per object.
+  let keys = 0;
+  for (const k in a) {
+    if (!Object.hasOwn(a, k)) continue;
+    keys++;
+    if (!Object.hasOwn(b, k)) return false;
     const part = perCall && Object.hasOwn(perCall, k) ? perCall[k] : undefined;
     if (!equal((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], part)) return false;
   }
-  return true;
+  for (const k in b) if (Object.hasOwn(b, k)) keys--;
+  return keys === 0;
 }
