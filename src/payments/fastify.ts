@@ -141,7 +141,8 @@ export function createPaymentGate(opts: GateOptions): X402Gate {
     },
 
     async preHandler(req, reply, entry) {
-      const attempt = beginAttempt(req, entry, opts.publicBaseUrl, opts.schemes);
+      // payForAnswer's, when it left the payment to the route (nothing of it held): the header is not decoded twice.
+      const attempt = req.x402Attempt ?? beginAttempt(req, entry, opts.publicBaseUrl, opts.schemes);
       requests.set(attempt, req);
       req.x402Attempt = attempt;
       try {
@@ -164,10 +165,8 @@ export function createPaymentGate(opts: GateOptions): X402Gate {
       // Set first: whatever ends the request (a refusal, an error thrown) gives up what the attempt holds (onResponse).
       req.x402Attempt = attempt;
       const verdict = await verifyByLane(attempt, verify);
-      if (verdict === undefined) {
-        req.x402Attempt = undefined;
-        return false;
-      }
+      // Not the lane's: the route decides it, with this attempt (preHandler).
+      if (verdict === undefined) return false;
       if ('answer' in verdict) {
         const { status, headers, body } = verdict.answer;
         reply.code(status).headers(headers ?? {}).send(body);
