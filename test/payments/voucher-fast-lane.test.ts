@@ -132,4 +132,33 @@ describe('a repeat voucher for a remembered answer', () => {
       await c.close();
     }
   });
+
+  it('one voucher sent five times at once: admitted and charged once, every copy gets the answer it paid for, none runs the route', async () => {
+    const payer = accountAt(34);
+    await w.fx.mint(payer.address, 1_000_000n);
+    const c = createClient({ baseUrl: proxy.url, wallet: `0x${Buffer.from(payer.getHdKey().privateKey!).toString('hex')}`, assets: [w.asset], maxSpendUsd: 0.5 });
+    const routeRuns = vi.spyOn(w.app.services.cache, 'getOrLoad');
+    try {
+      for (let i = 0; i < 2; i++) await c.request('/v1/price', { symbol: 'BTC' });
+      // The next voucher, kept from the server: the proxy answers its request itself.
+      proxy.seen.length = 0;
+      proxy.decide = (r) => (r.paymentSignature ? { kind: 'answer', status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"held back"}' } : { kind: 'forward' });
+      await c.request('/v1/price', { symbol: 'BTC' }).catch(() => undefined);
+      proxy.decide = () => ({ kind: 'forward' });
+      const voucher = proxy.paid().at(-1)!.paymentSignature!;
+      const runs = routeRuns.mock.calls.length;
+      const copies = await Promise.all(Array.from({ length: 5 }, () => fetch(`${w.base}/v1/price?symbol=BTC`, { headers: { 'payment-signature': voucher } })));
+      expect(copies.map((r) => r.status)).toEqual(Array(5).fill(200));
+      const bodies = await Promise.all(copies.map((r) => r.text()));
+      expect(new Set(bodies).size).toBe(1);
+      expect(new Set(copies.map((r) => r.headers.get('payment-response'))).size).toBe(1);
+      const state = (decodePaymentResponseHeader(copies[0]!.headers.get('payment-response')!).extra as { channelState: { chargedCumulativeAmount: string } }).channelState;
+      expect(state.chargedCumulativeAmount).toBe('3000');
+      expect(routeRuns.mock.calls.length).toBe(runs);
+    } finally {
+      proxy.decide = () => ({ kind: 'forward' });
+      routeRuns.mockRestore();
+      await c.close();
+    }
+  });
 });
