@@ -4,8 +4,8 @@
 // the answer kept for a retry of the same voucher — with the same headers the full path writes. Any other payment
 // (the deposit that opens the channel) takes the full path.
 import { decodePaymentResponseHeader } from '@x402/core/http';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createClient } from '../../src/client/index.ts';
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { createClient, type Client } from '../../src/client/index.ts';
 import { LossyProxy } from '../client/proxy.ts';
 import { startWorld, type World } from '../client/world.ts';
 import { accountAt } from './world.ts';
@@ -23,6 +23,25 @@ afterAll(async () => {
   await proxy?.stop();
   await w?.close();
 });
+
+/**
+ * A payer of its own (mnemonic index `index`) with a client whose channel is open and past its first voucher (the
+ * ones the SDK checks), so its next voucher is the scheme's lane's; `routeRuns` counts the route's cache reads.
+ */
+async function onOpenChannel(index: number, body: (c: Client, routeRuns: MockInstance) => Promise<void>): Promise<void> {
+  const payer = accountAt(index);
+  await w.fx.mint(payer.address, 1_000_000n);
+  const c = createClient({ baseUrl: proxy.url, wallet: `0x${Buffer.from(payer.getHdKey().privateKey!).toString('hex')}`, assets: [w.asset], maxSpendUsd: 0.5 });
+  const routeRuns = vi.spyOn(w.app.services.cache, 'getOrLoad');
+  try {
+    for (let i = 0; i < 2; i++) await c.request('/v1/price', { symbol: 'BTC' });
+    await body(c, routeRuns);
+  } finally {
+    proxy.decide = () => ({ kind: 'forward' });
+    routeRuns.mockRestore();
+    await c.close();
+  }
+}
 
 /** Headers that differ per answer by design. */
 const PER_ANSWER = new Set(['date', 'x-request-id', 'content-length', 'payment-response', 'keep-alive', 'connection']);
@@ -93,12 +112,7 @@ describe('a repeat voucher for a remembered answer', () => {
   });
 
   it('a remembered answer gone by the time its voucher is admitted: the route makes it for the grant, charged once; a forged voucher takes the full path and is refused, nothing charged', async () => {
-    const payer = accountAt(33);
-    await w.fx.mint(payer.address, 1_000_000n);
-    const c = createClient({ baseUrl: proxy.url, wallet: `0x${Buffer.from(payer.getHdKey().privateKey!).toString('hex')}`, assets: [w.asset], maxSpendUsd: 0.5 });
-    const routeRuns = vi.spyOn(w.app.services.cache, 'getOrLoad');
-    try {
-      for (let i = 0; i < 2; i++) await c.request('/v1/price', { symbol: 'BTC' });
+    await onOpenChannel(33, async (c, routeRuns) => {
       const runs = routeRuns.mock.calls.length;
       expect(w.app.services.answers.holds('/v1/price', '/v1/price?symbol=BTC')).toBe(true);
       // Held when the payment's check starts, past its time once the voucher is admitted.
@@ -127,19 +141,11 @@ describe('a repeat voucher for a remembered answer', () => {
       // Nothing was charged for it: the next right voucher is charged from 4000.
       const after = await c.request('/v1/price', { symbol: 'BTC' });
       expect([extra(after).chargedAmount, extra(after).channelState.chargedCumulativeAmount]).toEqual(['1000', '5000']);
-    } finally {
-      routeRuns.mockRestore();
-      await c.close();
-    }
+    });
   });
 
   it('one voucher sent five times at once: admitted and charged once, every copy gets the answer it paid for, none runs the route', async () => {
-    const payer = accountAt(34);
-    await w.fx.mint(payer.address, 1_000_000n);
-    const c = createClient({ baseUrl: proxy.url, wallet: `0x${Buffer.from(payer.getHdKey().privateKey!).toString('hex')}`, assets: [w.asset], maxSpendUsd: 0.5 });
-    const routeRuns = vi.spyOn(w.app.services.cache, 'getOrLoad');
-    try {
-      for (let i = 0; i < 2; i++) await c.request('/v1/price', { symbol: 'BTC' });
+    await onOpenChannel(34, async (c, routeRuns) => {
       // The next voucher, kept from the server: the proxy answers its request itself.
       proxy.seen.length = 0;
       proxy.decide = (r) => (r.paymentSignature ? { kind: 'answer', status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"held back"}' } : { kind: 'forward' });
@@ -155,10 +161,6 @@ describe('a repeat voucher for a remembered answer', () => {
       const state = (decodePaymentResponseHeader(copies[0]!.headers.get('payment-response')!).extra as { channelState: { chargedCumulativeAmount: string } }).channelState;
       expect(state.chargedCumulativeAmount).toBe('3000');
       expect(routeRuns.mock.calls.length).toBe(runs);
-    } finally {
-      proxy.decide = () => ({ kind: 'forward' });
-      routeRuns.mockRestore();
-      await c.close();
-    }
+    });
   });
 });
