@@ -15,7 +15,8 @@
 // count in a bucket of their own, with the reference documents (src/reference/reference-routes.ts). Payment
 // headers on free routes are ignored. A request admitted (free, or a valid key for a paid route: its grant)
 // whose answer is remembered and fresh is answered from the access hook itself (the fast lane,
-// answer-memo.ts): the same checks, limits and usage count, no handler.
+// answer-memo.ts): the same checks, limits and usage count, no handler. So is a repeat voucher for such an
+// answer, once the payment gate has verified it for the matched route (payForAnswer), settled as on send.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogEntry } from '../catalog/route.ts';
 import { AppError } from '../lib/errors.ts';
