@@ -86,14 +86,25 @@ export interface RememberedBody {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** What a paid answer changes in the headers the hooks set (settling's PAYMENT-RESPONSE, private Cache-Control). */
+export interface HeaderChanges {
+  set: Record<string, string>;
+  remove: readonly string[];
+}
+
 /**
  * Sends a remembered answer: 200, the headers the request's hooks have set (request id, security headers,
- * CORS) and the JSON, written to the socket as it is (Fastify's reply.send would parse the content type and
- * check the payload again; its response listeners — the log line, the metrics — still run when the answer is sent).
+ * CORS), with `changes` made to them, and the JSON, written to the socket as it is (Fastify's reply.send would
+ * parse the content type and check the payload again; its response listeners — the log line, the metrics —
+ * still run when the answer is sent).
  */
-export function sendRemembered(reply: FastifyReply, answer: RememberedBody): void {
+export function sendRemembered(reply: FastifyReply, answer: RememberedBody, changes?: HeaderChanges): void {
   reply.hijack();
   const headers = reply.getHeaders();
+  if (changes) {
+    for (const name of changes.remove) delete headers[name];
+    Object.assign(headers, changes.set);
+  }
   headers['content-type'] = JSON_TYPE;
   headers['content-length'] = answer.contentLength;
   const res = reply.raw;

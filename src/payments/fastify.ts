@@ -12,12 +12,11 @@
 // verify + handler + settle. A payment that is refused drops the held answer (its upstream data stays in the
 // cache); nothing is settled for it.
 import type { FacilitatorClient } from '@x402/core/server';
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentGate } from '../access/access-control.ts';
 import { discardPrefetch, prefetch } from '../access/grant.ts';
 import type { CatalogEntry } from '../catalog/route.ts';
-import type { RememberedBody } from '../edge/answer-memo.ts';
+import { sendRemembered } from '../edge/answer-memo.ts';
 import type { AuthorizationClaims } from '../db/authorization-claims.ts';
 import type { PaymentIdStore } from '../db/payment-ids.ts';
 import type { PaymentRecords } from '../db/payments.ts';
@@ -86,18 +85,13 @@ export interface X402Gate extends PaymentGate {
   terms: PublishedTerms;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-
-/** A remembered answer, paid for: 200 with the hooks' headers and settling's (PAYMENT-RESPONSE, private Cache-Control), written as answer-memo.ts writes one. */
-function sendPaidAnswer(reply: FastifyReply, send: SendDecision, answer: RememberedBody): void {
-  reply.hijack();
-  const headers = reply.getHeaders();
-  for (const name of send.remove) delete headers[name];
-  Object.assign(headers, send.headers);
-  headers['content-type'] = JSON_TYPE;
-  headers['content-length'] = answer.contentLength;
-  reply.raw.writeHead(200, headers as OutgoingHttpHeaders);
-  reply.raw.end(answer.body);
+/** The headers and body a settle decided (core/settle.ts), set on the reply; returns the body to send. */
+function applied(reply: FastifyReply, send: SendDecision): unknown {
+  reply.code(send.status);
+  for (const name of send.remove) reply.removeHeader(name);
+  reply.headers(send.headers);
+  if (send.contentType) reply.type(send.contentType);
+  return send.body;
 }
 
 export function createPaymentGate(opts: GateOptions): X402Gate {
@@ -179,18 +173,12 @@ export function createPaymentGate(opts: GateOptions): X402Gate {
         req.x402Payment = verdict.granted;
         return false;
       }
-      const sent = { status: 200, headers: { ...reply.getHeaders(), 'content-type': JSON_TYPE } };
+      const sent = { status: 200, headers: { ...reply.getHeaders(), 'content-type': 'application/json; charset=utf-8' } };
       const send = await settleOnSend(verdict.granted, attempt, sent, answer.body, settle);
-      if (send.status !== 200 || send.body !== answer.body) {
-        // Not charged (a refusal, a state that could not be written): its answer instead of the data, as onSend sends it.
-        reply.code(send.status);
-        for (const name of send.remove) reply.removeHeader(name);
-        reply.headers(send.headers);
-        if (send.contentType) reply.type(send.contentType);
-        reply.send(send.body);
-        return true;
-      }
-      sendPaidAnswer(reply, send, answer);
+      // Charged: the remembered bytes with settling's headers. Not charged (a refusal, a state that could not be
+      // written): its answer instead of the data, as onSend sends it.
+      if (send.status === 200 && send.body === answer.body) sendRemembered(reply, answer, { set: send.headers, remove: send.remove });
+      else reply.send(applied(reply, send));
       return true;
     },
 
@@ -199,11 +187,7 @@ export function createPaymentGate(opts: GateOptions): X402Gate {
       if (!paid) return payload;
       req.x402Payment = undefined;
       const send = await settleOnSend(paid, req.x402Attempt, { status: reply.statusCode, headers: reply.getHeaders() }, payload, settle);
-      reply.code(send.status);
-      for (const name of send.remove) reply.removeHeader(name);
-      reply.headers(send.headers);
-      if (send.contentType) reply.type(send.contentType);
-      return send.body;
+      return applied(reply, send);
     },
 
     async onResponse(req) {
