@@ -90,10 +90,24 @@ function decodedPayment(header: string): PaymentPayload | undefined {
   }
 }
 
-/** What a payment identifier is bound to: method, matched route, sorted query. */
+/** What a payment identifier is bound to: method, matched route, sorted query (pairs ordered by name, then value). */
 function requestLine(req: FastifyRequest, entry: CatalogEntry): string {
   const q = req.url.indexOf('?');
-  const sorted = [...new URLSearchParams(q >= 0 ? req.url.slice(q + 1) : '')].sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
-  const query = new URLSearchParams(sorted).toString();
+  const params = new URLSearchParams(q >= 0 ? req.url.slice(q + 1) : '');
+  // Most queries arrive sorted (a single parameter, a client that sorts): written as they are, without a sorted copy.
+  const query = (inOrder(params) ? params : new URLSearchParams([...params].sort(byPair))).toString();
   return `${req.method} ${entry.url}${query ? `?${query}` : ''}`;
+}
+
+function byPair([a, x]: [string, string], [b, y]: [string, string]): number {
+  return a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1;
+}
+
+function inOrder(params: URLSearchParams): boolean {
+  let previous: [string, string] | undefined;
+  for (const pair of params) {
+    if (previous && byPair(previous, pair) > 0) return false;
+    previous = pair;
+  }
+  return true;
 }

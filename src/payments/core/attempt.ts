@@ -10,7 +10,7 @@
 //   resume                                       a retry of a payment whose first attempt never answered (verify.ts)
 //   settleSent                                   the settle was sent (settle.ts)
 //   settlement                                   what the settle came to (settle-outcome.ts)
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { PaymentPayload } from '@x402/core/types';
 import type { HTTPAdapter } from '@x402/core/server';
 import type { CatalogEntry } from '../../catalog/route.ts';
@@ -118,9 +118,9 @@ export function moneyMayHaveMoved(attempt: PaymentAttempt): boolean {
   return attempt.settleSent && attempt.settlement !== 'refused' && attempt.settlement !== 'not_landed';
 }
 
-/** SHA-256 of a value's canonical JSON (keys sorted at every level), hex. */
+/** SHA-256 of a value's canonical JSON (keys sorted at every level), hex; one call of Node's one-shot hash, no hasher object per payment. */
 export function payloadHash(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return hash('sha256', canonicalJson(value), 'hex');
 }
 
 /**
