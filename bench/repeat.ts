@@ -11,7 +11,8 @@
 // For each: latency median and p99 (ms), the server's CPU per call (µs, /proc) against the keyed calls', the HTTP
 // exchanges per call counted at the server (its /metrics: responses of /v1/price), and per 1,000 paid calls the
 // facilitator calls (/verify, /settle) and on-chain transactions, scaled from the calls made (for the batch, over
-// the channel's whole life: deposit, vouchers, and close()'s cooperative refund).
+// the channel's whole life: deposit, vouchers, and close()'s cooperative refund). BENCH_REPEAT_NODE_ARGS adds Node
+// options to the server's command line (space-separated: `--perf-basic-prof` for Linux perf, `--inspect=9339`).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,8 +39,10 @@ export interface RepeatPart {
   calls: number;
   median: number;
   p99: number;
-  /** Server CPU per call, µs (null off Linux). */
+  /** Server CPU per call, µs, every thread (null off Linux). */
   cpuPerCall: number | null;
+  /** Of which its main thread's (the event loop): the rest is the embedded database's worker and V8's helpers (garbage collection, compilation). */
+  mainCpuPerCall: number | null;
   /** Requests of /v1/price the server answered, per call. */
   exchangesPerCall: number;
   facilitatorCalls: number;
@@ -81,7 +84,7 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
   // The deposit covers the whole run: one deposit, then vouchers only (a top-up would wait for a block).
   const deposit = `$${((o.calls + 100) / 1000).toFixed(3)}`;
   const server = await startServer(
-    [...(process.env.BENCH_REPEAT_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REPEAT_PROFILE}`] : []), 'dist/server.js'],
+    [...(process.env.BENCH_REPEAT_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...(process.env.BENCH_REPEAT_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REPEAT_PROFILE}`] : []), 'dist/server.js'],
     {
       ...OFFLINE_BASE_URLS,
       LOG_LEVEL: 'warn',
@@ -151,6 +154,7 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
       const block0 = await blockNumber();
       const served0 = await served();
       const cpu0 = cpuMicros(server.proc.pid);
+      const main0 = cpuMicros(server.proc.pid, true);
       for (let i = 0; i < calls; i++) {
         const t0 = performance.now();
         const r = await client.request(PRICE, { symbol: 'BTC' });
@@ -158,6 +162,7 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
         if (name !== 'keyed' && r.payment?.scheme !== (name === 'batch' ? 'batch-settlement' : 'exact')) throw new Error(`${name} call ${i + 1} was paid ${r.payment?.scheme ?? 'not at all'}`);
       }
       const cpu1 = cpuMicros(server.proc.pid);
+      const main1 = cpuMicros(server.proc.pid, true);
       // A response is counted once sent: the last one may land just after its client read it.
       await new Promise((r) => setTimeout(r, 200));
       const exchanges = (await served()) - served0;
@@ -168,6 +173,7 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
         median: pct(latencies, 50),
         p99: pct(latencies, 99),
         cpuPerCall: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / calls,
+        mainCpuPerCall: main0 === null || main1 === null ? null : (main1 - main0) / calls,
         exchangesPerCall: exchanges / calls,
         facilitatorCalls,
         transactions: name === 'keyed' ? 0 : await transactionsSince(block0),
@@ -222,12 +228,13 @@ export function printRepeat(o: RepeatOptions, run: RepeatRun): void {
   );
   const per1000 = (n: number, calls: number) => ((n * 1000) / calls).toFixed(1);
   const cpu = (p: RepeatPart) => (p.cpuPerCall === null ? '?' : `${p.cpuPerCall.toFixed(0)} (${keyed.cpuPerCall ? (p.cpuPerCall / keyed.cpuPerCall).toFixed(2) : '?'}×)`);
-  console.log('| calls | n | median ms | p99 ms | server CPU µs/call (× keyed) | exchanges/call | facilitator calls / 1,000 | transactions / 1,000 |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  const main = (p: RepeatPart) => (p.mainCpuPerCall === null ? '?' : p.mainCpuPerCall.toFixed(0));
+  console.log('| calls | n | median ms | p99 ms | server CPU µs/call (× keyed) | of which the main thread | exchanges/call | facilitator calls / 1,000 | transactions / 1,000 |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const p of run.parts) {
     const paid = p.name !== 'keyed';
     console.log(
-      `| ${p.name} | ${p.calls} | ${p.median.toFixed(2)} | ${p.p99.toFixed(2)} | ${cpu(p)} | ${p.exchangesPerCall.toFixed(2)} | ${paid ? per1000(p.facilitatorCalls, p.calls) : '–'} | ${paid ? per1000(p.transactions, p.calls) : '–'} |`,
+      `| ${p.name} | ${p.calls} | ${p.median.toFixed(2)} | ${p.p99.toFixed(2)} | ${cpu(p)} | ${main(p)} | ${p.exchangesPerCall.toFixed(2)} | ${paid ? per1000(p.facilitatorCalls, p.calls) : '–'} | ${paid ? per1000(p.transactions, p.calls) : '–'} |`,
     );
   }
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
