@@ -4,9 +4,10 @@
 // the same world as the paid-path part: a local EVM node (Hardhat EDR) mining a block every 2 s like Base, the
 // batch-settlement contracts, and a local facilitator answering /verify after 150 ms and /settle after 1,500 ms (then
 // waiting for the block). One typed client (marketgate/client) calls /v1/price in a row:
-//   keyed   BENCH_REPEAT_CALLS (1,000) calls with x-api-key;
+//   keyed   BENCH_REPEAT_CALLS (1,000) calls with x-api-key, after BENCH_REPEAT_WARM_UP (200) unmeasured ones;
 //   batch   one call that opens the channel (its deposit, the server's X402_BATCH_DEPOSIT, set to cover the run),
-//           then BENCH_REPEAT_CALLS calls each paid with a voucher;
+//           BENCH_REPEAT_WARM_UP unmeasured voucher calls (as the keyed part's: the path's code compiled), then
+//           BENCH_REPEAT_CALLS calls each paid with a voucher;
 //   exact   BENCH_REPEAT_EXACT_CALLS (50) calls paid with `exact` (each settled on chain, waiting for its block).
 // For each: latency median and p99 (ms), the server's CPU per call (µs, /proc) against the keyed calls', the HTTP
 // exchanges per call counted at the server (its /metrics: responses of /v1/price), and per 1,000 paid calls the
@@ -25,6 +26,9 @@ import { OFFLINE_BASE_URLS } from '../test/helpers.ts';
 import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain } from '../test/payments/x402/chain.ts';
 import { startFacilitator } from '../test/payments/x402/facilitator.ts';
 import { cpuMicros, machine, startServer } from './lib.ts';
+
+/** Calls made, unmeasured, before the keyed and the batch calls are measured (the batch's after its opening call): BENCH_REPEAT_WARM_UP. */
+const WARM_UP = Number(process.env.BENCH_REPEAT_WARM_UP ?? 200);
 
 export interface RepeatOptions {
   calls: number;
@@ -82,7 +86,7 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
   await fx.mint(payer.address, BigInt((o.calls + o.exactCalls) * 1000 + 10_000_000));
   const dataDir = mkdtempSync(join(tmpdir(), 'mg-repeat-'));
   // The deposit covers the whole run: one deposit, then vouchers only (a top-up would wait for a block).
-  const deposit = `$${((o.calls + 100) / 1000).toFixed(3)}`;
+  const deposit = `$${((o.calls + WARM_UP + 100) / 1000).toFixed(3)}`;
   const server = await startServer(
     [...(process.env.BENCH_REPEAT_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...(process.env.BENCH_REPEAT_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REPEAT_PROFILE}`] : []), 'dist/server.js'],
     {
@@ -117,9 +121,9 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
   try {
     const keyed = createClient({ baseUrl: server.url, apiKey: KEY });
     // Warm-up, unmeasured: the upstream answer cached, the server's code paths compiled.
-    for (let i = 0; i < 200; i++) await keyed.call(PRICE, { symbol: 'BTC' });
+    for (let i = 0; i < WARM_UP; i++) await keyed.call(PRICE, { symbol: 'BTC' });
     const asset = { network: chain.network, asset: fx.usdc, decimals: 6 };
-    const spend = (o.calls + o.exactCalls + 200) / 1000 + 1;
+    const spend = (o.calls + o.exactCalls + 2 * WARM_UP) / 1000 + 1;
     fac.state.delays = { verifyMs: o.verifyMs, settleMs: o.settleMs };
 
     const served = async () => {
@@ -191,6 +195,8 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
     const opened = await batch.request(PRICE, { symbol: 'BTC' });
     const depositMs = performance.now() - t0;
     if (opened.payment?.scheme !== 'batch-settlement') throw new Error(`the batch client paid ${opened.payment?.scheme}`);
+    // Warmed up as the keyed calls were, unmeasured: the voucher path's code compiled before its calls are timed.
+    for (let i = 0; i < WARM_UP; i++) await batch.call(PRICE, { symbol: 'BTC' });
     const vouchers = await measure('batch', batch, o.calls);
     const closeFacilitator0 = fac.state.calls.verify + fac.state.calls.settle;
     const closed = await batch.close();
