@@ -94,14 +94,9 @@ const insertBehind = jsonRowsInsert(
   'ON CONFLICT (id) DO NOTHING',
 );
 
-/** Events in one statement (at most 1,000 at a time). */
+/** Events in one statement (json-rows.ts: at most ROWS_PER_STATEMENT a statement). */
 async function insertEvents(db: Queryable, all: (BatchEvent & { id: string })[]): Promise<void> {
-  for (let i = 0; i < all.length; i += 1000) {
-    await insertBehind(
-      db,
-      all.slice(i, i + 1000).map((e) => [e.id, e.type, e.at, e.network, e.channelId ?? null, e.payer ?? null, e.amount, e.transaction ?? null, e.detail === undefined ? null : JSON.stringify(e.detail)]),
-    );
-  }
+  await insertBehind(db, all.map((e) => [e.id, e.type, e.at, e.network, e.channelId ?? null, e.payer ?? null, e.amount, e.transaction ?? null, e.detail === undefined ? null : JSON.stringify(e.detail)]));
 }
 
 const GIVEN_UP: Record<GiveUpReason, string> = {

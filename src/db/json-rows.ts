@@ -17,6 +17,9 @@ export type JsonColumn = readonly [name: string, type: string];
 /** A row's values, in the order of its columns: text, a Date, or null. */
 export type JsonRowValue = string | Date | null;
 
+/** Rows a statement carries at most (a few hundred KB of JSON); more go in several statements, in order. */
+export const ROWS_PER_STATEMENT = 1000;
+
 /** Builds the statement once per table: `suffix` follows the SELECT (an `ON CONFLICT` clause). */
 export function jsonRowsInsert(table: string, columns: readonly JsonColumn[], suffix = ''): (db: Queryable, rows: readonly (readonly JsonRowValue[])[]) => Promise<void> {
   for (const [name, type] of columns) if (!/^[a-z_][a-z0-9_]*$/.test(name) || !/^[a-z][a-z0-9_ (),]*$/.test(type)) throw new Error(`not a column: ${name} ${type}`);
@@ -25,8 +28,9 @@ export function jsonRowsInsert(table: string, columns: readonly JsonColumn[], su
     `SELECT ${columns.map(([, type], k) => `(r->>${k})::${type}`).join(', ')} FROM jsonb_array_elements($1::jsonb) AS r` +
     (suffix ? ` ${suffix}` : '');
   return async (db, rows) => {
-    if (rows.length === 0) return;
-    await db.query(sql, [JSON.stringify(rows.map((row) => checked(table, columns.length, row)))]);
+    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+      await db.query(sql, [JSON.stringify(rows.slice(i, i + ROWS_PER_STATEMENT).map((row) => checked(table, columns.length, row)))]);
+    }
   };
 }
 

@@ -47,10 +47,9 @@ const insertBehind = jsonRowsInsert('payments', [
   ['answered_at', 'timestamptz'],
 ]);
 
-/** Rows written behind, in one statement: each as verified, or already with its outcome (as writeOutcome would set it). */
+/** Rows written behind, in one statement (json-rows.ts: a few when there are more than ROWS_PER_STATEMENT): each as verified, or already with its outcome (as writeOutcome would set it). */
 async function insertRows(db: Queryable, all: BehindRow[]): Promise<void> {
-  // A statement of at most 1,000 rows (a few hundred KB of JSON).
-  for (let i = 0; i < all.length; i += 1000) await insertBehind(db, all.slice(i, i + 1000).map(behindValues));
+  await insertBehind(db, all.map(behindValues));
 }
 
 function behindValues(r: BehindRow): JsonRowValue[] {

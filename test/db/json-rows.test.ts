@@ -2,7 +2,7 @@
 // parameter per value would have written, on the embedded database and on a PostgreSQL server alike.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, Queryable } from '../../src/db/database.ts';
-import { jsonRowsInsert, type JsonRowValue } from '../../src/db/json-rows.ts';
+import { jsonRowsInsert, ROWS_PER_STATEMENT, type JsonRowValue } from '../../src/db/json-rows.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { startPostgres, type TestPostgres } from '../servers/postgres.ts';
 import { memoryDatabase } from './pglite-database.ts';
@@ -76,5 +76,17 @@ describe.each(BACKENDS)('$name', ({ name, open }) => {
     await expect(insert(db, [['short', '1']])).rejects.toThrow('a row of by_json has 2 values for 5 columns');
     expect(() => jsonRowsInsert('t', [['id; DROP TABLE t', 'text']])).toThrow('not a column');
     expect(name).toMatch(/PGlite|PostgreSQL/);
+  });
+
+  it('writes more rows than a statement carries in several statements, every row landing once', async () => {
+    const insert = jsonRowsInsert('by_json', COLUMNS, 'ON CONFLICT (id) DO NOTHING');
+    const many: JsonRowValue[][] = Array.from({ length: 2 * ROWS_PER_STATEMENT + 1 }, (_, i) => [`many-${i}`, String(i), new Date(i), null, null]);
+    const statements: number[] = [];
+    const counting: Queryable = { query: async (sql, params) => (statements.push((JSON.parse(String(params![0])) as unknown[]).length), db.query(sql, params)) };
+    await insert(counting, many);
+    expect(statements).toEqual([ROWS_PER_STATEMENT, ROWS_PER_STATEMENT, 1]);
+    const landed = (await read('by_json')).filter((r) => String(r.id).startsWith('many-'));
+    expect(landed).toHaveLength(many.length);
+    expect(landed.find((r) => r.id === `many-${2 * ROWS_PER_STATEMENT}`)).toMatchObject({ amount: String(2 * ROWS_PER_STATEMENT) });
   });
 });
