@@ -14,6 +14,8 @@
 // facilitator calls (/verify, /settle) and on-chain transactions, scaled from the calls made (for the batch, over
 // the channel's whole life: deposit, vouchers, and close()'s cooperative refund). BENCH_REPEAT_NODE_ARGS adds Node
 // options to the server's command line (space-separated: `--perf-basic-prof` for Linux perf, `--inspect=9339`).
+// Then, with the server stopped, the voucher's floor (voucher-floor.ts): what a voucher call cannot skip, timed alone
+// on the last voucher header the client sent, against the CPU target's room beyond a keyed call.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +28,7 @@ import { OFFLINE_BASE_URLS } from '../test/helpers.ts';
 import { deployBatchSettlement, deployFixtures, MNEMONIC, startLocalChain } from '../test/payments/x402/chain.ts';
 import { startFacilitator } from '../test/payments/x402/facilitator.ts';
 import { cpuMicros, machine, startServer } from './lib.ts';
+import { measureVoucherFloor, type VoucherFloor } from './voucher-floor.ts';
 
 /** Calls made, unmeasured, before the keyed and the batch calls are measured (the batch's after its opening call): BENCH_REPEAT_WARM_UP. */
 const WARM_UP = Number(process.env.BENCH_REPEAT_WARM_UP ?? 200);
@@ -65,6 +68,8 @@ export interface RepeatRun {
   verifiesPerExactCall: number;
   /** close(): the cooperative refund's facilitator calls (its transaction is counted in the batch's). */
   claim: { facilitatorCalls: number; transactions: number };
+  /** What a voucher call cannot skip, timed alone after the run (voucher-floor.ts). */
+  floor: VoucherFloor;
 }
 
 const KEY = 'bench-repeat-key';
@@ -118,6 +123,7 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
     await chain.close();
     rmSync(dataDir, { recursive: true, force: true });
   };
+  let stopped = false;
   try {
     const keyed = createClient({ baseUrl: server.url, apiKey: KEY });
     // Warm-up, unmeasured: the upstream answer cached, the server's code paths compiled.
@@ -188,7 +194,10 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
     parts.push(await measure('keyed', keyed, o.calls));
     // The batch channel's whole life: its opening call (the deposit), the voucher calls (measured), close() (the
     // cooperative refund of what is left); its facilitator calls and transactions are counted over all of it.
-    const batch = createClient({ baseUrl: server.url, wallet: payerKey, assets: [asset], batch: true, maxSpendUsd: spend });
+    // The last voucher header sent, for the floor measured after the run.
+    let voucherHeader: string | undefined;
+    const capture: typeof fetch = (input, init) => ((voucherHeader = new Headers(init?.headers).get('payment-signature') ?? voucherHeader), fetch(input, init));
+    const batch = createClient({ baseUrl: server.url, wallet: payerKey, assets: [asset], batch: true, maxSpendUsd: spend, fetch: capture });
     const lifeFacilitator0 = fac.state.calls.verify + fac.state.calls.settle;
     const lifeBlock0 = await blockNumber();
     const t0 = performance.now();
@@ -198,6 +207,8 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
     // Warmed up as the keyed calls were, unmeasured: the voucher path's code compiled before its calls are timed.
     for (let i = 0; i < WARM_UP; i++) await batch.call(PRICE, { symbol: 'BTC' });
     const vouchers = await measure('batch', batch, o.calls);
+    const lastVoucher = voucherHeader;
+    if (!lastVoucher) throw new Error('the batch client sent no PAYMENT-SIGNATURE header');
     const closeFacilitator0 = fac.state.calls.verify + fac.state.calls.settle;
     const closed = await batch.close();
     if (!closed[0]?.refund?.success) throw new Error(`close() did not refund: ${JSON.stringify(closed)}`);
@@ -211,6 +222,8 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
     const log = fac.state.log.slice(seen);
     const times = (op: 'verify' | 'settle') => log.filter((e) => e.op === op).map((e) => e.answeredAt - e.receivedAt);
     const verifies = times('verify');
+    await stopAll();
+    stopped = true;
     return {
       parts,
       depositMs,
@@ -218,9 +231,10 @@ export async function benchRepeat(o: RepeatOptions): Promise<RepeatRun> {
       verifyMedianMs: verifies.length > 0 ? pct(verifies, 50) : null,
       verifiesPerExactCall: verifies.length / o.exactCalls,
       claim,
+      floor: await measureVoucherFloor(lastVoucher),
     };
   } finally {
-    await stopAll();
+    if (!stopped) await stopAll();
   }
 }
 
@@ -258,6 +272,13 @@ export function printRepeat(o: RepeatOptions, run: RepeatRun): void {
     `batch: the channel's opening call (its deposit waits for a block) ${run.depositMs.toFixed(0)} ms; its facilitator calls and transactions count the whole channel: ` +
       `the deposit, ${batch.calls} vouchers, close()'s cooperative refund (${run.claim.facilitatorCalls} facilitator calls); a claim-and-settle run (2 calls, 2 transactions) ` +
       'comes every X402_BATCH_CLAIM_INTERVAL_S for every channel at once, none within this run',
+  );
+  const f = run.floor;
+  const room = keyed.cpuPerCall === null ? null : 0.5 * keyed.cpuPerCall;
+  console.log(
+    `batch floor (timed alone, server stopped): decoding a voucher header ${f.decode.toFixed(1)} µs, checking it (digest and signature recovery) ${f.check.toFixed(1)}, ` +
+      `its ledger row and charge event on the embedded database ${f.ledger.toFixed(1)} (every thread): ${f.total.toFixed(0)} µs a call, ` +
+      (room === null ? 'against a keyed call: ?' : `against the CPU target's room beyond a keyed call (0.5 × ${keyed.cpuPerCall!.toFixed(0)}) ${room.toFixed(0)} µs: ${((100 * f.total) / room).toFixed(0)} % of it before anything else`),
   );
 }
 
