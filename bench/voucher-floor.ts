@@ -34,17 +34,7 @@ export interface VoucherFloor {
 const QUIET: DbLog = { info() {}, warn() {}, error() {} };
 
 /** µs per call of `f`, the best of three rounds of `n` (the machine's quietest moment: a floor). */
-function timed(n: number, f: () => unknown): number {
-  let best = Infinity;
-  for (let round = 0; round < 3; round++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) f();
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1000 / n);
-  }
-  return best;
-}
-
-async function timedAsync(n: number, f: () => Promise<unknown>): Promise<number> {
+async function timed(n: number, f: () => unknown): Promise<number> {
   let best = Infinity;
   for (let round = 0; round < 3; round++) {
     const t0 = process.hrtime.bigint();
@@ -78,8 +68,8 @@ export async function measureVoucherFloor(header: string, o: { calls?: number; p
   };
   if (!(await isNextVoucher(channel as never, raw.voucher, raw.channelConfig, requirements, 60_000))) throw new Error('the captured voucher is not the next one of the state built for it');
 
-  const decode = timed(calls, () => decodePaymentHeader(header));
-  const check = await timedAsync(calls, () => isNextVoucher(channel as never, raw.voucher, raw.channelConfig, requirements, 60_000));
+  const decode = await timed(calls, () => decodePaymentHeader(header));
+  const check = await timed(calls, () => isNextVoucher(channel as never, raw.voucher, raw.channelConfig, requirements, 60_000));
   const ledger = await ledgerPerCall(payload, requirements, calls, perFlush);
   return { decode, check, ledger, total: decode + check + ledger };
 }
